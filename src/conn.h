@@ -1,0 +1,97 @@
+/*
+ * conn - one framed TCP connection on the event loop.
+ *
+ * Frames (proto.h) are read as they come: for each header the owner says
+ * where the payload goes (its own memory, e.g. a block inside a mapped file,
+ * or a bounded buffer the connection allocates), then gets the whole frame.
+ * Frames are written in order, the payload straight from the caller's memory.
+ *
+ * Lifetime: the owner calls conn_free() exactly once.  on_close reports a
+ * connection that ended before that (peer closed, error); no callback runs
+ * after conn_free().  Every callback may call any conn function, including
+ * conn_free() on this connection.
+ */
+#ifndef RDMCP_CONN_H
+#define RDMCP_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <uv.h>
+
+#include "proto.h"
+
+struct conn;
+
+struct conn_ops {
+	/* A header arrived.  Point *iov and *niov at memory for exactly f->len
+	 * payload bytes (kept valid until on_frame), or leave *niov at 0 to
+	 * have the connection buffer it (up to the body limit).  Return 0, or
+	 * -errno to drop the connection. */
+	int (*on_header)(void *ctx, struct conn *c, const struct frame *f,
+			 const struct iovec **iov, int *niov);
+	/* A whole frame arrived; body is the buffered payload (NULL when the
+	 * payload went to the owner's memory or is empty).  Return 0, or
+	 * -errno to drop the connection. */
+	int (*on_frame)(void *ctx, struct conn *c, const struct frame *f,
+			const uint8_t *body);
+	/* A frame sent with conn_send() left for the kernel (0) or failed. */
+	void (*on_sent)(void *ctx, struct conn *c, uint64_t cookie,
+			int status);
+	/* conn_connect() finished: 0 or -errno (-ETIMEDOUT after the
+	 * timeout). */
+	void (*on_connect)(void *ctx, struct conn *c, int status);
+	/* The connection ended: 0 when the peer closed it between frames,
+	 * else -errno. */
+	void (*on_close)(void *ctx, struct conn *c, int status);
+};
+
+/* Open a connection to `to`, from `from` if not NULL.  Completion arrives
+ * in on_connect.  Returns 0 or -errno (then no callback follows). */
+int conn_connect(uv_loop_t *loop, const struct sockaddr *to,
+		 const struct sockaddr *from, unsigned timeout_ms,
+		 const struct conn_ops *ops, void *ctx, struct conn **out);
+
+/* Accept a pending connection on a listening stream and start reading. */
+int conn_accept(uv_stream_t *server, const struct conn_ops *ops, void *ctx,
+		struct conn **out);
+
+/* Hand the connection to another owner; later callbacks go there. */
+void conn_set_owner(struct conn *c, const struct conn_ops *ops, void *ctx);
+
+/* Largest payload the connection buffers itself (default 64 KiB). */
+void conn_set_body_limit(struct conn *c, uint64_t limit);
+
+/* Queue a frame whose payload (f->len bytes in iov) stays valid until
+ * on_sent reports `cookie`.  Returns 0 or -errno (no on_sent then). */
+int conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,
+	      int niov, uint64_t cookie);
+
+/* Queue a frame with a copied payload of f->len bytes and no on_sent. */
+int conn_send_copy(struct conn *c, const struct frame *f, const void *body);
+
+/* Stop / restart reading (e.g. while the owner is not ready yet). */
+void conn_pause(struct conn *c);
+void conn_resume(struct conn *c);
+
+/* Close the write side once queued frames are out; on_close(0) follows
+ * when the peer closes its side. */
+void conn_shutdown(struct conn *c);
+
+/* Keep the connection alive and watched: send a NOP frame whenever nothing
+ * was sent for interval_ms, and end it with -ETIMEDOUT when nothing at all
+ * arrived for timeout_ms (a dead, frozen or cut-off peer). */
+void conn_keepalive(struct conn *c, unsigned interval_ms,
+		    unsigned timeout_ms);
+
+/* Bytes queued but not yet handed to the kernel. */
+size_t conn_write_queue(const struct conn *c);
+
+/* "address:port" of the peer, for messages. */
+const char *conn_peer(const struct conn *c);
+
+/* Close and release; NULL is a no-op.  No callback follows. */
+void conn_free(struct conn *c);
+
+#endif

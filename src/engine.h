@@ -1,0 +1,80 @@
+/*
+ * engine - runs one member's block schedule over a transport.
+ *
+ * The engine moves blocks; it knows neither files nor sockets.  Block memory
+ * comes from the owner (struct eng_blocks), connections from the transport
+ * (xport.h), the order of transfers from the schedule (schedule.h).
+ *
+ * Rules, after RDMC:
+ *   - a member posts receives in step order, up to `window` ahead, and sends
+ *     each source a ready-for-block signal right after posting;
+ *   - it sends in step order, each block as soon as it holds it and the
+ *     target said it is ready for it, so members run ahead of one another
+ *     as far as the window lets them and absorb each other's delays;
+ *   - a connection that ends while the schedule still needs it fails the
+ *     member; one that ends after its last transfer is fine.
+ *
+ * Callbacks run on the loop; they must not free the engine (defer that).
+ */
+#ifndef RDMCP_ENGINE_H
+#define RDMCP_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <uv.h>
+
+#include "schedule.h"
+#include "xport.h"
+
+struct eng;
+
+/* Where blocks live.  The engine never reads or writes block bytes. */
+struct eng_blocks {
+	/* Fill `iov` with the memory of block `block`.  Returns the number of
+	 * entries the block needs (if more than max, nothing useful was
+	 * written and the engine asks again with room), or -errno. */
+	int (*iov)(void *ctx, uint64_t block, struct iovec *iov, int max);
+	/* Block `block` has arrived in full.  Return 0 or -errno to fail. */
+	int (*arrived)(void *ctx, uint64_t block);
+	void *ctx;
+};
+
+struct eng_cfg {
+	uv_loop_t *loop;
+	enum sched_alg alg;
+	uint32_t n;
+	uint32_t rank;
+	uint64_t blocks;
+	unsigned window;	/* receives posted ahead; 0: default */
+	struct xp *xp;		/* taken over: eng_free() frees it */
+	struct eng_blocks io;
+	/* Every block has arrived (never called for rank 0). */
+	void (*complete)(void *ctx);
+	/* The member is finished: status 0 once it holds every block and its
+	 * sends are out, else -errno; `peer` is the rank whose connection
+	 * failed, or UINT32_MAX. */
+	void (*done)(void *ctx, int status, uint32_t peer);
+	void *ctx;
+};
+
+#define ENG_DEFAULT_WINDOW 4
+#define ENG_NO_PEER UINT32_MAX
+
+/* Create an engine; nothing happens until eng_start(). */
+int eng_new(const struct eng_cfg *cfg, struct eng **out);
+
+/* Connect to the neighbours of higher rank and start moving blocks.
+ * Returns 0 or -errno (then no callback follows). */
+int eng_start(struct eng *e);
+
+/* Blocks held so far (all of them for rank 0). */
+uint64_t eng_held(const struct eng *e);
+
+/* The transport, e.g. to hand it incoming connections. */
+struct xp *eng_xport(const struct eng *e);
+
+/* Stop, close connections, free the transport; NULL is a no-op. */
+void eng_free(struct eng *e);
+
+#endif

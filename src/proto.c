@@ -1,0 +1,346 @@
+/*
+ * proto - frames and messages (see proto.h).
+ */
+#include "proto.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+frame_encode(const struct frame *f, uint8_t out[PROTO_FRAME_LEN])
+{
+	out[0] = f->type;
+	out[1] = PROTO_VERSION;
+	out[2] = 0;
+	out[3] = 0;
+	be_put32(out + 4, f->arg);
+	be_put64(out + 8, f->val);
+	be_put64(out + 16, f->len);
+}
+
+int
+frame_decode(const uint8_t in[PROTO_FRAME_LEN], struct frame *f)
+{
+	f->type = in[0];
+	f->version = in[1];
+	f->arg = be_get32(in + 4);
+	f->val = be_get64(in + 8);
+	f->len = be_get64(in + 16);
+	if (f->version != PROTO_VERSION || in[2] != 0 || in[3] != 0)
+		return -EPROTO;
+	return 0;
+}
+
+uint64_t
+proto_max_len(uint8_t type)
+{
+	switch (type) {
+	case MSG_JOB:
+		return PROTO_MAX_BODY;
+	case MSG_START:
+		return 64ull + 20ull * SCHED_MAX_MEMBERS;
+	case MSG_REFUSE:
+	case MSG_FAIL:
+	case MSG_ABORT:
+		return 4 + PROTO_MAX_TEXT;
+	case MSG_HELLO:
+		return PROTO_TOKEN_LEN + 8;
+	case MSG_BLOCK:
+		return PROTO_MAX_BLOCK;
+	default:
+		return 0;
+	}
+}
+
+const char *
+proto_type_name(uint8_t type)
+{
+	static const char *const names[] = {
+		[MSG_JOB] = "JOB", [MSG_ACCEPT] = "ACCEPT",
+		[MSG_REFUSE] = "REFUSE", [MSG_START] = "START",
+		[MSG_CRC] = "CRC", [MSG_COMPLETE] = "COMPLETE",
+		[MSG_FAIL] = "FAIL", [MSG_ABORT] = "ABORT",
+		[MSG_HELLO] = "HELLO", [MSG_SIGNAL] = "SIGNAL",
+		[MSG_BLOCK] = "BLOCK", [MSG_NOP] = "NOP",
+	};
+
+	if (type < sizeof(names) / sizeof(names[0]) && names[type] != NULL)
+		return names[type];
+	return "UNKNOWN";
+}
+
+/* ---------------------------------------------------------------------
+ * Job
+ */
+
+int
+job_encode(const struct job *job, struct wbuf *w)
+{
+	uint32_t i;
+
+	wput_bytes(w, job->token, PROTO_TOKEN_LEN);
+	wput_u32(w, (uint32_t)job->alg);
+	wput_u32(w, job->flags);
+	wput_u32(w, job->block_size);
+	wput_u32(w, job->timeout_ms);
+	wput_str(w, job->origin != NULL ? job->origin : "");
+	wput_u32(w, job->nfiles);
+	for (i = 0; i < job->nfiles; i++) {
+		wput_str(w, job->files[i].path);
+		wput_u64(w, job->files[i].size);
+		wput_u32(w, job->files[i].mode);
+	}
+	return w->err;
+}
+
+uint64_t
+job_blocks(const struct job *job)
+{
+	return (job->total + job->block_size - 1) / job->block_size;
+}
+
+void
+job_free(struct job *job)
+{
+	uint32_t i;
+
+	if (job == NULL)
+		return;
+	for (i = 0; i < job->nfiles && job->files != NULL; i++)
+		free(job->files[i].path);
+	free(job->files);
+	free(job->origin);
+	free(job);
+}
+
+static int
+job_decode_header(struct rbuf *r, struct job *job, struct rd_err *err)
+{
+	uint32_t alg;
+
+	rget_bytes(r, job->token, PROTO_TOKEN_LEN);
+	rget_u32(r, &alg);
+	rget_u32(r, &job->flags);
+	rget_u32(r, &job->block_size);
+	rget_u32(r, &job->timeout_ms);
+	if (rget_str(r, PROTO_MAX_TEXT, &job->origin) < 0 ||
+	    rget_u32(r, &job->nfiles) < 0)
+		return rd_errf(err, -EBADMSG, "truncated job header");
+	if (alg >= SCHED_NALG)
+		return rd_errf(err, -EBADMSG, "unknown algorithm %u", alg);
+	job->alg = (enum sched_alg)alg;
+	if (job->flags & ~JOB_FLAGS_KNOWN)
+		return rd_errf(err, -EBADMSG, "unknown job flags 0x%x",
+			       job->flags);
+	if (job->block_size < PROTO_MIN_BLOCK ||
+	    job->block_size > PROTO_MAX_BLOCK)
+		return rd_errf(err, -EBADMSG, "block size %u out of range",
+			       job->block_size);
+	if (job->nfiles > PROTO_MAX_FILES ||
+	    job->nfiles > (r->len - r->off) / 16)
+		return rd_errf(err, -EBADMSG, "bad file count %u",
+			       job->nfiles);
+	return 0;
+}
+
+static int
+job_decode_file(struct rbuf *r, struct job_file *f, uint64_t *total,
+		struct rd_err *err)
+{
+	if (rget_str(r, PROTO_MAX_PATH, &f->path) < 0 ||
+	    rget_u64(r, &f->size) < 0 || rget_u32(r, &f->mode) < 0)
+		return rd_errf(err, -EBADMSG, "truncated file entry");
+	if (f->path[0] != '/')
+		return rd_errf(err, -EBADMSG, "destination '%s' is not "
+			       "absolute", f->path);
+	if (f->mode & ~07777u)
+		return rd_errf(err, -EBADMSG, "bad mode %o", f->mode);
+	if (f->size > (UINT64_MAX >> 2) - *total)
+		return rd_errf(err, -EBADMSG, "total size overflows");
+	*total += f->size;
+	return 0;
+}
+
+int
+job_decode(const uint8_t *body, size_t len, struct job **out,
+	   struct rd_err *err)
+{
+	struct job *job;
+	struct rbuf r;
+	uint32_t i;
+	int rc;
+
+	*out = NULL;
+	job = calloc(1, sizeof(*job));
+	if (job == NULL)
+		return -ENOMEM;
+	rbuf_init(&r, body, len);
+	rc = job_decode_header(&r, job, err);
+	if (rc < 0)
+		goto out;
+	job->files = calloc(job->nfiles ? job->nfiles : 1,
+			    sizeof(*job->files));
+	rc = -ENOMEM;
+	if (job->files == NULL)
+		goto out;
+	for (i = 0; i < job->nfiles; i++) {
+		rc = job_decode_file(&r, &job->files[i], &job->total, err);
+		if (rc < 0)
+			goto out;
+	}
+	rc = rbuf_done(&r);
+	if (rc < 0) {
+		rd_errf(err, rc, "trailing bytes after job");
+		goto out;
+	}
+	*out = job;
+	job = NULL;
+out:
+	job_free(job);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------
+ * Roster (START body)
+ */
+
+static void
+put_addr(struct wbuf *w, const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in *in4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+	uint8_t zero[16] = { 0 };
+
+	if (ss->ss_family == AF_INET) {
+		wput_u8(w, 4);
+		wput_bytes(w, &in4->sin_addr, 4);
+		wput_bytes(w, zero, 12);
+		wput_u16(w, ntohs(in4->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		wput_u8(w, 6);
+		wput_bytes(w, &in6->sin6_addr, 16);
+		wput_u16(w, ntohs(in6->sin6_port));
+	} else {
+		wput_u8(w, 0);
+		wput_bytes(w, zero, 16);
+		wput_u16(w, 0);
+	}
+}
+
+static int
+get_addr(struct rbuf *r, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+	uint8_t fam, raw[16];
+	uint16_t port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (rget_u8(r, &fam) < 0 || rget_bytes(r, raw, 16) < 0 ||
+	    rget_u16(r, &port) < 0)
+		return -EBADMSG;
+	if (fam == 4) {
+		in4->sin_family = AF_INET;
+		memcpy(&in4->sin_addr, raw, 4);
+		in4->sin_port = htons(port);
+	} else if (fam == 6) {
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, raw, 16);
+		in6->sin6_port = htons(port);
+	} else if (fam != 0) {
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int
+roster_encode(const struct roster *ro, struct wbuf *w)
+{
+	uint32_t i;
+
+	wput_u32(w, ro->rank);
+	wput_u32(w, ro->n);
+	for (i = 0; i < ro->n; i++)
+		put_addr(w, &ro->addrs[i]);
+	return w->err;
+}
+
+void
+roster_free(struct roster *ro)
+{
+	if (ro == NULL)
+		return;
+	free(ro->addrs);
+	free(ro);
+}
+
+int
+roster_decode(const uint8_t *body, size_t len, struct roster **out,
+	      struct rd_err *err)
+{
+	struct roster *ro;
+	struct rbuf r;
+	uint32_t i;
+	int rc = -EBADMSG;
+
+	*out = NULL;
+	ro = calloc(1, sizeof(*ro));
+	if (ro == NULL)
+		return -ENOMEM;
+	rbuf_init(&r, body, len);
+	if (rget_u32(&r, &ro->rank) < 0 || rget_u32(&r, &ro->n) < 0 ||
+	    ro->n < 2 || ro->n > SCHED_MAX_MEMBERS || ro->rank == 0 ||
+	    ro->rank >= ro->n || (len - 8) / 19 != ro->n) {
+		rd_errf(err, rc, "bad member list");
+		goto out;
+	}
+	ro->addrs = calloc(ro->n, sizeof(*ro->addrs));
+	rc = -ENOMEM;
+	if (ro->addrs == NULL)
+		goto out;
+	rc = -EBADMSG;
+	for (i = 0; i < ro->n; i++)
+		if (get_addr(&r, &ro->addrs[i]) < 0 ||
+		    (i > 0 && ro->addrs[i].ss_family == AF_UNSPEC))
+			goto out;
+	rc = rbuf_done(&r);
+	if (rc < 0)
+		goto out;
+	*out = ro;
+	ro = NULL;
+out:
+	if (rc < 0)
+		rd_errf(err, rc, "bad member list");
+	roster_free(ro);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------
+ * Hello
+ */
+
+int
+hello_encode(const struct hello *h, struct wbuf *w)
+{
+	wput_bytes(w, h->token, PROTO_TOKEN_LEN);
+	wput_u32(w, h->from);
+	wput_u32(w, h->to);
+	return w->err;
+}
+
+int
+hello_decode(const uint8_t *body, size_t len, struct hello *h)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, body, len);
+	rget_bytes(&r, h->token, PROTO_TOKEN_LEN);
+	rget_u32(&r, &h->from);
+	rget_u32(&r, &h->to);
+	if (rbuf_done(&r) < 0 || h->from >= h->to ||
+	    h->to >= SCHED_MAX_MEMBERS)
+		return -EBADMSG;
+	return 0;
+}

@@ -1,0 +1,147 @@
+/*
+ * proto - the rdmcp wire protocol: frame headers and the messages of the
+ * control and data connections.  Pure: no I/O; decoders treat input as
+ * hostile and bound every length and count before using it.
+ *
+ * Every message is a frame: a 24-byte header, then `len` payload bytes.
+ *
+ *   u8 type | u8 version | u16 zero | u32 arg | u64 val | u64 len
+ *
+ * Control connection (sender <-> daemon, one per host):
+ *   JOB      s->d  body: the job (files, block size, algorithm, flags)
+ *   ACCEPT   d->s  job set up, temporaries created, space reserved
+ *   REFUSE   d->s  val: errno, body: reason
+ *   START    s->d  body: the member's rank and every member's address
+ *   CRC      s->d  val: crc32 of the whole stream (with --verify)
+ *   COMPLETE d->s  val: crc32 of what the member wrote; files in place
+ *   FAIL     d->s  val: errno, arg: peer rank involved or NO_PEER,
+ *                  body: reason
+ *   ABORT    s->d  body: reason; the member discards its temporaries
+ *
+ * Data connection (member -> member of higher rank, one per schedule edge):
+ *   HELLO    body: job token, from rank, to rank
+ *   SIGNAL   val: engine signal (ready-for-block)
+ *   BLOCK    arg: immediate value, val: block number, payload: the block
+ *
+ * Any connection:
+ *   NOP      keepalive, sent when a connection has been quiet for a while
+ */
+#ifndef RDMCP_PROTO_H
+#define RDMCP_PROTO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "schedule.h"
+#include "wire.h"
+
+#define PROTO_VERSION 1
+#define PROTO_FRAME_LEN 24
+#define PROTO_TOKEN_LEN 16
+#define PROTO_DEFAULT_PORT 7471
+
+#define PROTO_MAX_FILES (1u << 20)
+#define PROTO_MAX_PATH 4096
+#define PROTO_MAX_TEXT 4096		/* reasons, host names */
+#define PROTO_MAX_BODY (64u << 20)	/* largest control message */
+#define PROTO_MIN_BLOCK 512u
+#define PROTO_MAX_BLOCK (1u << 30)
+#define PROTO_NO_PEER UINT32_MAX
+
+enum proto_type {
+	MSG_JOB = 1,
+	MSG_ACCEPT,
+	MSG_REFUSE,
+	MSG_START,
+	MSG_CRC,
+	MSG_COMPLETE,
+	MSG_FAIL,
+	MSG_ABORT,
+	MSG_HELLO = 16,
+	MSG_SIGNAL,
+	MSG_BLOCK,
+	MSG_NOP = 31,	/* keepalive, any connection; never reaches owners */
+};
+
+struct frame {
+	uint8_t type;
+	uint8_t version;
+	uint32_t arg;
+	uint64_t val;
+	uint64_t len;
+};
+
+/* Encode a frame header (the version is always PROTO_VERSION). */
+void frame_encode(const struct frame *f, uint8_t out[PROTO_FRAME_LEN]);
+
+/* Decode a frame header; -EPROTO on a bad version or reserved bits. */
+int frame_decode(const uint8_t in[PROTO_FRAME_LEN], struct frame *f);
+
+/* Job flags. */
+#define JOB_VERIFY 0x1u		/* end-to-end crc32 before landing */
+#define JOB_FORCE 0x2u		/* replace existing destination files */
+#define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE)
+
+struct job_file {
+	char *path;		/* absolute destination path */
+	uint64_t size;
+	uint32_t mode;		/* permission bits (07777) */
+};
+
+struct job {
+	uint8_t token[PROTO_TOKEN_LEN];
+	enum sched_alg alg;
+	uint32_t flags;
+	uint32_t block_size;
+	uint32_t timeout_ms;	/* no-progress timeout for members */
+	char *origin;		/* the sender's host name, for logs */
+	uint32_t nfiles;
+	struct job_file *files;
+	uint64_t total;		/* sum of sizes (derived) */
+};
+
+/* Serialise a job.  Returns 0 or -ENOMEM (w->err). */
+int job_encode(const struct job *job, struct wbuf *w);
+
+/* Parse a job body.  On success *out is a new job (job_free it). */
+int job_decode(const uint8_t *body, size_t len, struct job **out,
+	       struct rd_err *err);
+
+/* Number of blocks the job's stream is cut into. */
+uint64_t job_blocks(const struct job *job);
+
+/* Free a job and its strings; NULL is a no-op. */
+void job_free(struct job *job);
+
+/* The member list a START carries: the receiving member's rank and the
+ * address of every rank (rank 0, the sender, has none: AF_UNSPEC). */
+struct roster {
+	uint32_t rank;
+	uint32_t n;
+	struct sockaddr_storage *addrs;
+};
+
+int roster_encode(const struct roster *ro, struct wbuf *w);
+int roster_decode(const uint8_t *body, size_t len, struct roster **out,
+		  struct rd_err *err);
+void roster_free(struct roster *ro);
+
+struct hello {
+	uint8_t token[PROTO_TOKEN_LEN];
+	uint32_t from;
+	uint32_t to;
+};
+
+int hello_encode(const struct hello *h, struct wbuf *w);
+int hello_decode(const uint8_t *body, size_t len, struct hello *h);
+
+/* The largest payload a frame of this type may carry; 0 when it carries
+ * none.  BLOCK payloads are bounded by the job instead. */
+uint64_t proto_max_len(uint8_t type);
+
+/* "JOB", "ACCEPT", ... for logs. */
+const char *proto_type_name(uint8_t type);
+
+#endif

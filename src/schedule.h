@@ -1,0 +1,85 @@
+/*
+ * schedule - block transfer schedules for one member of a multicast group.
+ *
+ * Pure logic: no I/O, no allocation beyond the handle, no global state.
+ * Members are ranks 0..n-1, rank 0 is the sender; the data is k blocks
+ * numbered 0..k-1.  A schedule is a sequence of steps; at each step a member
+ * sends at most one block and receives at most one block.  Each member
+ * computes only its own transfers, in O(log n) per step.
+ */
+#ifndef RDMCP_SCHED_H
+#define RDMCP_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sched_alg {
+	SCHED_BINOMIAL = 0,	/* binomial pipeline (RDMC), the default */
+	SCHED_CHAIN,		/* bucket brigade 0 -> 1 -> ... -> n-1 */
+	SCHED_TREE,		/* binomial tree, whole message per hop */
+	SCHED_SEQUENTIAL,	/* sender to each receiver in turn */
+	SCHED_NALG
+};
+
+/* One block transfer as seen by one member: the peer is the target of a
+ * send or the source of a receive. */
+struct sched_xfer {
+	uint32_t peer;
+	uint64_t block;
+};
+
+struct sched;
+
+/* Largest group size a schedule accepts. */
+#define SCHED_MAX_MEMBERS (1u << 20)
+
+/* Create the schedule of member `rank` in a group of `n` for `k` blocks.
+ * Returns 0 or -EINVAL (bad algorithm, n == 0 or too large, rank >= n). */
+int sched_new(enum sched_alg alg, uint32_t n, uint32_t rank, uint64_t k,
+	      struct sched **out);
+
+/* Free a schedule; NULL is a no-op. */
+void sched_free(struct sched *s);
+
+/* Number of steps of the whole schedule (the same for every member). */
+uint64_t sched_steps(const struct sched *s);
+
+/* The block this member sends at `step`, and to whom. False if none. */
+bool sched_send(const struct sched *s, uint64_t step, struct sched_xfer *out);
+
+/* The block this member receives at `step`, and from whom. False if none. */
+bool sched_recv(const struct sched *s, uint64_t step, struct sched_xfer *out);
+
+/* The first step >= `from` at which this member sends (or receives), and
+ * the transfer.  False when there is none left.  Skips idle stretches in
+ * O(1) where the algorithm allows. */
+bool sched_next_send(const struct sched *s, uint64_t from, uint64_t *step,
+		     struct sched_xfer *out);
+bool sched_next_recv(const struct sched *s, uint64_t from, uint64_t *step,
+		     struct sched_xfer *out);
+
+/* The last step at which this member sends to (send == true) or receives
+ * from `peer`.  False if it never does. */
+bool sched_last_with(const struct sched *s, uint32_t peer, bool send,
+		     uint64_t *step);
+
+/* The first block this member will receive and its source, computed without
+ * knowing k: the result for k blocks is the same peer and
+ * min(block, k - 1).  False for the sender (rank 0) and for n == 1. */
+bool sched_first_recv(enum sched_alg alg, uint32_t n, uint32_t rank,
+		      struct sched_xfer *out);
+
+/* Ranks this member exchanges blocks with under this schedule, ascending and
+ * without duplicates.  Writes at most `max` ranks to `out`; returns how many
+ * there are in all (call with max 0 to size the array). */
+size_t sched_peers(const struct sched *s, uint32_t *out, size_t max);
+
+/* "binomial", "chain", "tree", "sequential". */
+const char *sched_alg_name(enum sched_alg alg);
+
+/* Parse an algorithm name (also accepts "pipeline", "binomial-tree",
+ * "seq"); returns 0 or -EINVAL. */
+int sched_alg_parse(const char *name, enum sched_alg *out);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * xport - dispatch to the transport in use (see xport.h).
+ */
+#include "xport.h"
+
+#include <stddef.h>
+
+void
+xp_set_events(struct xp *x, const struct xp_events *ev, void *ctx)
+{
+	x->ev = *ev;
+	x->ctx = ctx;
+}
+
+int
+xp_reg(struct xp *x, void *addr, size_t len, bool writable)
+{
+	return x->ops->reg(x, addr, len, writable);
+}
+
+int
+xp_connect(struct xp *x, uint32_t peer)
+{
+	return x->ops->connect(x, peer);
+}
+
+int
+xp_post_recv(struct xp *x, uint32_t peer, const struct iovec *iov, int niov,
+	     uint64_t cookie)
+{
+	return x->ops->post_recv(x, peer, iov, niov, cookie);
+}
+
+int
+xp_send(struct xp *x, uint32_t peer, const struct iovec *iov, int niov,
+	uint32_t imm, uint64_t cookie)
+{
+	return x->ops->send(x, peer, iov, niov, imm, cookie);
+}
+
+int
+xp_signal(struct xp *x, uint32_t peer, uint64_t value)
+{
+	return x->ops->signal(x, peer, value);
+}
+
+void
+xp_finish(struct xp *x, uint32_t peer)
+{
+	x->ops->finish(x, peer);
+}
+
+const char *
+xp_name(const struct xp *x)
+{
+	return x->ops->name;
+}
+
+void
+xp_free(struct xp *x)
+{
+	if (x != NULL)
+		x->ops->free(x);
+}

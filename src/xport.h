@@ -1,0 +1,98 @@
+/*
+ * xport - the transport interface the engine runs on.
+ *
+ * A transport instance (struct xp) holds one member's reliable connections
+ * to its schedule neighbours within one transfer, addressed by rank.  It
+ * knows nothing of files or schedules.  The calls mirror RDMA verbs so that
+ * TCP and verbs implement them alike:
+ *
+ *   - register memory ranges that blocks are sent from or received into;
+ *   - connect to a peer (the member of lower rank connects; the transport
+ *     reports connections in either direction through `connected`);
+ *   - post a receive into given memory, before telling the peer it may
+ *     send (so a block never arrives without a place to go);
+ *   - send a block from given memory, carrying a 32-bit immediate value;
+ *   - send small signals (ready-for-block) in order with the blocks;
+ *   - report completions and failures as events on the event loop.
+ *
+ * Posted receives on one connection complete in the order they were
+ * posted; sends on one connection are delivered in order.  A call that
+ * fails returns -errno and produces no event; later failures arrive as
+ * `lost`.  After xp_free() no event is delivered.
+ */
+#ifndef RDMCP_XPORT_H
+#define RDMCP_XPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct xp;
+
+struct xp_events {
+	/* A connection to `peer` is up (status 0) or could not be made. */
+	void (*connected)(void *ctx, uint32_t peer, int status);
+	/* A posted receive filled up with a block carrying `imm`. */
+	void (*recv_done)(void *ctx, uint32_t peer, uint64_t cookie,
+			  uint32_t imm);
+	/* A send finished: its memory may be reused (0), or it failed. */
+	void (*send_done)(void *ctx, uint32_t peer, uint64_t cookie,
+			  int status);
+	/* A signal from `peer`. */
+	void (*signal)(void *ctx, uint32_t peer, uint64_t value);
+	/* The connection to `peer` ended: 0 when the peer closed it in
+	 * order, else -errno. */
+	void (*lost)(void *ctx, uint32_t peer, int status);
+};
+
+struct xp_ops {
+	const char *name;
+	int (*reg)(struct xp *x, void *addr, size_t len, bool writable);
+	int (*connect)(struct xp *x, uint32_t peer);
+	int (*post_recv)(struct xp *x, uint32_t peer, const struct iovec *iov,
+			 int niov, uint64_t cookie);
+	int (*send)(struct xp *x, uint32_t peer, const struct iovec *iov,
+		    int niov, uint32_t imm, uint64_t cookie);
+	int (*signal)(struct xp *x, uint32_t peer, uint64_t value);
+	void (*finish)(struct xp *x, uint32_t peer);
+	void (*free)(struct xp *x);
+};
+
+/* Every transport instance begins with this. */
+struct xp {
+	const struct xp_ops *ops;
+	struct xp_events ev;
+	void *ctx;
+};
+
+/* Route events to `ev`/`ctx` (the engine does this when it starts). */
+void xp_set_events(struct xp *x, const struct xp_events *ev, void *ctx);
+
+/* Register [addr, addr + len) for sends (and receives if writable). */
+int xp_reg(struct xp *x, void *addr, size_t len, bool writable);
+
+/* Open the connection to `peer`; `connected` reports the outcome. */
+int xp_connect(struct xp *x, uint32_t peer);
+
+/* Post a receive for the next block from `peer` into `iov`. */
+int xp_post_recv(struct xp *x, uint32_t peer, const struct iovec *iov,
+		 int niov, uint64_t cookie);
+
+/* Send a block to `peer` from `iov` (registered memory). */
+int xp_send(struct xp *x, uint32_t peer, const struct iovec *iov, int niov,
+	    uint32_t imm, uint64_t cookie);
+
+/* Send a small signal to `peer`. */
+int xp_signal(struct xp *x, uint32_t peer, uint64_t value);
+
+/* Close the connection to `peer` in order once queued sends are out. */
+void xp_finish(struct xp *x, uint32_t peer);
+
+/* The transport's name ("tcp", "verbs"). */
+const char *xp_name(const struct xp *x);
+
+/* Close every connection and release; NULL is a no-op. */
+void xp_free(struct xp *x);
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * xtcp - TCP transport (see xtcp.h).
+ *
+ * Events are always the last thing a function does: the owner may free
+ * the whole transport from inside one.
+ */
+#include "xtcp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "net.h"
+
+/* A posted receive: where the next block from a peer goes. */
+struct precv {
+	struct precv *next;
+	uint64_t cookie;
+	uint64_t len;
+	int niov;
+	struct iovec iov[];
+};
+
+struct xpeer {
+	struct xtcp *x;
+	uint32_t rank;
+	struct conn *c;
+	bool up;
+	struct precv *head, *tail;
+};
+
+struct xtcp {
+	struct xp base;
+	uv_loop_t *loop;
+	uint8_t token[PROTO_TOKEN_LEN];
+	uint32_t rank;
+	uint32_t n;
+	struct sockaddr_storage *addrs;
+	struct sockaddr_storage bind;
+	bool has_bind;
+	unsigned connect_timeout_ms;
+	struct xpeer **peers;	/* sorted by rank */
+	size_t npeers, cap;
+};
+
+static const struct conn_ops xtcp_conn_ops;
+
+/* ---------------------------------------------------------------------
+ * Peers
+ */
+
+static struct xpeer *
+peer_find(const struct xtcp *x, uint32_t rank)
+{
+	size_t lo = 0, hi = x->npeers, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (x->peers[mid]->rank == rank)
+			return x->peers[mid];
+		if (x->peers[mid]->rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int
+peer_add(struct xtcp *x, uint32_t rank, struct xpeer **out)
+{
+	struct xpeer *p, **grown;
+	size_t i;
+
+	if (x->npeers == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 8;
+
+		grown = realloc(x->peers, cap * sizeof(*grown));
+		if (grown == NULL)
+			return -ENOMEM;
+		x->peers = grown;
+		x->cap = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	p->x = x;
+	p->rank = rank;
+	for (i = x->npeers; i > 0 && x->peers[i - 1]->rank > rank; i--)
+		x->peers[i] = x->peers[i - 1];
+	x->peers[i] = p;
+	x->npeers++;
+	*out = p;
+	return 0;
+}
+
+static void
+peer_free(struct xpeer *p)
+{
+	struct precv *r, *next;
+
+	for (r = p->head; r != NULL; r = next) {
+		next = r->next;
+		free(r);
+	}
+	conn_free(p->c);
+	free(p);
+}
+
+static struct xpeer *
+peer_up(const struct xtcp *x, uint32_t rank)
+{
+	struct xpeer *p = peer_find(x, rank);
+
+	return (p != NULL && p->up) ? p : NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Connection callbacks
+ */
+
+static int
+on_header(void *ctx, struct conn *c, const struct frame *f,
+	  const struct iovec **iov, int *niov)
+{
+	struct xpeer *p = ctx;
+
+	switch (f->type) {
+	case MSG_SIGNAL:
+		return f->len == 0 ? 0 : -EPROTO;
+	case MSG_BLOCK:
+		if (p->head == NULL) {
+			log_warn("tcp: rank %u sent a block nobody asked for",
+				 p->rank);
+			return -EPROTO;
+		}
+		if (f->len != p->head->len) {
+			log_warn("tcp: rank %u sent %llu bytes, expected %llu",
+				 p->rank, (unsigned long long)f->len,
+				 (unsigned long long)p->head->len);
+			return -EPROTO;
+		}
+		*iov = p->head->iov;
+		*niov = p->head->niov;
+		return 0;
+	default:
+		log_warn("tcp: unexpected %s from rank %u",
+			 proto_type_name(f->type), p->rank);
+		return -EPROTO;
+	}
+}
+
+static int
+on_frame(void *ctx, struct conn *c, const struct frame *f,
+	 const uint8_t *body)
+{
+	struct xpeer *p = ctx;
+	struct xtcp *x = p->x;
+	struct precv *r;
+	uint64_t cookie;
+
+	if (f->type == MSG_SIGNAL) {
+		x->base.ev.signal(x->base.ctx, p->rank, f->val);
+		return 0;
+	}
+	r = p->head;
+	p->head = r->next;
+	if (p->head == NULL)
+		p->tail = NULL;
+	cookie = r->cookie;
+	free(r);
+	x->base.ev.recv_done(x->base.ctx, p->rank, cookie, f->arg);
+	return 0;
+}
+
+static void
+on_sent(void *ctx, struct conn *c, uint64_t cookie, int status)
+{
+	struct xpeer *p = ctx;
+
+	p->x->base.ev.send_done(p->x->base.ctx, p->rank, cookie,
+				status == UV_ECANCELED ? -ECANCELED : status);
+}
+
+static void
+on_close(void *ctx, struct conn *c, int status)
+{
+	struct xpeer *p = ctx;
+
+	p->up = false;
+	p->x->base.ev.lost(p->x->base.ctx, p->rank, status);
+}
+
+static int
+send_hello(struct xtcp *x, struct xpeer *p)
+{
+	struct hello h;
+	struct frame f = { .type = MSG_HELLO };
+	struct wbuf w;
+	int rc;
+
+	memcpy(h.token, x->token, PROTO_TOKEN_LEN);
+	h.from = x->rank;
+	h.to = p->rank;
+	wbuf_init(&w);
+	rc = hello_encode(&h, &w);
+	if (rc == 0) {
+		f.len = w.len;
+		rc = conn_send_copy(p->c, &f, w.data);
+	}
+	wbuf_free(&w);
+	return rc;
+}
+
+static void
+on_connect(void *ctx, struct conn *c, int status)
+{
+	struct xpeer *p = ctx;
+	struct xtcp *x = p->x;
+
+	if (status == 0)
+		status = send_hello(x, p);
+	if (status < 0) {
+		log_debug("tcp: connection to rank %u (%s) failed: %s", p->rank,
+			  conn_peer(c), uv_strerror(status));
+		p->c = NULL;
+		conn_free(c);
+	} else {
+		p->up = true;
+	}
+	x->base.ev.connected(x->base.ctx, p->rank, status);
+}
+
+static const struct conn_ops xtcp_conn_ops = {
+	.on_header = on_header,
+	.on_frame = on_frame,
+	.on_sent = on_sent,
+	.on_connect = on_connect,
+	.on_close = on_close,
+};
+
+/* ---------------------------------------------------------------------
+ * Operations
+ */
+
+static int
+xtcp_reg(struct xp *xp, void *addr, size_t len, bool writable)
+{
+	/* the kernel copies; nothing to pin */
+	return 0;
+}
+
+static int
+xtcp_connect(struct xp *xp, uint32_t peer)
+{
+	struct xtcp *x = (struct xtcp *)xp;
+	struct sockaddr_storage from;
+	struct xpeer *p;
+	int rc;
+
+	if (peer >= x->n || peer <= x->rank || peer_find(x, peer) != NULL)
+		return -EINVAL;
+	rc = peer_add(x, peer, &p);
+	if (rc < 0)
+		return rc;
+	net_without_port(&x->bind, &from);
+	return conn_connect(x->loop, (const struct sockaddr *)&x->addrs[peer],
+			    x->has_bind ? (const struct sockaddr *)&from : NULL,
+			    x->connect_timeout_ms, &xtcp_conn_ops, p, &p->c);
+}
+
+static int
+xtcp_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
+	       int niov, uint64_t cookie)
+{
+	struct xtcp *x = (struct xtcp *)xp;
+	struct xpeer *p = peer_up(x, peer);
+	struct precv *r;
+	int i;
+
+	if (p == NULL)
+		return -ENOTCONN;
+	r = malloc(sizeof(*r) + (size_t)niov * sizeof(*iov));
+	if (r == NULL)
+		return -ENOMEM;
+	r->next = NULL;
+	r->cookie = cookie;
+	r->niov = niov;
+	r->len = 0;
+	for (i = 0; i < niov; i++) {
+		r->iov[i] = iov[i];
+		r->len += iov[i].iov_len;
+	}
+	if (p->tail != NULL)
+		p->tail->next = r;
+	else
+		p->head = r;
+	p->tail = r;
+	return 0;
+}
+
+static int
+xtcp_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
+	  uint32_t imm, uint64_t cookie)
+{
+	struct xtcp *x = (struct xtcp *)xp;
+	struct xpeer *p = peer_up(x, peer);
+	struct frame f = { .type = MSG_BLOCK, .arg = imm, .val = cookie };
+	int i;
+
+	if (p == NULL)
+		return -ENOTCONN;
+	for (i = 0; i < niov; i++)
+		f.len += iov[i].iov_len;
+	return conn_send(p->c, &f, iov, niov, cookie);
+}
+
+static int
+xtcp_signal(struct xp *xp, uint32_t peer, uint64_t value)
+{
+	struct xtcp *x = (struct xtcp *)xp;
+	struct xpeer *p = peer_up(x, peer);
+	struct frame f = { .type = MSG_SIGNAL, .val = value };
+
+	if (p == NULL)
+		return -ENOTCONN;
+	return conn_send_copy(p->c, &f, NULL);
+}
+
+static void
+xtcp_finish(struct xp *xp, uint32_t peer)
+{
+	struct xpeer *p = peer_up((struct xtcp *)xp, peer);
+
+	if (p != NULL)
+		conn_shutdown(p->c);
+}
+
+static void
+xtcp_free(struct xp *xp)
+{
+	struct xtcp *x = (struct xtcp *)xp;
+	size_t i;
+
+	for (i = 0; i < x->npeers; i++)
+		peer_free(x->peers[i]);
+	free(x->peers);
+	free(x->addrs);
+	free(x);
+}
+
+static const struct xp_ops xtcp_ops = {
+	.name = "tcp",
+	.reg = xtcp_reg,
+	.connect = xtcp_connect,
+	.post_recv = xtcp_post_recv,
+	.send = xtcp_send,
+	.signal = xtcp_signal,
+	.finish = xtcp_finish,
+	.free = xtcp_free,
+};
+
+int
+xtcp_new(const struct xtcp_cfg *cfg, struct xp **out)
+{
+	struct xtcp *x;
+
+	*out = NULL;
+	if (cfg->n == 0 || cfg->rank >= cfg->n)
+		return -EINVAL;
+	x = calloc(1, sizeof(*x));
+	if (x == NULL)
+		return -ENOMEM;
+	x->addrs = calloc(cfg->n, sizeof(*x->addrs));
+	if (x->addrs == NULL) {
+		free(x);
+		return -ENOMEM;
+	}
+	if (cfg->addrs != NULL)
+		memcpy(x->addrs, cfg->addrs, cfg->n * sizeof(*x->addrs));
+	x->base.ops = &xtcp_ops;
+	x->loop = cfg->loop;
+	memcpy(x->token, cfg->token, PROTO_TOKEN_LEN);
+	x->rank = cfg->rank;
+	x->n = cfg->n;
+	x->connect_timeout_ms = cfg->connect_timeout_ms;
+	if (cfg->bind != NULL && !net_is_any(cfg->bind)) {
+		x->bind = *cfg->bind;
+		x->has_bind = true;
+	}
+	*out = &x->base;
+	return 0;
+}
+
+int
+xtcp_adopt(struct xp *xp, struct conn *c, uint32_t from)
+{
+	struct xtcp *x = (struct xtcp *)xp;
+	struct xpeer *p;
+	int rc;
+
+	if (xp->ops != &xtcp_ops || from >= x->rank || peer_find(x, from))
+		return -EINVAL;
+	rc = peer_add(x, from, &p);
+	if (rc < 0)
+		return rc;
+	p->c = c;
+	p->up = true;
+	conn_set_owner(c, &xtcp_conn_ops, p);
+	conn_resume(c);
+	x->base.ev.connected(x->base.ctx, from, 0);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/*
+ * xtcp - the TCP transport (see xport.h), one framed connection per peer.
+ *
+ * Outgoing connections open with a HELLO naming the transfer and both
+ * ranks.  Incoming ones arrive at whoever listens (the daemon), which reads
+ * the HELLO and hands the connection over with xtcp_adopt().  Blocks are
+ * read straight into the posted receive memory; sends go straight from the
+ * caller's memory.
+ */
+#ifndef RDMCP_XTCP_H
+#define RDMCP_XTCP_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "conn.h"
+#include "proto.h"
+#include "xport.h"
+
+struct xtcp_cfg {
+	uv_loop_t *loop;
+	uint8_t token[PROTO_TOKEN_LEN];
+	uint32_t rank;
+	uint32_t n;
+	/* Every rank's address (copied); unused for ranks never connected
+	 * to. */
+	const struct sockaddr_storage *addrs;
+	/* Source address for outgoing connections, or NULL. */
+	const struct sockaddr_storage *bind;
+	unsigned connect_timeout_ms;
+};
+
+/* Create the transport for one member of one transfer. */
+int xtcp_new(const struct xtcp_cfg *cfg, struct xp **out);
+
+/* Take over an accepted connection whose HELLO came from rank `from` (the
+ * HELLO frame itself has been consumed).  On failure the caller keeps the
+ * connection. */
+int xtcp_adopt(struct xp *x, struct conn *c, uint32_t from);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * The engine over the real TCP transport on loopback: n members in one
+ * process and one event loop, blocks in memory.  Every member must end with
+ * the sender's bytes; a member that dies mid-transfer must make the others
+ * fail instead of hanging.
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "conn.h"
+#include "engine.h"
+#include "net.h"
+#include "xtcp.h"
+
+#define MAXN 16
+
+struct member {
+	struct cluster *cl;
+	uint32_t rank;
+	uint8_t *buf;
+	struct eng *eng;
+	uv_timer_t reaper;	/* frees a failed engine, as owners do */
+	uv_tcp_t listener;
+	bool complete, done;
+	int status;
+	uint64_t arrived;
+};
+
+struct cluster {
+	uv_loop_t loop;
+	uv_timer_t deadline, killer;
+	uint32_t n;
+	uint64_t size, bsize;
+	enum sched_alg alg;
+	struct member m[MAXN];
+	struct sockaddr_storage addrs[MAXN];
+	uint32_t ndone;
+	int kill_rank;		/* member to kill after some blocks, or -1 */
+	uint64_t kill_after;
+	bool timed_out;
+};
+
+static void kill_member(uv_timer_t *t);
+
+static int
+blocks_iov(void *ctx, uint64_t b, struct iovec *iov, int max)
+{
+	struct member *m = ctx;
+	uint64_t off = b * m->cl->bsize;
+	uint64_t len = m->cl->size - off < m->cl->bsize ? m->cl->size - off
+							 : m->cl->bsize;
+
+	if (max < 1)
+		return 1;
+	iov[0].iov_base = m->buf + off;
+	iov[0].iov_len = len;
+	return 1;
+}
+
+static void
+stop_if_all_done(struct cluster *cl)
+{
+	if (cl->ndone == cl->n) {
+		uv_stop(&cl->loop);
+	}
+}
+
+static int
+blocks_arrived(void *ctx, uint64_t b)
+{
+	struct member *m = ctx;
+	struct cluster *cl = m->cl;
+
+	m->arrived++;
+	if ((int)m->rank == cl->kill_rank && m->arrived == cl->kill_after)
+		uv_timer_start(&cl->killer, kill_member, 0, 0);
+	return 0;
+}
+
+static void
+on_complete(void *ctx)
+{
+	((struct member *)ctx)->complete = true;
+}
+
+static void
+reap(uv_timer_t *t)
+{
+	struct member *m = t->data;
+
+	eng_free(m->eng);
+	m->eng = NULL;
+}
+
+static void
+on_done(void *ctx, int status, uint32_t peer)
+{
+	struct member *m = ctx;
+
+	ck_assert(!m->done);
+	m->done = true;
+	m->status = status;
+	m->cl->ndone++;
+	if (status < 0)
+		uv_timer_start(&m->reaper, reap, 0, 0);
+	stop_if_all_done(m->cl);
+}
+
+/* Incoming connections: read the HELLO, hand the connection over. */
+static int
+boot_header(void *ctx, struct conn *c, const struct frame *f,
+	    const struct iovec **iov, int *niov)
+{
+	return f->type == MSG_HELLO ? 0 : -EPROTO;
+}
+
+static int
+boot_frame(void *ctx, struct conn *c, const struct frame *f,
+	   const uint8_t *body)
+{
+	struct cluster *cl = ctx;
+	struct hello h;
+
+	if (hello_decode(body, f->len, &h) < 0 || h.to >= cl->n ||
+	    cl->m[h.to].eng == NULL)
+		return -EPROTO;
+	conn_pause(c);
+	if (xtcp_adopt(eng_xport(cl->m[h.to].eng), c, h.from) < 0)
+		return -EPROTO;
+	return 0;
+}
+
+static void
+boot_close(void *ctx, struct conn *c, int status)
+{
+	conn_free(c);
+}
+
+static const struct conn_ops boot_ops = {
+	.on_header = boot_header,
+	.on_frame = boot_frame,
+	.on_close = boot_close,
+};
+
+static void
+on_incoming(uv_stream_t *server, int status)
+{
+	struct member *m = server->data;
+	struct conn *c;
+
+	ck_assert_int_eq(status, 0);
+	ck_assert_int_eq(conn_accept(server, &boot_ops, m->cl, &c), 0);
+}
+
+static void
+on_deadline(uv_timer_t *t)
+{
+	struct cluster *cl = t->data;
+
+	cl->timed_out = true;
+	uv_stop(&cl->loop);
+}
+
+static void
+kill_member(uv_timer_t *t)
+{
+	struct cluster *cl = t->data;
+	struct member *m = &cl->m[cl->kill_rank];
+
+	eng_free(m->eng);
+	m->eng = NULL;
+	uv_close((uv_handle_t *)&m->listener, NULL);
+	m->done = true;
+	m->status = -EINTR;
+	cl->ndone++;
+	stop_if_all_done(cl);
+}
+
+static void
+setup_member(struct cluster *cl, uint32_t r)
+{
+	struct member *m = &cl->m[r];
+	struct sockaddr_storage ss;
+	int len = sizeof(ss);
+
+	m->cl = cl;
+	m->rank = r;
+	m->buf = malloc(cl->size + 1);
+	uv_timer_init(&cl->loop, &m->reaper);
+	m->reaper.data = m;
+	if (r == 0) {
+		for (uint64_t i = 0; i < cl->size; i++)
+			m->buf[i] = (uint8_t)(i * 7 + i / 251);
+		return;
+	}
+	memset(m->buf, 0, cl->size + 1);
+	uv_tcp_init(&cl->loop, &m->listener);
+	m->listener.data = m;
+	net_parse_numeric("127.0.0.1", 0, &ss);
+	ck_assert_int_eq(uv_tcp_bind(&m->listener, (struct sockaddr *)&ss, 0),
+			 0);
+	ck_assert_int_eq(uv_listen((uv_stream_t *)&m->listener, 64,
+				   on_incoming), 0);
+	uv_tcp_getsockname(&m->listener, (struct sockaddr *)&cl->addrs[r],
+			   &len);
+}
+
+static void
+start_member(struct cluster *cl, uint32_t r)
+{
+	struct member *m = &cl->m[r];
+	struct xtcp_cfg xc = {
+		.loop = &cl->loop, .rank = r, .n = cl->n, .addrs = cl->addrs,
+		.connect_timeout_ms = 5000,
+	};
+	struct eng_cfg ec = {
+		.loop = &cl->loop, .alg = cl->alg, .n = cl->n, .rank = r,
+		.blocks = (cl->size + cl->bsize - 1) / cl->bsize,
+		.io = { blocks_iov, blocks_arrived, m },
+		.complete = on_complete, .done = on_done, .ctx = m,
+	};
+
+	ck_assert_int_eq(xtcp_new(&xc, &ec.xp), 0);
+	ck_assert_int_eq(eng_new(&ec, &m->eng), 0);
+}
+
+static void
+run_cluster(struct cluster *cl)
+{
+	uint32_t r;
+
+	uv_loop_init(&cl->loop);
+	uv_timer_init(&cl->loop, &cl->deadline);
+	uv_timer_init(&cl->loop, &cl->killer);
+	cl->deadline.data = cl->killer.data = cl;
+	for (r = 0; r < cl->n; r++)
+		setup_member(cl, r);
+	for (r = 0; r < cl->n; r++)
+		start_member(cl, r);
+	for (r = 0; r < cl->n; r++)
+		ck_assert_int_eq(eng_start(cl->m[r].eng), 0);
+	uv_timer_start(&cl->deadline, on_deadline, 30000, 0);
+	uv_run(&cl->loop, UV_RUN_DEFAULT);
+}
+
+static void
+close_all(uv_handle_t *h, void *arg)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+static void
+teardown_cluster(struct cluster *cl)
+{
+	uint32_t r;
+
+	for (r = 0; r < cl->n; r++) {
+		eng_free(cl->m[r].eng);
+		free(cl->m[r].buf);
+	}
+	uv_walk(&cl->loop, close_all, NULL);
+	uv_run(&cl->loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(uv_loop_close(&cl->loop), 0);
+}
+
+static void
+push(enum sched_alg alg, uint32_t n, uint64_t size, uint64_t bsize)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+	uint32_t r;
+
+	cl->n = n;
+	cl->size = size;
+	cl->bsize = bsize;
+	cl->alg = alg;
+	cl->kill_rank = -1;
+	run_cluster(cl);
+	ck_assert_msg(!cl->timed_out, "%s n=%u size=%lu: timed out",
+		      sched_alg_name(alg), n, size);
+	for (r = 0; r < n; r++) {
+		ck_assert_msg(cl->m[r].done && cl->m[r].status == 0,
+			      "%s n=%u size=%lu: member %u status %d",
+			      sched_alg_name(alg), n, size, r,
+			      cl->m[r].status);
+		ck_assert(r == 0 || cl->m[r].complete);
+		ck_assert_msg(memcmp(cl->m[r].buf, cl->m[0].buf, size) == 0,
+			      "%s n=%u size=%lu: member %u has other bytes",
+			      sched_alg_name(alg), n, size, r);
+	}
+	teardown_cluster(cl);
+	free(cl);
+}
+
+START_TEST(all_algorithms_and_sizes)
+{
+	static const uint32_t sizes_n[] = { 1, 2, 3, 5, 8, 13 };
+	const uint64_t B = 4096;
+	const uint64_t sizes[] = { 0, 1, B - 1, B, B + 1, 37 * B + 5 };
+	enum sched_alg alg = (enum sched_alg)_i;
+	size_t i, j;
+
+	for (i = 0; i < sizeof(sizes_n) / sizeof(sizes_n[0]); i++)
+		for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++)
+			push(alg, sizes_n[i], sizes[j], B);
+}
+END_TEST
+
+START_TEST(many_blocks)
+{
+	/* more blocks than the window, ready queue and 16 bits hold */
+	push(SCHED_BINOMIAL, 6, 70000ull * 512 + 3, 512);
+}
+END_TEST
+
+START_TEST(member_dies_midway)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+	uint32_t r, failed_survivors = 0;
+
+	cl->n = 8;
+	cl->size = 200 * 4096;
+	cl->bsize = 4096;
+	cl->alg = SCHED_BINOMIAL;
+	cl->kill_rank = 1 + _i;		/* relays and leaves alike */
+	cl->kill_after = 20;
+	run_cluster(cl);
+	ck_assert_msg(!cl->timed_out, "the group hung after a member died");
+	for (r = 0; r < cl->n; r++) {
+		ck_assert_msg(cl->m[r].done, "member %u never finished", r);
+		if ((int)r == cl->kill_rank || cl->m[r].status < 0)
+			continue;
+		ck_assert_msg(memcmp(cl->m[r].buf, cl->m[0].buf, cl->size) == 0,
+			      "member %u claims success with other bytes", r);
+	}
+	for (r = 1; r < cl->n; r++)
+		if ((int)r != cl->kill_rank && cl->m[r].status < 0)
+			failed_survivors++;
+	ck_assert_msg(failed_survivors > 0, "nobody noticed member %d die",
+		      cl->kill_rank);
+	teardown_cluster(cl);
+	free(cl);
+}
+END_TEST
+
+static Suite *
+engine_suite(void)
+{
+	Suite *s = suite_create("engine");
+	TCase *tc = tcase_create("tcp-loopback");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, all_algorithms_and_sizes, 0, SCHED_NALG);
+	tcase_add_test(tc, many_blocks);
+	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(engine_suite());
+
+	signal(SIGPIPE, SIG_IGN);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

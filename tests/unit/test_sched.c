@@ -1,0 +1,375 @@
+/*
+ * Schedule properties, checked by simulating whole groups step by step:
+ * every member holds each block it sends, every member receives every block
+ * exactly once, sends and receives pair up, at most one of each per member
+ * and step, the step count matches the formula, the k-independent first
+ * receive is right, and the peer list is exactly the set of ranks used.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/schedule.h"
+
+/* ck_assert logs every passing check through a pipe; the simulation makes
+ * millions of checks, so only failures go to Check. */
+#define EXPECT(cond, ...)                                                     \
+	do {                                                                  \
+		if (!(cond))                                                  \
+			ck_abort_msg(__VA_ARGS__);                            \
+	} while (0)
+
+struct sim {
+	uint32_t n;
+	uint64_t k;
+	struct sched **s;
+	unsigned char *held;	/* n * k */
+	struct sched_xfer *snd, *rcv;
+	bool *has_snd, *has_rcv;
+	bool *first_seen;
+	struct sched_xfer *first;
+	unsigned char *used;	/* n * n: member i exchanged with j */
+	int64_t *last_snd, *last_rcv;	/* n * n: last step i sent to j */
+};
+
+static void
+sim_init(struct sim *m, enum sched_alg alg, uint32_t n, uint64_t k)
+{
+	uint32_t r;
+
+	memset(m, 0, sizeof(*m));
+	m->n = n;
+	m->k = k;
+	m->s = calloc(n, sizeof(*m->s));
+	m->held = calloc((size_t)n * k + 1, 1);
+	m->snd = calloc(n, sizeof(*m->snd));
+	m->rcv = calloc(n, sizeof(*m->rcv));
+	m->has_snd = calloc(n, sizeof(bool));
+	m->has_rcv = calloc(n, sizeof(bool));
+	m->first_seen = calloc(n, sizeof(bool));
+	m->first = calloc(n, sizeof(*m->first));
+	m->used = calloc((size_t)n * n, 1);
+	m->last_snd = malloc((size_t)n * n * sizeof(int64_t));
+	m->last_rcv = malloc((size_t)n * n * sizeof(int64_t));
+	memset(m->last_snd, 0xff, (size_t)n * n * sizeof(int64_t));
+	memset(m->last_rcv, 0xff, (size_t)n * n * sizeof(int64_t));
+	for (r = 0; r < n; r++)
+		EXPECT(sched_new(alg, n, r, k, &m->s[r]) == 0, "sched_new");
+	memset(m->held, 1, k);	/* the sender holds everything */
+}
+
+static void
+sim_free(struct sim *m)
+{
+	uint32_t r;
+
+	for (r = 0; r < m->n; r++)
+		sched_free(m->s[r]);
+	free(m->s);
+	free(m->held);
+	free(m->snd);
+	free(m->rcv);
+	free(m->has_snd);
+	free(m->has_rcv);
+	free(m->first_seen);
+	free(m->first);
+	free(m->used);
+	free(m->last_snd);
+	free(m->last_rcv);
+}
+
+static void
+sim_check_pairs(struct sim *m, uint64_t step)
+{
+	uint32_t r, t, f;
+
+	for (r = 0; r < m->n; r++) {
+		if (m->has_snd[r]) {
+			t = m->snd[r].peer;
+			EXPECT(t < m->n && t != r && m->has_rcv[t] &&
+					      m->rcv[t].peer == r &&
+					      m->rcv[t].block == m->snd[r].block,
+				      "n=%u k=%lu step %lu: send %u->%u unmatched",
+				      m->n, m->k, step, r, t);
+			EXPECT(m->snd[r].block < m->k &&
+					      m->held[(size_t)r * m->k +
+						      m->snd[r].block],
+				      "n=%u k=%lu step %lu: %u sends block "
+				      "%lu it does not hold",
+				      m->n, m->k, step, r, m->snd[r].block);
+		}
+		if (m->has_rcv[r]) {
+			f = m->rcv[r].peer;
+			EXPECT(f < m->n && m->has_snd[f] &&
+					      m->snd[f].peer == r,
+				      "n=%u k=%lu step %lu: receive %u<-%u "
+				      "unmatched", m->n, m->k, step, r, f);
+		}
+	}
+}
+
+static void
+sim_apply_receives(struct sim *m, uint64_t step)
+{
+	uint32_t r;
+	unsigned char *h;
+
+	for (r = 0; r < m->n; r++) {
+		if (!m->has_rcv[r])
+			continue;
+		h = &m->held[(size_t)r * m->k + m->rcv[r].block];
+		EXPECT(!*h, "n=%u k=%lu step %lu: %u receives block %lu "
+			      "twice", m->n, m->k, step, r, m->rcv[r].block);
+		*h = 1;
+		m->used[(size_t)r * m->n + m->rcv[r].peer] = 1;
+		m->last_rcv[(size_t)r * m->n + m->rcv[r].peer] = (int64_t)step;
+		m->last_snd[(size_t)m->rcv[r].peer * m->n + r] = (int64_t)step;
+		m->used[(size_t)m->rcv[r].peer * m->n + r] = 1;
+		if (!m->first_seen[r]) {
+			m->first_seen[r] = true;
+			m->first[r] = m->rcv[r];
+		}
+	}
+}
+
+static void
+sim_check_end(struct sim *m, enum sched_alg alg)
+{
+	uint32_t r, j, peers[64], *buf;
+	uint64_t b;
+	size_t np, i, cnt;
+	struct sched_xfer x;
+
+	for (r = 0; r < m->n; r++)
+		for (b = 0; b < m->k; b++)
+			EXPECT(m->held[(size_t)r * m->k + b],
+				      "n=%u k=%lu: %u never gets block %lu",
+				      m->n, m->k, r, b);
+	for (r = 1; r < m->n && m->k > 0; r++) {
+		EXPECT(sched_first_recv(alg, m->n, r, &x), "no first receive");
+		EXPECT(x.peer == m->first[r].peer &&
+				      (x.block < m->k - 1 ? x.block : m->k - 1) ==
+					      m->first[r].block,
+			      "n=%u k=%lu: first receive of %u predicted "
+			      "%u/%lu, is %u/%lu", m->n, m->k, r, x.peer,
+			      x.block, m->first[r].peer, m->first[r].block);
+	}
+	for (r = 0; r < m->n; r++) {
+		np = sched_peers(m->s[r], NULL, 0);
+		buf = np <= 64 ? peers : malloc(np * sizeof(*buf));
+		EXPECT(sched_peers(m->s[r], buf, np) == np, "peer count");
+		for (i = 0, cnt = 0, j = 0; j < m->n; j++) {
+			if (!m->used[(size_t)r * m->n + j])
+				continue;
+			cnt++;
+			EXPECT(i < np && buf[i] == j,
+				      "n=%u k=%lu: peers of %u miss %u", m->n,
+				      m->k, r, j);
+			i++;
+		}
+		EXPECT(cnt == np, "n=%u k=%lu: %u lists %zu peers, "
+			      "uses %zu", m->n, m->k, r, np, cnt);
+		if (buf != peers)
+			free(buf);
+	}
+}
+
+/* sched_last_with agrees with the simulation. */
+static void
+sim_check_last(struct sim *m, uint32_t r)
+{
+	uint32_t j;
+	uint64_t step;
+	int64_t want;
+	bool has;
+
+	for (j = 0; j < m->n; j++) {
+		want = m->last_snd[(size_t)r * m->n + j];
+		has = sched_last_with(m->s[r], j, true, &step);
+		EXPECT(has == (want >= 0) && (!has || (int64_t)step == want),
+		       "n=%u k=%lu: last send %u->%u", m->n, m->k, r, j);
+		want = m->last_rcv[(size_t)r * m->n + j];
+		has = sched_last_with(m->s[r], j, false, &step);
+		EXPECT(has == (want >= 0) && (!has || (int64_t)step == want),
+		       "n=%u k=%lu: last receive %u<-%u", m->n, m->k, r, j);
+	}
+}
+
+/* The next_send/next_recv queries agree with the per-step ones. */
+static void
+sim_check_next(struct sim *m, uint32_t r)
+{
+	uint64_t j, step = 0, rstep = 0, T = sched_steps(m->s[r]);
+	struct sched_xfer x, y;
+	bool more = sched_next_send(m->s[r], 0, &step, &y);
+	bool rmore = sched_next_recv(m->s[r], 0, &rstep, &y);
+
+	for (j = 0; j < T; j++) {
+		if (sched_send(m->s[r], j, &x)) {
+			EXPECT(more && step == j, "next send at %lu", j);
+			more = sched_next_send(m->s[r], j + 1, &step, &y);
+		}
+		if (sched_recv(m->s[r], j, &x)) {
+			EXPECT(rmore && rstep == j, "next recv at %lu", j);
+			rmore = sched_next_recv(m->s[r], j + 1, &rstep, &y);
+		}
+	}
+	EXPECT(!more && !rmore, "transfers after the end");
+}
+
+static uint64_t
+expected_steps(enum sched_alg alg, uint32_t n, uint64_t k)
+{
+	unsigned l = 0, cl;
+
+	while ((1u << (l + 1)) <= n)
+		l++;
+	cl = (1u << l) == n ? l : l + 1;
+	if (n < 2 || k == 0)
+		return 0;
+	switch (alg) {
+	case SCHED_BINOMIAL:
+		return (1u << l) == n ? k + l - 1 : k + l;
+	case SCHED_CHAIN:
+		return k + n - 2;
+	case SCHED_TREE:
+		return k * cl;
+	default:
+		return k * (n - 1);
+	}
+}
+
+static void
+simulate(enum sched_alg alg, uint32_t n, uint64_t k)
+{
+	struct sim m;
+	uint64_t step, T;
+	uint32_t r;
+
+	sim_init(&m, alg, n, k);
+	T = sched_steps(m.s[0]);
+	EXPECT(T == expected_steps(alg, n, k), "%s n=%u k=%lu: %lu "
+		      "steps, expected %lu", sched_alg_name(alg), n, k, T,
+		      expected_steps(alg, n, k));
+	for (step = 0; step < T; step++) {
+		for (r = 0; r < n; r++) {
+			m.has_snd[r] = sched_send(m.s[r], step, &m.snd[r]);
+			m.has_rcv[r] = sched_recv(m.s[r], step, &m.rcv[r]);
+		}
+		EXPECT(!m.has_rcv[0], "the sender receives");
+		sim_check_pairs(&m, step);
+		sim_apply_receives(&m, step);
+	}
+	ck_assert(!sched_send(m.s[0], T, &m.snd[0]));
+	sim_check_end(&m, alg);
+	for (r = 0; r < n && n <= 40; r++) {
+		sim_check_next(&m, r);
+		sim_check_last(&m, r);
+	}
+	sim_free(&m);
+}
+
+static const uint64_t many_k[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 16,
+				   17, 31, 32, 33, 64, 100 };
+
+START_TEST(binomial_all_sizes)
+{
+	uint32_t n;
+	size_t i;
+
+	for (n = 1; n <= 300; n++)
+		for (i = 0; i < sizeof(many_k) / sizeof(many_k[0]); i++)
+			simulate(SCHED_BINOMIAL, n, many_k[i]);
+}
+END_TEST
+
+START_TEST(binomial_large_k)
+{
+	static const uint32_t sizes[] = { 2, 3, 5, 8, 13, 16, 17, 31, 64, 100 };
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		simulate(SCHED_BINOMIAL, sizes[i], 257);
+		simulate(SCHED_BINOMIAL, sizes[i], 1000);
+	}
+}
+END_TEST
+
+START_TEST(other_algorithms)
+{
+	static const uint64_t ks[] = { 0, 1, 2, 3, 5 };
+	enum sched_alg alg = (enum sched_alg)(_i + 1);
+	uint32_t n;
+	size_t i;
+
+	for (n = 1; n <= 300; n++)
+		for (i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
+			simulate(alg, n, ks[i]);
+	simulate(alg, 13, 64);
+	simulate(alg, 16, 100);
+}
+END_TEST
+
+START_TEST(formula_at_scale)
+{
+	struct sched *s;
+
+	/* 2^20 members, 2^40 blocks: no overflow, no scan */
+	ck_assert_int_eq(sched_new(SCHED_BINOMIAL, 1u << 20, 12345,
+				   1ull << 40, &s), 0);
+	ck_assert_uint_eq(sched_steps(s), (1ull << 40) + 19);
+	sched_free(s);
+	ck_assert_int_eq(sched_new(SCHED_BINOMIAL, 1000, 999, 70000, &s), 0);
+	ck_assert_uint_eq(sched_steps(s), 70000 + 9);
+	sched_free(s);
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+	struct sched *s = (struct sched *)1;
+	enum sched_alg alg;
+
+	ck_assert_int_lt(sched_new(SCHED_NALG, 4, 0, 1, &s), 0);
+	ck_assert_ptr_null(s);
+	ck_assert_int_lt(sched_new(SCHED_BINOMIAL, 0, 0, 1, &s), 0);
+	ck_assert_int_lt(sched_new(SCHED_BINOMIAL, 4, 4, 1, &s), 0);
+	ck_assert_int_lt(sched_new(SCHED_BINOMIAL, SCHED_MAX_MEMBERS + 1, 0, 1,
+				   &s), 0);
+	sched_free(NULL);
+	ck_assert_int_eq(sched_alg_parse("chain", &alg), 0);
+	ck_assert_int_eq(alg, SCHED_CHAIN);
+	ck_assert_int_eq(sched_alg_parse("pipeline", &alg), 0);
+	ck_assert_int_eq(alg, SCHED_BINOMIAL);
+	ck_assert_int_lt(sched_alg_parse("bogus", &alg), 0);
+	ck_assert_str_eq(sched_alg_name(SCHED_SEQUENTIAL), "sequential");
+}
+END_TEST
+
+static Suite *
+sched_suite(void)
+{
+	Suite *s = suite_create("sched");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, binomial_all_sizes);
+	tcase_add_test(tc, binomial_large_k);
+	tcase_add_loop_test(tc, other_algorithms, 0, 3);
+	tcase_add_test(tc, formula_at_scale);
+	tcase_add_test(tc, bad_arguments);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(sched_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
