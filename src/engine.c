@@ -18,6 +18,7 @@
 struct epeer {
 	uint32_t rank;
 	bool up;
+	bool closed;		/* the connection ended */
 	uint32_t posted;	/* receives posted, not yet arrived */
 	uint32_t inflight;	/* sends issued, not yet done */
 	uint64_t *ready;	/* blocks the peer is ready for, in order */
@@ -255,14 +256,17 @@ pump(struct eng *e)
  * Transport events
  */
 
-/* Does the schedule still need the connection to p? */
+/* Does the schedule still need the connection to p: blocks or ready
+ * signals still to come from it, or sends to it not yet issued?  Sends in
+ * flight do not count: a peer that got everything may close before their
+ * completions come back to us. */
 static bool
 peer_needed(const struct eng *e, const struct epeer *p)
 {
 	uint64_t next_send = e->has_send ? e->send_step : e->send_from;
 	uint64_t next_recv = e->has_recv ? e->recv_step : e->recv_from;
 
-	if (p->posted > 0 || p->inflight > 0)
+	if (p->posted > 0)
 		return true;
 	if (p->sends_to && !e->sends_over && p->last_send >= next_send)
 		return true;
@@ -299,8 +303,9 @@ on_lost(void *ctx, uint32_t peer, int status)
 	if (p == NULL || e->failed || e->finished)
 		return;
 	p->up = false;
+	p->closed = true;
 	if (peer_needed(e, p))
-		eng_fail(e, status < 0 ? status : -ECONNRESET, peer);
+		eng_fail(e, status < 0 ? status : ENG_CLOSED_EARLY, peer);
 }
 
 static int
@@ -385,7 +390,7 @@ on_send_done(void *ctx, uint32_t peer, uint64_t cookie, int status)
 		return;
 	p->inflight--;
 	e->inflight--;
-	if (status < 0) {
+	if (status < 0 && !(p->closed && !peer_needed(e, p))) {
 		eng_fail(e, status, peer);
 		return;
 	}
@@ -492,6 +497,14 @@ eng_start(struct eng *e)
 	e->kick.data = e;
 	uv_timer_start(&e->kick, on_kick, 0, 0);
 	return 0;
+}
+
+const char *
+eng_strerror(int status)
+{
+	if (status == ENG_CLOSED_EARLY)
+		return "connection closed before the transfer ended";
+	return strerror(-status);
 }
 
 uint64_t

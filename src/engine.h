@@ -19,6 +19,7 @@
 #ifndef RDMCP_ENGINE_H
 #define RDMCP_ENGINE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -60,6 +61,14 @@ struct eng_cfg {
 
 #define ENG_DEFAULT_WINDOW 4
 #define ENG_NO_PEER UINT32_MAX
+
+/* done() status when a peer closed its connection in order while the
+ * schedule still needed it (e.g. it was killed with nothing in flight). */
+#define ENG_CLOSED_EARLY (-ENOTCONN)
+
+/* Text for a done() status: strerror, but says what ENG_CLOSED_EARLY
+ * means. */
+const char *eng_strerror(int status);
 
 /* Create an engine; nothing happens until eng_start(). */
 int eng_new(const struct eng_cfg *cfg, struct eng **out);

@@ -1,0 +1,64 @@
+/*
+ * The rdmcp command line: options, modes and output.
+ */
+#ifndef RDMCP_CMD_H
+#define RDMCP_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "push.h"
+#include "schedule.h"
+
+/* Exit statuses (documented in rdmcp(1) and --help). */
+enum {
+	EXIT_ALL_OK = 0,	/* every replica complete */
+	EXIT_REPLICAS = 1,	/* at least one replica failed */
+	EXIT_USAGE = 2,		/* bad command line */
+	EXIT_SENDER = 3,	/* the sender could not run the transfer */
+	EXIT_DAEMON = 4,	/* the daemon could not start */
+};
+
+enum mode { MODE_PUSH, MODE_SERVE, MODE_PLAN };
+
+struct opts {
+	enum mode mode;
+	enum sched_alg alg;
+	uint32_t block_size;
+	const char *dest_dir;
+	bool force;
+	bool verify;
+	uint16_t port;
+	unsigned timeout_ms;
+	unsigned connect_timeout_ms;
+	unsigned window;
+	int verbose;		/* -1 quiet, 0 normal, 1.. more */
+	/* daemon */
+	const char *listen;
+	const char **roots;
+	size_t nroots;
+	const char *prefix;
+	/* plan */
+	uint32_t plan_hosts;
+	uint64_t plan_blocks;
+	/* push: FILE... HOSTS */
+	char **args;
+	int nargs;
+};
+
+int run_push(const struct opts *o);
+int run_serve(const struct opts *o);
+int run_plan(const struct opts *o);
+
+/* Output of a push. */
+void report_replica(const struct opts *o, const struct push_report *r);
+void report_summary(const struct opts *o, const struct push_summary *s);
+
+/* "1.5 MiB", "512 B" */
+void format_bytes(char *buf, size_t len, double bytes);
+
+/* Print "rdmcp: " + message on stderr. */
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

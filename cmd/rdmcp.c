@@ -1,0 +1,312 @@
+/*
+ * rdmcp - copy files to many hosts at once with the RDMC binomial pipeline.
+ *
+ * This file parses the command line and dispatches to a mode (modes.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "log.h"
+#include "proto.h"
+
+#ifndef RDMCP_VERSION
+#define RDMCP_VERSION "dev"
+#endif
+
+enum {
+	OPT_BLOCKS = 256,
+	OPT_CONNECT_TIMEOUT,
+	OPT_FORCE,
+	OPT_HOSTS,
+	OPT_LISTEN,
+	OPT_PLAN,
+	OPT_PREFIX,
+	OPT_ROOT,
+	OPT_SERVE,
+	OPT_VERIFY,
+	OPT_WINDOW,
+};
+
+/* Sorted by long name. */
+static const struct option long_options[] = {
+	{ "algorithm", required_argument, NULL, 'a' },
+	{ "block-size", required_argument, NULL, 'b' },
+	{ "blocks", required_argument, NULL, OPT_BLOCKS },
+	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "dest", required_argument, NULL, 'd' },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "hosts", required_argument, NULL, OPT_HOSTS },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "plan", no_argument, NULL, OPT_PLAN },
+	{ "port", required_argument, NULL, 'p' },
+	{ "prefix", required_argument, NULL, OPT_PREFIX },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "serve", no_argument, NULL, OPT_SERVE },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "version", no_argument, NULL, 'V' },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+"usage: rdmcp [OPTIONS] FILE... HOSTS\n"
+"       rdmcp --serve --root DIR [--listen ADDR[:PORT]] [OPTIONS]\n"
+"       rdmcp --plan --hosts N --blocks K [--algorithm ALG]\n"
+"\n"
+"Copy FILEs to every host in HOSTS at once: the data is cut into blocks\n"
+"and the hosts relay blocks to one another (RDMC binomial pipeline), so\n"
+"N copies take about as long as one.  Each host runs 'rdmcp --serve'.\n"
+"HOSTS is a comma-separated list of host, host:port or [address]:port.\n"
+"\n"
+"Sending:\n"
+"  -d, --dest DIR           land files in DIR on every host (default: the\n"
+"                           same absolute path as the source)\n"
+"  -a, --algorithm ALG      binomial (default), chain, tree or sequential\n"
+"  -b, --block-size SIZE    block size, with K, M or G suffix (default 1M)\n"
+"      --verify             compare a crc32 of every copy with the source\n"
+"                           before it lands\n"
+"      --force              replace existing destination files\n"
+"  -p, --port PORT          daemon port of hosts given without one\n"
+"                           (default %d)\n"
+"  -t, --timeout SECS       a peer silent this long has failed (default 30)\n"
+"      --connect-timeout SECS  give up connecting after this (default 5)\n"
+"  -q, --quiet              print only failures\n"
+"  -v, --verbose            more detail (repeat for more)\n"
+"\n"
+"Receiving (daemon):\n"
+"      --serve              run the receiving daemon\n"
+"      --listen ADDR[:PORT] address to listen on (default 0.0.0.0:%d)\n"
+"      --root DIR           write only below DIR (repeatable; required\n"
+"                           unless --prefix is given)\n"
+"      --prefix DIR         land every destination path below DIR, e.g.\n"
+"                           to run several daemons on one machine\n"
+"\n"
+"Planning:\n"
+"      --plan               print the schedule and exit: one line per block\n"
+"                           transfer, step<TAB>from<TAB>to<TAB>block\n"
+"      --hosts N            group size including the sender (rank 0)\n"
+"      --blocks K           number of blocks\n"
+"\n"
+"  -h, --help               show this help\n"
+"  -V, --version            show the version\n"
+"\n"
+"Exit status: 0 every replica complete, 1 some replica failed, 2 usage\n"
+"error, 3 the sender could not run the transfer, 4 the daemon could not\n"
+"start.\n",
+		PROTO_DEFAULT_PORT, PROTO_DEFAULT_PORT);
+}
+
+static int bad_usage(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static int
+bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rdmcp: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'rdmcp --help'.\n");
+	return EXIT_USAGE;
+}
+
+/* An unsigned number with an optional K/M/G (binary) suffix. */
+static int
+parse_size(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mul = 1;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': mul = 1ull << 10; end++; break;
+	case 'm': case 'M': mul = 1ull << 20; end++; break;
+	case 'g': case 'G': mul = 1ull << 30; end++; break;
+	default: break;
+	}
+	if (mul > 1 && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
+		end += strlen(end);
+	if (*end != '\0' || v > max / mul)
+		return -EINVAL;
+	*out = v * mul;
+	return 0;
+}
+
+static int
+parse_seconds(const char *s, unsigned *ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || end == s || v <= 0 || v > 86400)
+		return -EINVAL;
+	*ms = (unsigned)(v * 1000 + 0.5);
+	return *ms > 0 ? 0 : -EINVAL;
+}
+
+static int
+add_root(struct opts *o, const char *dir)
+{
+	const char **grown = realloc(o->roots, (o->nroots + 1) *
+					       sizeof(*grown));
+
+	if (grown == NULL)
+		return -ENOMEM;
+	o->roots = grown;
+	o->roots[o->nroots++] = dir;
+	return 0;
+}
+
+/* Returns -1 to go on, or an exit status. */
+static int
+parse_option(struct opts *o, int c, const char *arg)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'a':
+		if (sched_alg_parse(arg, &o->alg) < 0)
+			return bad_usage("unknown algorithm '%s' (binomial, "
+					 "chain, tree, sequential)", arg);
+		return -1;
+	case 'b':
+		if (parse_size(arg, PROTO_MAX_BLOCK, &v) < 0 ||
+		    v < PROTO_MIN_BLOCK)
+			return bad_usage("bad block size '%s' (512 to 1G)",
+					 arg);
+		o->block_size = (uint32_t)v;
+		return -1;
+	case 'd':
+		o->dest_dir = arg;
+		return -1;
+	case 'p':
+		if (parse_size(arg, 65535, &v) < 0 || v == 0)
+			return bad_usage("bad port '%s'", arg);
+		o->port = (uint16_t)v;
+		return -1;
+	case 'q':
+		o->verbose = -1;
+		return -1;
+	case 't':
+		if (parse_seconds(arg, &o->timeout_ms) < 0)
+			return bad_usage("bad timeout '%s'", arg);
+		return -1;
+	case 'v':
+		o->verbose = o->verbose < 0 ? 1 : o->verbose + 1;
+		return -1;
+	case 'V':
+		printf("rdmcp %s\n", RDMCP_VERSION);
+		return EXIT_ALL_OK;
+	case 'h':
+		usage(stdout);
+		return EXIT_ALL_OK;
+	case OPT_BLOCKS:
+		if (parse_size(arg, 1ull << 40, &o->plan_blocks) < 0)
+			return bad_usage("bad block count '%s'", arg);
+		return -1;
+	case OPT_CONNECT_TIMEOUT:
+		if (parse_seconds(arg, &o->connect_timeout_ms) < 0)
+			return bad_usage("bad timeout '%s'", arg);
+		return -1;
+	case OPT_FORCE:
+		o->force = true;
+		return -1;
+	case OPT_HOSTS:
+		if (parse_size(arg, SCHED_MAX_MEMBERS, &v) < 0 || v == 0)
+			return bad_usage("bad group size '%s'", arg);
+		o->plan_hosts = (uint32_t)v;
+		return -1;
+	case OPT_LISTEN:
+		o->listen = arg;
+		return -1;
+	case OPT_PLAN:
+		o->mode = MODE_PLAN;
+		return -1;
+	case OPT_PREFIX:
+		o->prefix = arg;
+		return -1;
+	case OPT_ROOT:
+		return add_root(o, arg) < 0 ? EXIT_USAGE : -1;
+	case OPT_SERVE:
+		o->mode = MODE_SERVE;
+		return -1;
+	case OPT_VERIFY:
+		o->verify = true;
+		return -1;
+	case OPT_WINDOW:
+		if (parse_size(arg, 1024, &v) < 0 || v == 0)
+			return bad_usage("bad window '%s' (1 to 1024)", arg);
+		o->window = (unsigned)v;
+		return -1;
+	default:
+		fprintf(stderr, "Try 'rdmcp --help'.\n");
+		return EXIT_USAGE;
+	}
+}
+
+static void
+defaults(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->alg = SCHED_BINOMIAL;
+	o->block_size = 1u << 20;
+	o->port = PROTO_DEFAULT_PORT;
+	o->timeout_ms = 30000;
+	o->connect_timeout_ms = 5000;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	int c, rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	defaults(&o);
+	while ((c = getopt_long(argc, argv, "a:b:d:hp:qt:vV", long_options,
+				NULL)) != -1) {
+		rc = parse_option(&o, c, optarg);
+		if (rc >= 0)
+			goto out;
+	}
+	o.args = argv + optind;
+	o.nargs = argc - optind;
+	switch (o.mode) {
+	case MODE_SERVE:
+		rc = run_serve(&o);
+		break;
+	case MODE_PLAN:
+		rc = run_plan(&o);
+		break;
+	default:
+		rc = run_push(&o);
+		break;
+	}
+out:
+	free(o.roots);
+	return rc;
+}

@@ -1,0 +1,87 @@
+/*
+ * Human-readable output of a push: one line per replica as its outcome is
+ * known, then a summary.  Lines go to stdout; failures also make the exit
+ * status non-zero.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+void
+warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rdmcp: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void
+format_bytes(char *buf, size_t len, double bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
+					     "PiB" };
+	size_t u = 0;
+
+	while (bytes >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%.0f %s", bytes, units[u]);
+	else
+		snprintf(buf, len, "%.1f %s", bytes, units[u]);
+}
+
+static void
+format_rate(char *buf, size_t len, double bytes, double seconds)
+{
+	char b[32];
+
+	if (seconds <= 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	format_bytes(b, sizeof(b), bytes / seconds);
+	snprintf(buf, len, "%s/s", b);
+}
+
+void
+report_replica(const struct opts *o, const struct push_report *r)
+{
+	char rate[48];
+
+	if (!r->ok) {
+		printf("%-22s FAILED  %8.3f s  %s\n", r->host, r->seconds,
+		       r->reason);
+	} else if (o->verbose >= 0) {
+		format_rate(rate, sizeof(rate), (double)r->bytes, r->seconds);
+		printf("%-22s ok      %8.3f s  %12s\n", r->host, r->seconds,
+		       rate);
+	}
+	fflush(stdout);
+}
+
+void
+report_summary(const struct opts *o, const struct push_summary *s)
+{
+	char size[32], rate[48];
+	double gbit;
+
+	if (o->verbose < 0 && s->failed == 0)
+		return;
+	format_bytes(size, sizeof(size), (double)s->bytes);
+	format_rate(rate, sizeof(rate), (double)s->bytes, s->last_ok);
+	gbit = s->last_ok > 0 ? (double)s->bytes * 8 / s->last_ok / 1e9 : 0;
+	printf("%zu of %zu replicas complete", s->ok, s->hosts);
+	if (s->ok > 0)
+		printf(": %s in %.3f s, %s (%.3f Gbit/s), skew %.3f s", size,
+		       s->last_ok, rate, gbit, s->last_ok - s->first_ok);
+	printf("\n");
+	fflush(stdout);
+}

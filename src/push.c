@@ -1,0 +1,683 @@
+/*
+ * push - the sending side of a transfer (see push.h).
+ */
+#include "push.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "conn.h"
+#include "engine.h"
+#include "net.h"
+#include "proto.h"
+#include "store.h"
+#include "xtcp.h"
+
+enum hstate {
+	HS_RESOLVING,
+	HS_CONNECTING,
+	HS_OFFERED,	/* JOB sent, waiting for ACCEPT */
+	HS_ACCEPTED,
+	HS_RUNNING,	/* START sent */
+	HS_DONE,
+	HS_FAILED,
+};
+
+struct phost {
+	struct push *p;
+	size_t idx;
+	const char *name;
+	char host[256];
+	uint16_t port;
+	struct sockaddr_storage addr;
+	char addrstr[NET_ADDRSTRLEN];
+	uv_getaddrinfo_t gai;
+	struct conn *c;
+	enum hstate st;
+	uint32_t rank;
+};
+
+/* After the first failure inside the group, wait this long before aborting
+ * the others, so that each host that really failed (a dead daemon, a lost
+ * link) is reported with its own reason rather than as a casualty. */
+#define ABORT_GRACE_MS 300
+
+struct push {
+	const struct push_cfg *cfg;
+	uv_loop_t loop;
+	uv_timer_t finisher;
+	uv_timer_t aborter;
+	uint64_t t0;
+	struct store *st;
+	struct wbuf jobmsg;
+	uint8_t token[PROTO_TOKEN_LEN];
+	struct phost *h;
+	size_t nh;
+	size_t undecided;	/* hosts not yet accepted or failed */
+	size_t unfinished;	/* hosts not yet done or failed */
+	uint32_t members;
+	struct phost **by_rank;
+	struct eng *eng;
+	bool started, aborting, finishing, eng_done;
+	uv_work_t crc_work;
+	bool crc_busy, crc_ready;
+	uint32_t crc;
+	struct push_summary *sum;
+};
+
+static const struct conn_ops ctl_ops;
+
+static double
+elapsed(const struct push *p)
+{
+	return (double)(uv_hrtime() - p->t0) / 1e9;
+}
+
+static void maybe_start(struct push *p);
+static void maybe_finish(struct push *p);
+static void abort_group(struct push *p, const struct phost *cause,
+			const char *why);
+
+/* ---------------------------------------------------------------------
+ * Outcomes
+ */
+
+static void
+report(struct push *p, struct phost *h, bool ok, int error,
+       const char *reason)
+{
+	struct push_report r = {
+		.index = h->idx, .host = h->name, .addr = h->addrstr,
+		.ok = ok, .error = error, .reason = reason,
+		.seconds = elapsed(p), .rank = h->rank,
+		.bytes = p->sum->bytes,
+	};
+
+	if (ok) {
+		if (p->sum->ok == 0)
+			p->sum->first_ok = r.seconds;
+		p->sum->last_ok = r.seconds;
+		p->sum->ok++;
+	} else {
+		p->sum->failed++;
+	}
+	p->sum->seconds = r.seconds;
+	if (p->cfg->report != NULL)
+		p->cfg->report(p->cfg->ctx, &r);
+}
+
+static void
+host_fail(struct phost *h, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A host's outcome is failure.  If it was running in the group, the group
+ * cannot finish without it: abort the others. */
+static void
+host_fail(struct phost *h, int error, const char *fmt, ...)
+{
+	struct push *p = h->p;
+	enum hstate was = h->st;
+	char reason[600];
+	va_list ap;
+
+	if (was == HS_DONE || was == HS_FAILED)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	h->st = HS_FAILED;
+	conn_free(h->c);
+	h->c = NULL;
+	if (was < HS_ACCEPTED)
+		p->undecided--;
+	p->unfinished--;
+	report(p, h, false, error, reason);
+	if (was == HS_RUNNING)
+		abort_group(p, h, reason);
+	if (was < HS_ACCEPTED)
+		maybe_start(p);
+	maybe_finish(p);
+}
+
+static void
+host_done(struct phost *h)
+{
+	h->st = HS_DONE;
+	h->p->unfinished--;
+	report(h->p, h, true, 0, NULL);
+	maybe_finish(h->p);
+}
+
+static void
+send_text(struct phost *h, uint8_t type, const char *text)
+{
+	struct frame f = { .type = type, .len = strlen(text) };
+
+	if (h->c != NULL)
+		conn_send_copy(h->c, &f, text);
+}
+
+/* Abort every member still running, naming those that failed. */
+static void
+abort_now(uv_timer_t *t)
+{
+	struct push *p = t->data;
+	char reason[600], *at = reason, *end = reason + sizeof(reason);
+	size_t i, named = 0;
+
+	at += snprintf(at, end - at, "aborted: the group lost");
+	for (i = 0; i < p->nh && named < 3; i++)
+		if (p->h[i].st == HS_FAILED && p->h[i].rank > 0)
+			at += snprintf(at, end - at, "%s %s",
+				       named++ ? "," : "", p->h[i].name);
+	if (named == 0)
+		snprintf(at, end - at, " the sender's connections");
+	for (i = 0; i < p->nh; i++) {
+		if (p->h[i].st != HS_RUNNING)
+			continue;
+		send_text(&p->h[i], MSG_ABORT, reason);
+		host_fail(&p->h[i], -ECANCELED, "%s", reason);
+	}
+}
+
+static void
+abort_group(struct push *p, const struct phost *cause, const char *why)
+{
+	if (p->aborting)
+		return;
+	p->aborting = true;
+	log_info("group broken (%s: %s); aborting in %d ms",
+		 cause != NULL ? cause->name : "sender", why, ABORT_GRACE_MS);
+	uv_timer_start(&p->aborter, abort_now, ABORT_GRACE_MS, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Control connection
+ */
+
+static int
+ctl_header(void *ctx, struct conn *c, const struct frame *f,
+	   const struct iovec **iov, int *niov)
+{
+	if (f->len > proto_max_len(f->type))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static void
+copy_text(char *dst, size_t len, const uint8_t *body, uint64_t n)
+{
+	size_t i, m = n < len - 1 ? (size_t)n : len - 1;
+
+	for (i = 0; i < m; i++)
+		dst[i] = (body[i] >= 0x20 && body[i] < 0x7f) ? (char)body[i]
+							      : '?';
+	dst[m] = '\0';
+}
+
+static int
+on_complete_msg(struct phost *h, const struct frame *f)
+{
+	struct push *p = h->p;
+
+	if (h->st != HS_RUNNING)
+		return -EPROTO;
+	if (p->cfg->verify && (!p->crc_ready || f->val != p->crc)) {
+		host_fail(h, -EIO, "checksum mismatch: wrote %08llx, sent "
+			  "%08x", (unsigned long long)f->val, p->crc);
+		return 0;
+	}
+	host_done(h);
+	return 0;
+}
+
+static int
+ctl_frame(void *ctx, struct conn *c, const struct frame *f,
+	  const uint8_t *body)
+{
+	struct phost *h = ctx;
+	char text[PROTO_MAX_TEXT + 1];
+
+	switch (f->type) {
+	case MSG_ACCEPT:
+		if (h->st != HS_OFFERED)
+			return -EPROTO;
+		h->st = HS_ACCEPTED;
+		h->p->undecided--;
+		maybe_start(h->p);
+		return 0;
+	case MSG_REFUSE:
+	case MSG_FAIL:
+		copy_text(text, sizeof(text), body, f->len);
+		host_fail(h, -(int)(f->val & 0xffff), "%s", text);
+		return 0;
+	case MSG_COMPLETE:
+		return on_complete_msg(h, f);
+	default:
+		return -EPROTO;
+	}
+}
+
+static void
+ctl_close(void *ctx, struct conn *c, int status)
+{
+	struct phost *h = ctx;
+
+	if (status < 0)
+		host_fail(h, status, "connection to %s lost: %s", h->addrstr,
+			  strerror(-status));
+	else
+		host_fail(h, -ECONNRESET, "the daemon at %s went away",
+			  h->addrstr);
+}
+
+static void
+ctl_connect(void *ctx, struct conn *c, int status)
+{
+	struct phost *h = ctx;
+	struct push *p = h->p;
+	struct frame f = { .type = MSG_JOB, .len = p->jobmsg.len };
+	struct iovec iov = { p->jobmsg.data, p->jobmsg.len };
+
+	if (status == 0)
+		status = conn_send(c, &f, &iov, 1, 0);
+	if (status < 0) {
+		host_fail(h, status, "cannot connect to %s: %s", h->addrstr,
+			  status == -ETIMEDOUT ? "timed out" : strerror(-status));
+		return;
+	}
+	conn_set_body_limit(c, 4 + PROTO_MAX_TEXT);
+	conn_keepalive(c, 0, p->cfg->timeout_ms);
+	h->st = HS_OFFERED;
+}
+
+static const struct conn_ops ctl_ops = {
+	.on_header = ctl_header,
+	.on_frame = ctl_frame,
+	.on_connect = ctl_connect,
+	.on_close = ctl_close,
+};
+
+static void
+host_connect(struct phost *h)
+{
+	struct push *p = h->p;
+	int rc;
+
+	net_format(&h->addr, h->addrstr, sizeof(h->addrstr));
+	h->st = HS_CONNECTING;
+	rc = conn_connect(&p->loop, (struct sockaddr *)&h->addr, NULL,
+			  p->cfg->connect_timeout_ms, &ctl_ops, h, &h->c);
+	if (rc < 0)
+		host_fail(h, rc, "cannot connect to %s: %s", h->addrstr,
+			  uv_strerror(rc));
+}
+
+static void
+on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+	struct phost *h = req->data;
+
+	if (status < 0 || res == NULL) {
+		host_fail(h, -EHOSTUNREACH, "cannot resolve %s: %s", h->host,
+			  uv_strerror(status));
+	} else {
+		memset(&h->addr, 0, sizeof(h->addr));
+		memcpy(&h->addr, res->ai_addr, res->ai_addrlen);
+		if (h->addr.ss_family == AF_INET)
+			((struct sockaddr_in *)&h->addr)->sin_port =
+				htons(h->port);
+		else
+			((struct sockaddr_in6 *)&h->addr)->sin6_port =
+				htons(h->port);
+		host_connect(h);
+	}
+	uv_freeaddrinfo(res);
+}
+
+static void
+host_begin(struct phost *h)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	int rc;
+
+	if (net_split_hostport(h->name, h->host, sizeof(h->host), &h->port,
+			       h->p->cfg->default_port) < 0) {
+		host_fail(h, -EINVAL, "bad host '%s'", h->name);
+		return;
+	}
+	if (net_parse_numeric(h->host, h->port, &h->addr) == 0) {
+		host_connect(h);
+		return;
+	}
+	h->gai.data = h;
+	rc = uv_getaddrinfo(&h->p->loop, &h->gai, on_resolved, h->host, NULL,
+			    &hints);
+	if (rc < 0)
+		host_fail(h, rc, "cannot resolve %s: %s", h->host,
+			  uv_strerror(rc));
+}
+
+/* ---------------------------------------------------------------------
+ * The group
+ */
+
+static void
+on_engine_complete(void *ctx)
+{
+}
+
+static void
+on_engine_done(void *ctx, int status, uint32_t peer)
+{
+	struct push *p = ctx;
+	char why[300];
+
+	p->eng_done = true;
+	if (status < 0) {
+		if (peer < p->members && p->by_rank[peer] != NULL) {
+			snprintf(why, sizeof(why), "lost connection to %s: %s",
+				 p->by_rank[peer]->name, eng_strerror(status));
+			host_fail(p->by_rank[peer], status, "%s", why);
+		} else {
+			snprintf(why, sizeof(why), "sender: %s",
+				 eng_strerror(status));
+		}
+		abort_group(p, NULL, why);
+	}
+	maybe_finish(p);
+}
+
+static int
+engine_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
+{
+	return store_iov(ctx, block, iov, max);
+}
+
+static int
+engine_arrived(void *ctx, uint64_t block)
+{
+	return 0;
+}
+
+static void
+crc_run(uv_work_t *w)
+{
+	struct push *p = w->data;
+
+	p->crc = store_compute_crc(p->st);
+}
+
+static void
+crc_after(uv_work_t *w, int status)
+{
+	struct push *p = w->data;
+	struct frame f = { .type = MSG_CRC };
+	size_t i;
+
+	p->crc_busy = false;
+	if (status < 0)
+		return;
+	p->crc_ready = true;
+	f.val = p->crc;
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_RUNNING)
+			conn_send_copy(p->h[i].c, &f, NULL);
+	maybe_finish(p);
+}
+
+static int
+start_engine(struct push *p, const struct sockaddr_storage *addrs)
+{
+	struct xtcp_cfg xc = {
+		.loop = &p->loop, .rank = 0, .n = p->members, .addrs = addrs,
+		.connect_timeout_ms = p->cfg->connect_timeout_ms,
+	};
+	struct eng_cfg ec = {
+		.loop = &p->loop, .alg = p->cfg->alg, .n = p->members,
+		.rank = 0, .blocks = store_blocks(p->st),
+		.window = p->cfg->window,
+		.io = { engine_iov, engine_arrived, p->st },
+		.complete = on_engine_complete, .done = on_engine_done,
+		.ctx = p,
+	};
+	int rc;
+
+	memcpy(xc.token, p->token, PROTO_TOKEN_LEN);
+	rc = xtcp_new(&xc, &ec.xp);
+	if (rc < 0)
+		return rc;
+	rc = eng_new(&ec, &p->eng);
+	if (rc < 0) {
+		xp_free(ec.xp);
+		return rc;
+	}
+	return eng_start(p->eng);
+}
+
+static int
+send_starts(struct push *p, struct sockaddr_storage *addrs)
+{
+	struct roster ro = { .rank = 1, .n = p->members, .addrs = addrs };
+	struct frame f = { .type = MSG_START };
+	struct wbuf w;
+	size_t i;
+	int rc;
+
+	wbuf_init(&w);
+	rc = roster_encode(&ro, &w);
+	for (i = 0; i < p->nh && rc == 0; i++) {
+		struct phost *h = &p->h[i];
+
+		if (h->st != HS_RUNNING)
+			continue;
+		be_put32(w.data, h->rank);
+		f.len = w.len;
+		if (conn_send_copy(h->c, &f, w.data) < 0)
+			host_fail(h, -EPIPE, "cannot send START");
+	}
+	wbuf_free(&w);
+	return rc;
+}
+
+/* Every host accepted or failed: form the group. */
+static void
+maybe_start(struct push *p)
+{
+	struct sockaddr_storage *addrs;
+	uint32_t r = 0;
+	size_t i;
+	int rc;
+
+	if (p->started || p->undecided > 0)
+		return;
+	p->started = true;
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_ACCEPTED)
+			r++;
+	p->members = r + 1;
+	addrs = calloc(p->members, sizeof(*addrs));
+	p->by_rank = calloc(p->members, sizeof(*p->by_rank));
+	if (addrs == NULL || p->by_rank == NULL) {
+		free(addrs);
+		for (i = 0; i < p->nh; i++)
+			if (p->h[i].st == HS_ACCEPTED)
+				host_fail(&p->h[i], -ENOMEM, "out of memory");
+		return;
+	}
+	for (i = 0, r = 0; i < p->nh; i++) {
+		if (p->h[i].st != HS_ACCEPTED)
+			continue;
+		p->h[i].rank = ++r;
+		p->h[i].st = HS_RUNNING;
+		p->by_rank[r] = &p->h[i];
+		addrs[r] = p->h[i].addr;
+	}
+	p->sum->setup = elapsed(p);
+	if (p->members > 1) {
+		rc = send_starts(p, addrs);
+		if (rc == 0)
+			rc = start_engine(p, addrs);
+		if (rc < 0)
+			abort_group(p, NULL, strerror(-rc));
+		else if (p->cfg->verify)
+			p->crc_busy = uv_queue_work(&p->loop, &p->crc_work,
+						    crc_run, crc_after) == 0;
+	}
+	free(addrs);
+	maybe_finish(p);
+}
+
+/* ---------------------------------------------------------------------
+ * The end
+ */
+
+static void
+on_finisher_closed(uv_handle_t *h)
+{
+}
+
+static void
+finish_now(uv_timer_t *t)
+{
+	struct push *p = t->data;
+	size_t i;
+
+	for (i = 0; i < p->nh; i++) {
+		conn_free(p->h[i].c);
+		p->h[i].c = NULL;
+	}
+	eng_free(p->eng);
+	p->eng = NULL;
+	uv_close((uv_handle_t *)&p->finisher, on_finisher_closed);
+	uv_close((uv_handle_t *)&p->aborter, on_finisher_closed);
+}
+
+static void
+maybe_finish(struct push *p)
+{
+	if (p->finishing || p->unfinished > 0 || p->crc_busy)
+		return;
+	if (p->eng != NULL && !p->eng_done && !p->aborting)
+		return;
+	p->finishing = true;
+	uv_timer_start(&p->finisher, finish_now, 0, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Setup
+ */
+
+static int
+build_job(struct push *p, struct rd_err *err)
+{
+	const struct push_cfg *cfg = p->cfg;
+	struct job job = {
+		.alg = cfg->alg, .block_size = cfg->block_size,
+		.timeout_ms = cfg->timeout_ms,
+		.flags = (cfg->verify ? JOB_VERIFY : 0) |
+			 (cfg->force ? JOB_FORCE : 0),
+		.nfiles = (uint32_t)cfg->nfiles,
+	};
+	char host[256] = "";
+	size_t i;
+	int rc;
+
+	if (getrandom(p->token, sizeof(p->token), 0) != sizeof(p->token))
+		return rd_errf(err, -EIO, "no random bytes for the job token");
+	memcpy(job.token, p->token, sizeof(p->token));
+	gethostname(host, sizeof(host) - 1);
+	job.origin = host;
+	job.files = calloc(cfg->nfiles ? cfg->nfiles : 1, sizeof(*job.files));
+	if (job.files == NULL)
+		return -ENOMEM;
+	for (i = 0; i < cfg->nfiles; i++) {
+		job.files[i].path = (char *)cfg->dests[i];
+		store_file(p->st, i, &job.files[i].size, &job.files[i].mode);
+	}
+	wbuf_init(&p->jobmsg);
+	rc = job_encode(&job, &p->jobmsg);
+	free(job.files);
+	if (rc == 0 && p->jobmsg.len > PROTO_MAX_BODY)
+		rc = rd_errf(err, -E2BIG, "the file list is too long");
+	return rc;
+}
+
+static int
+push_init(struct push *p, const struct push_cfg *cfg,
+	  struct push_summary *sum, struct rd_err *err)
+{
+	size_t i;
+	int rc;
+
+	p->cfg = cfg;
+	p->sum = sum;
+	memset(sum, 0, sizeof(*sum));
+	sum->hosts = cfg->nhosts;
+	sum->transport = "tcp";
+	p->t0 = uv_hrtime();
+	rc = store_open_sources(cfg->sources, cfg->nfiles, cfg->block_size,
+				&p->st, err);
+	if (rc < 0)
+		return rc;
+	sum->bytes = store_total(p->st);
+	rc = build_job(p, err);
+	if (rc < 0)
+		return rc;
+	p->h = calloc(cfg->nhosts ? cfg->nhosts : 1, sizeof(*p->h));
+	if (p->h == NULL)
+		return -ENOMEM;
+	p->nh = p->undecided = p->unfinished = cfg->nhosts;
+	for (i = 0; i < p->nh; i++) {
+		p->h[i].p = p;
+		p->h[i].idx = i;
+		p->h[i].name = cfg->hosts[i];
+	}
+	rc = uv_loop_init(&p->loop);
+	if (rc < 0)
+		return rc;
+	uv_timer_init(&p->loop, &p->finisher);
+	uv_timer_init(&p->loop, &p->aborter);
+	p->finisher.data = p->aborter.data = p;
+	p->crc_work.data = p;
+	return 0;
+}
+
+int
+push_run(const struct push_cfg *cfg, struct push_summary *sum,
+	 struct rd_err *err)
+{
+	struct push p;
+	size_t i;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	rc = push_init(&p, cfg, sum, err);
+	if (rc < 0) {
+		if (err != NULL && err->code == 0)
+			rd_errf(err, rc, "%s", strerror(-rc));
+		goto out;
+	}
+	for (i = 0; i < p.nh; i++)
+		host_begin(&p.h[i]);
+	maybe_start(&p);
+	maybe_finish(&p);
+	uv_run(&p.loop, UV_RUN_DEFAULT);
+	rc = uv_loop_close(&p.loop);
+	if (rc < 0)
+		log_warn("event loop closed with handles open");
+	rc = 0;
+out:
+	wbuf_free(&p.jobmsg);
+	free(p.by_rank);
+	free(p.h);
+	store_free(p.st);
+	return rc;
+}

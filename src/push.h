@@ -1,0 +1,74 @@
+/*
+ * push - the sending side of a transfer.
+ *
+ *  1. map the sources;
+ *  2. resolve and contact every host's daemon at once, send each the job
+ *     (files, sizes, modes, block size, algorithm, flags);
+ *  3. once every host has accepted or failed, give the hosts that accepted
+ *     ranks 1..m in the order listed and send each the member list (START);
+ *  4. run rank 0's engine: members connect only to their schedule
+ *     neighbours and relay blocks among themselves;
+ *  5. collect each member's COMPLETE (files in place) or FAIL; a failure
+ *     inside the running group aborts the members that are not complete.
+ *
+ * Each host's outcome is reported as soon as it is known.
+ */
+#ifndef RDMCP_PUSH_H
+#define RDMCP_PUSH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+#include "schedule.h"
+
+struct push_report {
+	size_t index;		/* position in the host list */
+	const char *host;	/* as given */
+	const char *addr;	/* resolved "address:port", or "" */
+	bool ok;		/* holds a complete copy */
+	int error;		/* -errno when !ok */
+	const char *reason;	/* why, when !ok */
+	double seconds;		/* since the push started */
+	uint32_t rank;		/* in the group, 0 if never started */
+	uint64_t bytes;		/* size of the replica */
+};
+
+struct push_cfg {
+	const char *const *sources;
+	const char *const *dests;	/* absolute destination per source */
+	size_t nfiles;
+	const char *const *hosts;	/* "host", "host:port", "[v6]:port" */
+	size_t nhosts;
+	uint16_t default_port;
+	enum sched_alg alg;
+	uint32_t block_size;
+	bool verify;
+	bool force;
+	unsigned timeout_ms;		/* a silent peer is dead after this */
+	unsigned connect_timeout_ms;
+	unsigned window;		/* engine receive window, 0: default */
+	void (*report)(void *ctx, const struct push_report *r);
+	void *ctx;
+};
+
+struct push_summary {
+	size_t hosts;
+	size_t ok;
+	size_t failed;
+	uint64_t bytes;		/* per replica */
+	double seconds;		/* until the last host's outcome */
+	double first_ok;	/* first and last complete replica */
+	double last_ok;
+	double setup;		/* until data could flow (START sent) */
+	const char *transport;
+};
+
+/* Run one transfer to the end on a private event loop.  Returns 0 once the
+ * transfer ran (the summary tells how it went), or -errno if the sender
+ * could not run it at all (unreadable source...), with `err` saying why. */
+int push_run(const struct push_cfg *cfg, struct push_summary *sum,
+	     struct rd_err *err);
+
+#endif

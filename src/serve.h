@@ -1,0 +1,53 @@
+/*
+ * serve - the receiving daemon.
+ *
+ * Listens on one TCP port for both kinds of connection and tells them apart
+ * by their first frame: a JOB opens a control connection from a sender, a
+ * HELLO a data connection from another member of a running job.  Serves any
+ * number of jobs at once and for as long as it runs.  Per job:
+ *
+ *   JOB    -> files created under temporary names, space reserved (in the
+ *             thread pool, off the loop) -> ACCEPT, or REFUSE with a reason
+ *   START  -> engine runs; data connections of the job are handed to it
+ *   all blocks in (and, with --verify, the sender's crc matches)
+ *          -> files renamed into place -> COMPLETE
+ *   any failure, ABORT, or the sender gone -> temporaries removed, FAIL
+ */
+#ifndef RDMCP_SERVE_H
+#define RDMCP_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "log.h"
+
+struct serve;
+
+struct serve_cfg {
+	uv_loop_t *loop;
+	struct sockaddr_storage listen;
+	const char *const *roots;	/* directories files may land in */
+	size_t nroots;
+	const char *prefix;		/* prepended to destinations, or NULL */
+	unsigned timeout_ms;		/* silent peers are dead after this */
+	unsigned connect_timeout_ms;
+	unsigned window;		/* engine receive window, 0: default */
+};
+
+/* Check the roots, bind and listen.  Returns 0 or -errno with a reason. */
+int serve_new(const struct serve_cfg *cfg, struct serve **out,
+	      struct rd_err *err);
+
+/* The address actually listened on (port filled in if 0 was asked). */
+void serve_address(const struct serve *s, struct sockaddr_storage *out);
+
+/* Stop accepting, abort running jobs (removing their temporaries) and
+ * close everything; the loop then runs dry.  serve_free() afterwards. */
+void serve_shutdown(struct serve *s);
+
+/* Release; NULL is a no-op.  Call after the loop has run dry. */
+void serve_free(struct serve *s);
+
+#endif

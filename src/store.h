@@ -1,0 +1,86 @@
+/*
+ * store - a set of files seen as one byte stream cut into blocks.
+ *
+ * The files of a transfer are concatenated in manifest order; block b is
+ * bytes [b * block_size, (b + 1) * block_size) of that stream, the last one
+ * shorter.  A block may span several files, so its memory is a list of
+ * iovecs into the files' mappings.
+ *
+ * On the sender the sources are mapped read-only: no copy.  On a receiver
+ * each file is created under a temporary name in its destination directory,
+ * its space reserved up front and the temporary mapped; blocks land there
+ * and are relayed from there, so memory use does not grow with file size.
+ * store_commit() gives each temporary its mode and renames it into place;
+ * store_free() removes temporaries that were not committed.
+ */
+#ifndef RDMCP_STORE_H
+#define RDMCP_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "log.h"
+#include "proto.h"
+
+struct store;
+
+/* A source file as the sender sees it. */
+struct store_source {
+	const char *path;	/* as given */
+	uint64_t size;
+	uint32_t mode;
+};
+
+/* Open and map source files; sizes and modes are read here and can be
+ * listed with store_file().  Directories and special files are refused. */
+int store_open_sources(const char *const *paths, size_t n,
+		       uint32_t block_size, struct store **out,
+		       struct rd_err *err);
+
+/* Receiver policy. */
+struct store_policy {
+	const char *const *roots;	/* clean absolute directories */
+	size_t nroots;
+	const char *prefix;		/* prepended to paths, or NULL */
+	bool force;			/* replace existing files */
+};
+
+/* Create temporaries for every file of the job, reserving their space.
+ * Refuses (with a reason) paths outside the roots, existing destinations
+ * without force, directories in the way, missing parents. */
+int store_create(const struct job *job, const struct store_policy *pol,
+		 struct store **out, struct rd_err *err);
+
+/* The memory of block b: see eng_blocks.iov. */
+int store_iov(struct store *st, uint64_t block, struct iovec *iov, int max);
+
+/* Record block b as arrived; with verify on, takes its crc32. */
+int store_arrived(struct store *st, uint64_t block);
+
+/* Keep per-block checksums as blocks arrive (receivers, --verify). */
+int store_track_crc(struct store *st);
+
+/* crc32 of the whole stream from the per-block checksums (receivers,
+ * after every block arrived). */
+uint32_t store_stream_crc(const struct store *st);
+
+/* crc32 of the whole stream, read from the mappings (the sender; slow,
+ * safe to run on another thread). */
+uint32_t store_compute_crc(const struct store *st);
+
+/* Set modes and rename every temporary into place. */
+int store_commit(struct store *st, struct rd_err *err);
+
+uint64_t store_total(const struct store *st);
+uint64_t store_blocks(const struct store *st);
+size_t store_nfiles(const struct store *st);
+
+/* Size and mode of file i (sender: as opened). */
+void store_file(const struct store *st, size_t i, uint64_t *size,
+		uint32_t *mode);
+
+/* Unmap, close, remove uncommitted temporaries; NULL is a no-op. */
+void store_free(struct store *st);
+
+#endif

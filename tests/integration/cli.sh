@@ -1,0 +1,49 @@
+# The command line: help, version, usage errors (2), sender-side errors (3),
+# unreachable hosts reported quickly (1), --plan.
+. "$(dirname "$0")/../lib.sh"
+expect_status 0 "$RDMCP" --help
+grep -q "^usage: rdmcp" "$WORK/out" || fail "--help"
+expect_status 0 "$RDMCP" --version
+grep -q "^rdmcp [0-9]" "$WORK/out" || fail "--version"
+expect_status 2 "$RDMCP"
+expect_status 2 "$RDMCP" /etc/hostname
+expect_status 2 "$RDMCP" --bogus-option /etc/hostname 127.0.0.2
+expect_status 2 "$RDMCP" -a fastest /etc/hostname 127.0.0.2
+expect_status 2 "$RDMCP" -b 0 /etc/hostname 127.0.0.2
+expect_status 2 "$RDMCP" -b 100T /etc/hostname 127.0.0.2
+expect_status 2 "$RDMCP" /etc/hostname ""
+expect_status 2 "$RDMCP" /etc/hostname "a,,b"
+expect_status 2 "$RDMCP" -d relative/dir /etc/hostname 127.0.0.2
+grep -q "must be absolute" "$WORK/err" || fail "relative -d: $(cat "$WORK/err")"
+# sender-side errors: nothing is contacted
+expect_status 3 "$RDMCP" "$WORK/missing" "127.0.0.2:$PORT"
+grep -q "cannot open .*missing" "$WORK/err" || fail "missing source"
+expect_status 3 "$RDMCP" "$WORK" "127.0.0.2:$PORT"
+grep -q "is a directory" "$WORK/err" || fail "directory source"
+# nobody listens there: refused, reported at once
+echo data >"$WORK/f"
+start=$(date +%s)
+expect_status 1 "$RDMCP" "$WORK/f" "127.0.0.2:$PORT,127.0.0.3:$PORT"
+[ $(( $(date +%s) - start )) -lt 5 ] || fail "unreachable hosts took too long"
+[ "$(grep -c FAILED "$WORK/out")" -eq 2 ] || fail "$(cat "$WORK/out")"
+grep -qi "connection refused" "$WORK/out" || fail "no reason: $(cat "$WORK/out")"
+expect_status 1 "$RDMCP" "$WORK/f" "no-such-host.invalid:$PORT"
+grep -q "cannot resolve no-such-host.invalid" "$WORK/out" || fail "resolve"
+# --plan: the schedule from outside
+expect_status 0 "$RDMCP" --plan --hosts 13 --blocks 40 --algorithm binomial
+tail -1 "$WORK/out" | grep -q "^# steps 43 " || fail "plan: $(tail -1 "$WORK/out")"
+# each of 12 receivers gets each of 40 blocks once
+[ "$(grep -vc '^#' "$WORK/out")" -eq $((12 * 40)) ] || fail "plan transfers"
+[ "$(grep -v '^#' "$WORK/out" | awk '{print $3, $4}' | sort -u | wc -l)" -eq 480 ] ||
+	fail "plan: a block reaches a host twice"
+expect_status 0 "$RDMCP" --plan --hosts 16 --blocks 100
+tail -1 "$WORK/out" | grep -q "^# steps 103 " || fail "plan 16"
+expect_status 0 "$RDMCP" --plan --hosts 5 --blocks 3 -a sequential
+tail -1 "$WORK/out" | grep -q "^# steps 12 " || fail "plan sequential"
+expect_status 2 "$RDMCP" --plan --blocks 3
+# the daemon: no root, port in use
+expect_status 2 "$RDMCP" --serve --listen "127.0.0.2:$PORT"
+grep -q "root" "$WORK/err" || fail "no root: $(cat "$WORK/err")"
+start_daemons 1
+expect_status 4 "$RDMCP" --serve --listen "127.0.0.2:$PORT" --root "$WORK"
+grep -qi "address already in use" "$WORK/err" || fail "port in use: $(cat "$WORK/err")"

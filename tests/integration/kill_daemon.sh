@@ -1,0 +1,47 @@
+# A daemon killed mid-transfer: the sender exits 1 within seconds, names the
+# host, and no host has a partial file under the final name.
+. "$(dirname "$0")/../lib.sh"
+start_daemons 8
+src=$WORK/src
+mkdir -p "$src"
+prepare_dirs 8 "$src"
+make_file "$src/data" $((200 << 20))
+for victim in 3 1 8; do
+	rm -f "$WORK"/h*"$src"/data
+	: >"$WORK/daemon$victim.log"
+	start=$(date +%s%N)
+	"$RDMCP" -a chain -b 256K "$src/data" "$(hosts 8)" >"$WORK/out" 2>&1 &
+	pid=$!
+	# kill once the victim has joined the running group
+	for t in $(seq 1 200); do
+		grep -q "rank" "$WORK/daemon$victim.log" && break
+		sleep 0.02
+	done
+	kill_daemon "$victim"
+	rc=0
+	wait "$pid" || rc=$?
+	secs=$(( ($(date +%s%N) - start) / 1000000000 ))
+	[ "$rc" -eq 1 ] || fail "victim $victim: exit $rc: $(cat "$WORK/out")"
+	[ "$secs" -lt 20 ] || fail "victim $victim: took $secs s to notice"
+	grep -q "$(host_addr "$victim"):$PORT *FAILED" "$WORK/out" ||
+		fail "victim $victim not reported: $(cat "$WORK/out")"
+	for i in $(seq 1 8); do
+		f=$(landed "$i" "$src/data")
+		[ ! -e "$f" ] || cmp -s "$f" "$src/data" ||
+			fail "host $i holds a partial file under the final name"
+	done
+	# survivors removed their temporaries (the victim could not)
+	for i in $(seq 1 8); do
+		[ "$i" -eq "$victim" ] && continue
+		left=$(find "$WORK/h$i" -name '.*.rdmcp-*' | head -1)
+		[ -z "$left" ] || fail "host $i left $left"
+	done
+	rm -f "$WORK/h$victim$src"/.data.rdmcp-*
+	start_daemon_again() {
+		"$RDMCP" --serve --listen "$(host_addr "$1"):$PORT" \
+			--prefix "$WORK/h$1" -v 2>>"$WORK/daemon$1.log" &
+		DAEMON_PIDS[$1]=$!
+		wait_listening "$(host_addr "$1")"
+	}
+	start_daemon_again "$victim"
+done
