@@ -22,8 +22,13 @@ log_to_stderr(void *ctx, enum log_level level, const char *msg)
 {
 	static const char *const tags[] = { "error: ", "warning: ", "", "",
 					    "" };
+	uv_timeval64_t tv;
 
-	fprintf(stderr, "rdmcp: %s%s\n", tags[level], msg);
+	if (level >= LOG_DEBUG && uv_gettimeofday(&tv) == 0)
+		fprintf(stderr, "rdmcp: %lld.%06d %s\n", (long long)tv.tv_sec,
+			tv.tv_usec, msg);
+	else
+		fprintf(stderr, "rdmcp: %s%s\n", tags[level], msg);
 }
 
 static void
@@ -216,7 +221,6 @@ run_serve(const struct opts *o)
 		.loop = &loop, .roots = o->roots, .nroots = o->nroots,
 		.prefix = o->prefix, .timeout_ms = o->timeout_ms,
 		.connect_timeout_ms = o->connect_timeout_ms,
-		.window = o->window,
 	};
 
 	setup_logging(o->verbose, LOG_INFO);

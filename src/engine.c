@@ -186,6 +186,9 @@ send_one(struct eng *e, struct epeer *p)
 	rc = xp_send(e->cfg.xp, p->rank, e->iov, n, (uint32_t)b, b);
 	if (rc < 0)
 		return rc;
+	log_trace("rank %u: step %llu: send block %llu to %u", e->cfg.rank,
+		  (unsigned long long)e->send_step, (unsigned long long)b,
+		  p->rank);
 	p->inflight++;
 	e->inflight++;
 	e->has_send = false;
@@ -348,6 +351,8 @@ on_signal(void *ctx, uint32_t peer, uint64_t value)
 		eng_fail(e, -EPROTO, peer);
 		return;
 	}
+	log_trace("rank %u: %u is ready for block %llu", e->cfg.rank, peer,
+		  (unsigned long long)block);
 	rc = ready_push(p, block);
 	if (rc < 0) {
 		eng_fail(e, rc, peer);
@@ -372,6 +377,8 @@ on_recv_done(void *ctx, uint32_t peer, uint64_t cookie, uint32_t imm)
 	p->posted--;
 	e->posted--;
 	set_held(e, cookie);
+	log_trace("rank %u: block %llu from %u arrived", e->cfg.rank,
+		  (unsigned long long)cookie, peer);
 	rc = e->cfg.io.arrived(e->cfg.io.ctx, cookie);
 	if (rc < 0) {
 		eng_fail(e, rc, ENG_NO_PEER);
@@ -390,6 +397,8 @@ on_send_done(void *ctx, uint32_t peer, uint64_t cookie, int status)
 		return;
 	p->inflight--;
 	e->inflight--;
+	log_trace("rank %u: block %llu to %u sent", e->cfg.rank,
+		  (unsigned long long)cookie, peer);
 	if (status < 0 && !(p->closed && !peer_needed(e, p))) {
 		eng_fail(e, status, peer);
 		return;

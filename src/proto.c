@@ -85,6 +85,7 @@ job_encode(const struct job *job, struct wbuf *w)
 	wput_u32(w, job->flags);
 	wput_u32(w, job->block_size);
 	wput_u32(w, job->timeout_ms);
+	wput_u32(w, job->window);
 	wput_str(w, job->origin != NULL ? job->origin : "");
 	wput_u32(w, job->nfiles);
 	for (i = 0; i < job->nfiles; i++) {
@@ -125,6 +126,7 @@ job_decode_header(struct rbuf *r, struct job *job, struct rd_err *err)
 	rget_u32(r, &job->flags);
 	rget_u32(r, &job->block_size);
 	rget_u32(r, &job->timeout_ms);
+	rget_u32(r, &job->window);
 	if (rget_str(r, PROTO_MAX_TEXT, &job->origin) < 0 ||
 	    rget_u32(r, &job->nfiles) < 0)
 		return rd_errf(err, -EBADMSG, "truncated job header");
@@ -138,6 +140,12 @@ job_decode_header(struct rbuf *r, struct job *job, struct rd_err *err)
 	    job->block_size > PROTO_MAX_BLOCK)
 		return rd_errf(err, -EBADMSG, "block size %u out of range",
 			       job->block_size);
+	if (job->timeout_ms == 0 || job->timeout_ms > PROTO_MAX_TIMEOUT_MS)
+		return rd_errf(err, -EBADMSG, "timeout %u ms out of range",
+			       job->timeout_ms);
+	if (job->window == 0 || job->window > PROTO_MAX_WINDOW)
+		return rd_errf(err, -EBADMSG, "window %u out of range",
+			       job->window);
 	if (job->nfiles > PROTO_MAX_FILES ||
 	    job->nfiles > (r->len - r->off) / 16)
 		return rd_errf(err, -EBADMSG, "bad file count %u",

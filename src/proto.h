@@ -49,6 +49,8 @@
 #define PROTO_MIN_BLOCK 512u
 #define PROTO_MAX_BLOCK (1u << 30)
 #define PROTO_NO_PEER UINT32_MAX
+#define PROTO_MAX_WINDOW 1024u
+#define PROTO_MAX_TIMEOUT_MS (24u * 3600 * 1000)
 
 enum proto_type {
 	MSG_JOB = 1,
@@ -95,7 +97,8 @@ struct job {
 	enum sched_alg alg;
 	uint32_t flags;
 	uint32_t block_size;
-	uint32_t timeout_ms;	/* no-progress timeout for members */
+	uint32_t timeout_ms;	/* a silent peer is dead after this */
+	uint32_t window;	/* receives members post ahead */
 	char *origin;		/* the sender's host name, for logs */
 	uint32_t nfiles;
 	struct job_file *files;

@@ -69,6 +69,8 @@ struct push {
 	uv_work_t crc_work;
 	bool crc_busy, crc_ready;
 	uint32_t crc;
+	struct phost *suspect;	/* the peer rank 0's engine lost */
+	char suspect_why[300];
 	struct push_summary *sum;
 };
 
@@ -183,7 +185,10 @@ abort_now(uv_timer_t *t)
 		if (p->h[i].st != HS_RUNNING)
 			continue;
 		send_text(&p->h[i], MSG_ABORT, reason);
-		host_fail(&p->h[i], -ECANCELED, "%s", reason);
+		if (&p->h[i] == p->suspect)
+			host_fail(&p->h[i], -ECONNRESET, "%s", p->suspect_why);
+		else
+			host_fail(&p->h[i], -ECANCELED, "%s", reason);
 	}
 }
 
@@ -383,9 +388,14 @@ on_engine_done(void *ctx, int status, uint32_t peer)
 	p->eng_done = true;
 	if (status < 0) {
 		if (peer < p->members && p->by_rank[peer] != NULL) {
+			/* Its control connection, if the daemon died, will
+			 * say so within the grace period; else this is why. */
 			snprintf(why, sizeof(why), "lost connection to %s: %s",
 				 p->by_rank[peer]->name, eng_strerror(status));
-			host_fail(p->by_rank[peer], status, "%s", why);
+			p->suspect = p->by_rank[peer];
+			snprintf(p->suspect_why, sizeof(p->suspect_why),
+				 "data connection from the sender lost: %s",
+				 eng_strerror(status));
 		} else {
 			snprintf(why, sizeof(why), "sender: %s",
 				 eng_strerror(status));
@@ -439,6 +449,7 @@ start_engine(struct push *p, const struct sockaddr_storage *addrs)
 	struct xtcp_cfg xc = {
 		.loop = &p->loop, .rank = 0, .n = p->members, .addrs = addrs,
 		.connect_timeout_ms = p->cfg->connect_timeout_ms,
+		.timeout_ms = p->cfg->timeout_ms,
 	};
 	struct eng_cfg ec = {
 		.loop = &p->loop, .alg = p->cfg->alg, .n = p->members,
@@ -582,6 +593,7 @@ build_job(struct push *p, struct rd_err *err)
 	struct job job = {
 		.alg = cfg->alg, .block_size = cfg->block_size,
 		.timeout_ms = cfg->timeout_ms,
+		.window = cfg->window ? cfg->window : ENG_DEFAULT_WINDOW,
 		.flags = (cfg->verify ? JOB_VERIFY : 0) |
 			 (cfg->force ? JOB_FORCE : 0),
 		.nfiles = (uint32_t)cfg->nfiles,

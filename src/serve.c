@@ -291,11 +291,12 @@ start_engine(struct sjob *j)
 		.loop = s->cfg.loop, .rank = j->ro->rank, .n = j->ro->n,
 		.addrs = j->ro->addrs, .bind = &j->ro->addrs[j->ro->rank],
 		.connect_timeout_ms = s->cfg.connect_timeout_ms,
+		.timeout_ms = j->job->timeout_ms,
 	};
 	struct eng_cfg ec = {
 		.loop = s->cfg.loop, .alg = j->job->alg, .n = j->ro->n,
 		.rank = j->ro->rank, .blocks = store_blocks(j->st),
-		.window = s->cfg.window,
+		.window = j->job->window,
 		.io = { blocks_iov, blocks_arrived, j->st },
 		.complete = on_complete, .done = on_done, .ctx = j,
 	};
@@ -474,6 +475,8 @@ job_new(struct serve *s, struct conn *c, struct job *job)
 	s->jobs = j;
 	conn_set_owner(c, &ctl_ops, j);
 	conn_set_body_limit(c, proto_max_len(MSG_START));
+	/* the sender's timeout governs its job from here on */
+	conn_keepalive(c, 0, job->timeout_ms);
 	describe_job(j);
 	j->work.data = j;
 	j->work_busy = uv_queue_work(s->cfg.loop, &j->work, setup_run,

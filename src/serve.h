@@ -31,9 +31,9 @@ struct serve_cfg {
 	const char *const *roots;	/* directories files may land in */
 	size_t nroots;
 	const char *prefix;		/* prepended to destinations, or NULL */
-	unsigned timeout_ms;		/* silent peers are dead after this */
+	unsigned timeout_ms;		/* drop connections silent this long
+					 * before their job says otherwise */
 	unsigned connect_timeout_ms;
-	unsigned window;		/* engine receive window, 0: default */
 };
 
 /* Check the roots, bind and listen.  Returns 0 or -errno with a reason. */

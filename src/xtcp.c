@@ -40,6 +40,7 @@ struct xtcp {
 	struct sockaddr_storage bind;
 	bool has_bind;
 	unsigned connect_timeout_ms;
+	unsigned timeout_ms;
 	struct xpeer **peers;	/* sorted by rank */
 	size_t npeers, cap;
 };
@@ -228,6 +229,7 @@ on_connect(void *ctx, struct conn *c, int status)
 		conn_free(c);
 	} else {
 		p->up = true;
+		conn_keepalive(c, 0, x->timeout_ms);
 	}
 	x->base.ev.connected(x->base.ctx, p->rank, status);
 }
@@ -385,6 +387,7 @@ xtcp_new(const struct xtcp_cfg *cfg, struct xp **out)
 	x->rank = cfg->rank;
 	x->n = cfg->n;
 	x->connect_timeout_ms = cfg->connect_timeout_ms;
+	x->timeout_ms = cfg->timeout_ms;
 	if (cfg->bind != NULL && !net_is_any(cfg->bind)) {
 		x->bind = *cfg->bind;
 		x->has_bind = true;
@@ -408,6 +411,7 @@ xtcp_adopt(struct xp *xp, struct conn *c, uint32_t from)
 	p->c = c;
 	p->up = true;
 	conn_set_owner(c, &xtcp_conn_ops, p);
+	conn_keepalive(c, 0, x->timeout_ms);
 	conn_resume(c);
 	x->base.ev.connected(x->base.ctx, from, 0);
 	return 0;

@@ -29,6 +29,7 @@ struct xtcp_cfg {
 	/* Source address for outgoing connections, or NULL. */
 	const struct sockaddr_storage *bind;
 	unsigned connect_timeout_ms;
+	unsigned timeout_ms;	/* keepalive: a silent peer is dead after */
 };
 
 /* Create the transport for one member of one transfer. */

@@ -11,15 +11,27 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmcp-$TEST_NAME.XXXXXX")
 # A port of our own, so tests never meet a demo or each other.
 PORT=${RDMCP_TEST_PORT:-$((20000 + ($$ % 20000)))}
 DAEMON_PIDS=()
+EXIT_HOOKS=()
+
+# on_exit CMD...: run CMD when the test ends (before the scratch directory
+# goes), in reverse order of registration.
+on_exit() {
+	EXIT_HOOKS=("$*" "${EXIT_HOOKS[@]}")
+}
 
 cleanup() {
-	local rc=$?
-	for pid in "${DAEMON_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${DAEMON_PIDS[@]}"; do
-		wait "$pid" 2>/dev/null || true
-	done
+	local rc=$? hook
+	{
+		for pid in "${DAEMON_PIDS[@]}"; do
+			kill "$pid" 2>/dev/null || true
+		done
+		for pid in "${DAEMON_PIDS[@]}"; do
+			wait "$pid" 2>/dev/null || true
+		done
+		for hook in "${EXIT_HOOKS[@]}"; do
+			eval "$hook" || true
+		done
+	} 2>/dev/null
 	if [ "$rc" -ne 0 ] && [ -n "${KEEP_WORK:-}" ]; then
 		echo "kept $WORK" >&2
 	else
@@ -74,8 +86,10 @@ wait_listening() {
 }
 
 kill_daemon() {
-	kill -9 "${DAEMON_PIDS[$1]}" 2>/dev/null || true
-	wait "${DAEMON_PIDS[$1]}" 2>/dev/null || true
+	{
+		kill -9 "${DAEMON_PIDS[$1]}" || true
+		wait "${DAEMON_PIDS[$1]}" || true
+	} 2>/dev/null
 }
 
 # hosts N -> "127.0.0.2:P,...": the first N hosts.
@@ -133,4 +147,65 @@ expect_status() {
 		cat "$WORK/out" "$WORK/err" >&2
 		fail "'$*' exited $rc, expected $want"
 	fi
+}
+
+# ---------------------------------------------------------------------
+# Clusters of network namespaces (root only)
+
+# need_root: skip the test (status 77) unless we may build namespaces.
+need_root() {
+	if [ "$(id -u)" -ne 0 ] || ! ip netns list >/dev/null 2>&1; then
+		echo "  $TEST_NAME: skipped: needs root for network namespaces"
+		exit 77
+	fi
+}
+
+# cluster_up N [RATE]: hosts 1..N (see scripts/netns-cluster.sh), removed
+# when the test ends.  Host 1 sends; daemons run on hosts 2..N.
+cluster_up() {
+	export RDMCP_NS="rdt$$"
+	on_exit "$TOP/scripts/netns-cluster.sh" down
+	"$TOP/scripts/netns-cluster.sh" up "$@"
+}
+
+on_host() {
+	local i=$1
+	shift
+	"$TOP/scripts/netns-cluster.sh" exec "$i" "$@"
+}
+
+cluster_addr() {
+	"$TOP/scripts/netns-cluster.sh" addr "$1"
+}
+
+# cluster_daemons N [options]: daemons on hosts 2..N, landing below
+# $WORK/hI; waits until they listen.
+cluster_daemons() {
+	local n=$1 i t
+	shift
+	for i in $(seq 2 "$n"); do
+		mkdir -p "$WORK/h$i"
+		# a plain command, so that $! is the daemon itself (the script
+		# and ip netns exec both exec)
+		"$TOP/scripts/netns-cluster.sh" exec "$i" "$RDMCP" --serve -v \
+			--listen "$(cluster_addr "$i"):$PORT" --prefix "$WORK/h$i" \
+			"$@" 2>>"$WORK/daemon$i.log" &
+		DAEMON_PIDS[$i]=$!
+	done
+	for i in $(seq 2 "$n"); do
+		for t in $(seq 1 100); do
+			on_host 1 bash -c "exec 3<>/dev/tcp/$(cluster_addr "$i")/$PORT" \
+				2>/dev/null && break
+			sleep 0.05
+		done
+	done
+}
+
+# cluster_hosts N -> the daemons of hosts 2..N as a host list.
+cluster_hosts() {
+	local i list=""
+	for i in $(seq 2 "$1"); do
+		list="$list${list:+,}$(cluster_addr "$i"):$PORT"
+	done
+	echo "$list"
 }

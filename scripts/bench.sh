@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# bench.sh - rdmcp on an emulated cluster, against the physical limit.
+#
+# For each group size N, builds N network-namespace hosts whose NICs are
+# shaped to RATE in both directions (scripts/netns-cluster.sh), starts
+# daemons on hosts 2..N and measures, in the same run:
+#   - unicast: one plain TCP copy of the file from host 1 to host 2
+#     (tests/helpers/tcpcopy: sendfile, no rdmcp) - the physical limit;
+#   - rdmcp 1 -> 1: the same copy with rdmcp (its fixed costs);
+#   - rdmcp to hosts 2..N with each algorithm: time to the last replica;
+# and prints medians of RUNS runs and their ratio to the unicast.
+#
+# Settings (environment): BENCH_SIZES ("4 8 16"), BENCH_RATE (200mbit),
+# BENCH_MIB (128), BENCH_RUNS (3), BENCH_ALGS ("binomial chain tree
+# sequential"), BENCH_OPTS (extra rdmcp options).  Needs root.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+RDMCP=$TOP/rdmcp
+TCPCOPY=$TOP/build/tests/tcpcopy
+CLUSTER=$TOP/scripts/netns-cluster.sh
+SIZES=${BENCH_SIZES:-4 8 16}
+RATE=${BENCH_RATE:-200mbit}
+MIB=${BENCH_MIB:-128}
+RUNS=${BENCH_RUNS:-3}
+ALGS=${BENCH_ALGS:-binomial chain tree sequential}
+OPTS=${BENCH_OPTS:-}
+export RDMCP_NS=${RDMCP_NS:-rdmcpbench}
+DATA=/dev/shm/rdmcp-bench.$$
+PORT=7471
+
+[ "$(id -u)" -eq 0 ] || { echo "bench.sh: needs root (network namespaces)" >&2; exit 77; }
+[ -x "$RDMCP" ] && [ -x "$TCPCOPY" ] || { echo "bench.sh: run 'make bench'" >&2; exit 2; }
+
+cleanup() {
+	"$CLUSTER" down || true
+	rm -rf "$DATA"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+hostlist() {
+	local n=$1 i list=""
+	for i in $(seq 2 "$n"); do
+		list="$list${list:+,}$("$CLUSTER" addr "$i")"
+	done
+	echo "$list"
+}
+
+clear_copies() {
+	rm -rf "$DATA"/h*/"$DATA"
+	local i
+	for i in $(seq 2 "$1"); do
+		mkdir -p "$DATA/h$i/$DATA"
+	done
+}
+
+unicast_once() {
+	"$CLUSTER" exec 2 "$TCPCOPY" recv 9999 "$DATA/h2/unicast" &
+	local pid=$! t
+	sleep 0.3
+	t=$("$CLUSTER" exec 1 "$TCPCOPY" send "$("$CLUSTER" addr 2)" 9999 "$DATA/file")
+	wait "$pid"
+	rm -f "$DATA/h2/unicast"
+	echo "$t"
+}
+
+# rdmcp_once N HOSTS ALG: seconds to the last replica
+rdmcp_once() {
+	local out
+	clear_copies "$1"
+	# shellcheck disable=SC2086
+	out=$("$CLUSTER" exec 1 "$RDMCP" -a "$3" $OPTS "$DATA/file" "$2") ||
+		{ echo "bench.sh: rdmcp failed: $out" >&2; exit 1; }
+	echo "$out" | tail -1 | sed -n 's/.* in \([0-9.]*\) s,.*/\1/p'
+}
+
+start_daemons() {
+	local i
+	for i in $(seq 2 "$1"); do
+		mkdir -p "$DATA/h$i"
+		"$CLUSTER" exec "$i" "$RDMCP" --serve -q \
+			--listen "$("$CLUSTER" addr "$i"):$PORT" \
+			--prefix "$DATA/h$i" &
+	done
+	sleep 1
+}
+
+mkdir -p "$DATA"
+head -c "$((MIB << 20))" /dev/urandom >"$DATA/file"
+echo "rdmcp bench: ${MIB} MiB file, every NIC at $RATE both ways, $RUNS runs, medians"
+printf '%-4s %-10s %-16s' N unicast "rdmcp 1->1"
+for alg in $ALGS; do printf ' %-18s' "$alg"; done
+echo
+for n in $SIZES; do
+	"$CLUSTER" up "$n" "$RATE"
+	start_daemons "$n"
+	uni=$(for r in $(seq "$RUNS"); do unicast_once; done | median)
+	one=$(for r in $(seq "$RUNS"); do rdmcp_once 2 "$("$CLUSTER" addr 2)" binomial; done | median)
+	printf '%-4s %-10s %-16s' "$n" "${uni}s" "$(awk -v a="$one" -v b="$uni" 'BEGIN { printf "%.2fs %.3fx", a, a / b }')"
+	for alg in $ALGS; do
+		t=$(for r in $(seq "$RUNS"); do rdmcp_once "$n" "$(hostlist "$n")" "$alg"; done | median)
+		printf ' %-18s' "$(awk -v a="$t" -v b="$uni" 'BEGIN { printf "%.2fs %.3fx", a, a / b }')"
+	done
+	echo
+	"$CLUSTER" down
+done

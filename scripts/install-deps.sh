@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# install-deps.sh - install what building and testing rdmcp needs on
+# Debian 12 (bookworm).  Run as root.  Does nothing when every package is
+# already installed, so it is safe to run again.
+#
+#   build:  gcc, make (build-essential), pkg-config, libuv1-dev, zlib1g-dev
+#   RDMA:   libibverbs-dev, librdmacm-dev (the verbs transport, next)
+#   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
+#           benchmarks on network namespaces), procps, mandoc (man page lint)
+set -euo pipefail
+
+PACKAGES=(
+	build-essential
+	pkg-config
+	libuv1-dev
+	check
+	zlib1g-dev
+	libibverbs-dev
+	librdmacm-dev
+	iproute2
+	mandoc
+	procps
+)
+
+installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)" = installed ]
+}
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+	installed "$pkg" || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing: ${missing[*]}" >&2
+	echo "install-deps: run as root (sudo $0)" >&2
+	exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# netns-cluster.sh - an emulated cluster of Linux hosts on one machine.
+#
+#   netns-cluster.sh up N [RATE]    hosts 1..N, each NIC shaped to RATE
+#                                   (tc rate, e.g. 200mbit; default: none)
+#   netns-cluster.sh down           remove every namespace it made
+#   netns-cluster.sh exec I CMD...  run CMD on host I
+#   netns-cluster.sh addr I         print host I's address
+#
+# Each host is a network namespace NAME-hI with one NIC, eth0, a veth whose
+# peer sits on bridge br0 in the switch namespace NAME-sw.  Addresses are
+# in 198.18.0.0/15 only (198.18.0.1 is host 1).  With RATE, a tbf qdisc
+# shapes each host's upload on eth0 and its download on the switch port,
+# so every NIC sends and receives at RATE at once, like a full-duplex link.
+# Needs root.  NAME is $RDMCP_NS (default rdmcp).
+set -euo pipefail
+
+NAME=${RDMCP_NS:-rdmcp}
+SW=$NAME-sw
+
+host_ns() { echo "$NAME-h$1"; }
+
+addr() {
+	local i=$1
+	echo "198.18.$((i / 250)).$((i % 250 + (i >= 250 ? 1 : 0)))"
+}
+
+shape() {
+	# shape NS DEV RATE: tbf with a 64 KiB bucket and a short queue
+	ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" \
+		burst 64kb latency 25ms
+}
+
+up() {
+	local n=$1 rate=${2:-} i ns
+	[ "$n" -ge 1 ] && [ "$n" -le 1000 ] || { echo "N must be 1..1000" >&2; exit 2; }
+	down
+	ip netns add "$SW"
+	ip -n "$SW" link set lo up
+	ip -n "$SW" link add br0 type bridge
+	ip -n "$SW" link set br0 up
+	for i in $(seq 1 "$n"); do
+		ns=$(host_ns "$i")
+		ip netns add "$ns"
+		ip -n "$ns" link set lo up
+		ip link add "rdh$$x$i" type veth peer name "p$i" netns "$SW"
+		ip link set "rdh$$x$i" netns "$ns"
+		ip -n "$ns" link set "rdh$$x$i" name eth0
+		ip -n "$ns" addr add "$(addr "$i")/15" dev eth0
+		ip -n "$ns" link set eth0 up
+		ip -n "$SW" link set "p$i" master br0 up
+		if [ -n "$rate" ]; then
+			shape "$ns" eth0 "$rate"
+			shape "$SW" "p$i" "$rate"
+		fi
+	done
+}
+
+down() {
+	local ns
+	for ns in $(ip netns list | awk '{print $1}' | grep -E "^$NAME-(sw|h[0-9]+)$" || true); do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+		ip netns del "$ns" 2>/dev/null || true
+	done
+}
+
+case "${1:-}" in
+up) shift; up "$@" ;;
+down) down ;;
+exec) shift; i=$1; shift; exec ip netns exec "$(host_ns "$i")" "$@" ;;
+addr) addr "$2" ;;
+*) sed -n '2,16p' "$0"; exit 2 ;;
+esac

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# check-docs.sh - the documentation agrees with the program (what
+# 'make check-docs' runs).
+#
+#   1. man/rdmcp.1 is lint-clean: mandoc -Tlint -W warning prints nothing;
+#   2. the options of './rdmcp --help' and of the man page (Fl macros) are
+#      the same, long and short; options in HIDDEN are accepted by rdmcp and
+#      documented in the man page but deliberately left out of --help;
+#      every option in the long_options table of cmd/rdmcp.c is in the man
+#      page, and so is every letter of its getopt string;
+#   3. README.md exists and has an '## Architecture' section.
+#
+# Prints what it checked; exits 0 only if everything agrees.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$TOP"
+RDMCP=./rdmcp
+MAN=man/rdmcp.1
+README=README.md
+MAIN_C=cmd/rdmcp.c
+# Accepted and documented in the man page, not listed by --help.
+HIDDEN="--window"
+
+failures=0
+fail() {
+	echo "check-docs: FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+ok() {
+	echo "check-docs: ok: $*"
+}
+
+# words_in: the words of standard input, one per line (letters, digits
+# and dashes; everything else separates words).
+words_in() {
+	tr -c 'A-Za-z0-9-' '\n' | grep -v '^$' || true
+}
+
+# long_opts / short_opts: filter words down to --long or -x options.
+long_opts() {
+	grep -E '^--[a-z][a-z0-9-]*$' | sort -u || true
+}
+short_opts() {
+	grep -E '^-[A-Za-z0-9]$' | sort -u || true
+}
+
+# man_flags FILE: every flag written with the Fl macro, as it renders
+# ("Fl d" is -d, "Fl -dest" or "Fl \-dest" is --dest), one per line.
+man_flags() {
+	awk '
+	/^[.\047]/ {
+		n = split(substr($0, 2), w, /[ \t]+/)
+		for (i = 1; i <= n; i++) {
+			if (w[i] != "Fl")
+				continue
+			# Fl takes arguments up to the next macro or delimiter
+			for (j = i + 1; j <= n; j++) {
+				a = w[j]
+				if (a ~ /^[A-Z][a-z][a-z]?$/ || a ~ /^[.,;:()\[\]?!|]$/)
+					break
+				gsub(/\\&/, "", a)
+				gsub(/\\-/, "-", a)
+				sub(/^"/, "", a)
+				sub(/"$/, "", a)
+				if (a != "")
+					print "-" a
+			}
+			i = j - 1
+		}
+	}' "$1"
+}
+
+# diff_sets WHAT A B NAME_A NAME_B: report entries of one set missing from
+# the other (sets are newline-separated, sorted, unique).
+diff_sets() {
+	local what=$1 a=$2 b=$3 na=$4 nb=$5 only_a only_b
+	only_a=$(comm -23 <(printf '%s\n' "$a" | grep -v '^$' || true) \
+		<(printf '%s\n' "$b" | grep -v '^$' || true) | tr '\n' ' ')
+	only_b=$(comm -13 <(printf '%s\n' "$a" | grep -v '^$' || true) \
+		<(printf '%s\n' "$b" | grep -v '^$' || true) | tr '\n' ' ')
+	if [ -z "$only_a$only_b" ]; then
+		ok "$what: $na and $nb agree ($(printf '%s\n' "$a" | grep -c . || true) options)"
+		return 0
+	fi
+	[ -z "$only_a" ] || fail "$what: in $na but not in $nb: $only_a"
+	[ -z "$only_b" ] || fail "$what: in $nb but not in $na: $only_b"
+}
+
+# --- 1. the man page is lint-clean --------------------------------------
+if [ ! -f "$MAN" ]; then
+	fail "$MAN is missing"
+elif ! command -v mandoc >/dev/null 2>&1; then
+	fail "mandoc is not installed (scripts/install-deps.sh installs it)"
+else
+	lint_rc=0
+	lint=$(mandoc -Tlint -W warning "$MAN" 2>&1) || lint_rc=$?
+	if [ -n "$lint" ] || [ "$lint_rc" -ne 0 ]; then
+		fail "mandoc -Tlint -W warning $MAN (status $lint_rc):"
+		printf '%s\n' "$lint" | sed 's/^/    /' >&2
+	else
+		ok "mandoc -Tlint -W warning $MAN: no warnings"
+	fi
+fi
+
+# --- 2. options: --help, man page, source ------------------------------
+if [ ! -x "$RDMCP" ]; then
+	fail "$RDMCP is not built (run 'make')"
+elif [ -f "$MAN" ]; then
+	help=$("$RDMCP" --help) || fail "'$RDMCP --help' failed"
+	help_long=$(printf '%s\n' "$help" | words_in | long_opts)
+	help_short=$(printf '%s\n' "$help" | words_in | short_opts)
+	man_long=$(man_flags "$MAN" | long_opts)
+	man_short=$(man_flags "$MAN" | short_opts)
+	[ -n "$help_long" ] || fail "no long options found in --help"
+	[ -n "$man_long" ] || fail "no long options found in $MAN"
+
+	# hidden options: accepted by rdmcp, in the man page, not in --help
+	hidden=
+	for opt in $HIDDEN; do
+		if printf '%s\n' "$help_long" | grep -qxe "$opt"; then
+			continue	# listed after all: an ordinary option
+		fi
+		if timeout 5 "$RDMCP" "$opt" </dev/null 2>&1 >/dev/null |
+			grep -qi "unrecognized option"; then
+			fail "hidden option $opt: rdmcp does not accept it"
+		fi
+		printf '%s\n' "$man_long" | grep -qxe "$opt" ||
+			fail "hidden option $opt is not documented in $MAN"
+		hidden="$hidden$opt"$'\n'
+	done
+	visible_man_long=$(comm -23 <(printf '%s\n' "$man_long") \
+		<(printf '%s' "$hidden" | sort -u))
+
+	diff_sets "long options" "$help_long" "$visible_man_long" \
+		"--help" "$MAN (hidden: $(echo $HIDDEN))"
+	diff_sets "short options" "$help_short" "$man_short" "--help" "$MAN"
+
+	# the option table itself, so that no accepted option goes unmentioned
+	if [ -f "$MAIN_C" ]; then
+		src_long=$(sed -n '/long_options\[\] *= *{/,/^};/p' "$MAIN_C" |
+			sed -n 's/^[[:space:]]*{ *"\([a-z][a-z0-9-]*\)".*/--\1/p' |
+			sort -u)
+		optstring=$(sed -n 's/.*getopt_long([^"]*"\([^"]*\)".*/\1/p' \
+			"$MAIN_C" | head -1)
+		src_short=$(printf '%s' "$optstring" | tr -d ':' | fold -w1 |
+			sed 's/^/-/' | sort -u)
+		if [ -z "$src_long" ] || [ -z "$src_short" ]; then
+			fail "could not read the option table of $MAIN_C"
+		else
+			diff_sets "long options" "$src_long" "$man_long" \
+				"$MAIN_C" "$MAN"
+			diff_sets "short options" "$src_short" "$man_short" \
+				"$MAIN_C" "$MAN"
+		fi
+	fi
+fi
+
+# --- 3. README ------------------------------------------------------------
+if [ ! -f "$README" ]; then
+	fail "$README is missing"
+elif ! grep -qE '^## Architecture[[:space:]]*$' "$README"; then
+	fail "$README has no '## Architecture' section"
+else
+	ok "$README has an '## Architecture' section"
+fi
+
+if [ "$failures" -gt 0 ]; then
+	echo "check-docs: $failures check(s) failed" >&2
+	exit 1
+fi
+echo "check-docs: all documentation checks passed"
