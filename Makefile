@@ -26,7 +26,8 @@ LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
-B := build
+B ?= build
+BIN ?= rdmcp
 SRCS := $(wildcard src/*.c)
 OBJS := $(SRCS:src/%.c=$(B)/src/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -35,9 +36,9 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
-	demo bench clean install uninstall
+	check-asan demo bench clean install uninstall
 
-all: rdmcp
+all: $(BIN)
 
 $(B)/src/%.o: src/%.c $(wildcard src/*.h) Makefile
 	@mkdir -p $(@D)
@@ -51,7 +52,7 @@ $(B)/cmd/%.o: cmd/%.c $(wildcard src/*.h cmd/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
 
-rdmcp: $(patsubst cmd/%.c,$(B)/cmd/%.o,$(wildcard cmd/*.c)) $(B)/librdmcp.a
+$(BIN): $(patsubst cmd/%.c,$(B)/cmd/%.o,$(wildcard cmd/*.c)) $(B)/librdmcp.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(LDFLAGS)
 
 $(B)/tests/%: tests/unit/%.c $(B)/librdmcp.a
@@ -69,14 +70,31 @@ check: check-unit check-integration check-cluster check-docs
 check-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-check-integration: rdmcp $(HELPER_BINS)
-	@tests/run-integration.sh tests/integration
+check-integration: $(BIN) $(HELPER_BINS)
+	@RDMCP=$(abspath $(BIN)) tests/run-integration.sh tests/integration
 
-check-cluster: rdmcp
-	@tests/run-integration.sh tests/cluster
+check-cluster: $(BIN)
+	@RDMCP=$(abspath $(BIN)) tests/run-integration.sh tests/cluster
 
-check-docs: rdmcp
+check-docs: $(BIN)
 	@tests/check-docs.sh
+
+# Unit and integration tests built with AddressSanitizer and UBSan.  Every
+# process, daemons included, writes its reports to build-asan/reports;
+# any report fails the target.
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+check-asan:
+	rm -rf build-asan/reports && mkdir -p build-asan/reports
+	$(MAKE) B=build-asan BIN=build-asan/rdmcp \
+		CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN)" \
+		LDFLAGS="$(SAN)" \
+		ASAN_OPTIONS=log_path=$(CURDIR)/build-asan/reports/asan \
+		UBSAN_OPTIONS=print_stacktrace=1:log_path=$(CURDIR)/build-asan/reports/ubsan \
+		check-unit check-integration
+	@if ls build-asan/reports/* >/dev/null 2>&1; then \
+		cat build-asan/reports/*; echo "check-asan: sanitizer reports"; \
+		exit 1; fi
+	@echo "check-asan: no sanitizer reports"
 
 demo: rdmcp
 	@scripts/demo.sh
@@ -85,12 +103,16 @@ bench: rdmcp $(HELPER_BINS)
 	@scripts/bench.sh
 
 clean:
-	rm -rf $(B) rdmcp
+	rm -rf build build-asan rdmcp
 
 install: rdmcp
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions
 	install -m 0755 rdmcp $(DESTDIR)$(BINDIR)/rdmcp
 	install -m 0644 man/rdmcp.1 $(DESTDIR)$(MANDIR)/man1/rdmcp.1
+	install -m 0644 completions/rdmcp.bash \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/rdmcp
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/rdmcp $(DESTDIR)$(MANDIR)/man1/rdmcp.1
+	rm -f $(DESTDIR)$(BINDIR)/rdmcp $(DESTDIR)$(MANDIR)/man1/rdmcp.1 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/rdmcp

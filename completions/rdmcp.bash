@@ -1,0 +1,24 @@
+# bash completion for rdmcp
+_rdmcp() {
+	local cur prev opts
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	case $prev in
+	-a | --algorithm)
+		COMPREPLY=($(compgen -W "binomial chain tree sequential" -- "$cur"))
+		return ;;
+	-d | --dest | --root | --prefix)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
+	-b | --block-size | -p | --port | -t | --timeout | --connect-timeout | \
+	--listen | --hosts | --blocks | --window)
+		return ;;
+	esac
+	if [[ $cur == -* ]]; then
+		opts=$(rdmcp --help 2>/dev/null | grep -o -- '--[a-z-]*' | sort -u)
+		COMPREPLY=($(compgen -W "$opts -a -b -d -h -p -q -t -v -V" -- "$cur"))
+		return
+	fi
+	COMPREPLY=($(compgen -f -- "$cur"))
+}
+complete -o filenames -F _rdmcp rdmcp

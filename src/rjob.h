@@ -1,0 +1,57 @@
+/*
+ * rjob - one transfer as a receiving daemon takes part in it.
+ *
+ *   JOB    -> files created under temporary names, space reserved (in the
+ *             thread pool, off the loop) -> ACCEPT, or REFUSE with a reason
+ *   START  -> the engine runs; the job's data connections are handed to it
+ *             (those that come before START wait, paused)
+ *   all blocks in (and, with --verify, the sender's crc matches)
+ *          -> files renamed into place -> COMPLETE
+ *   any failure, ABORT, or the sender gone -> temporaries removed, FAIL
+ *
+ * Resources are released on a later turn of the loop, never from inside an
+ * engine or connection callback.
+ */
+#ifndef RDMCP_RJOB_H
+#define RDMCP_RJOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "conn.h"
+#include "proto.h"
+
+struct rjob;
+
+/* What every job of one daemon shares. */
+struct rjob_env {
+	uv_loop_t *loop;
+	const char *const *roots;	/* where files may land (resolved) */
+	size_t nroots;
+	const char *prefix;		/* prepended to destinations, or NULL */
+	unsigned connect_timeout_ms;
+	/* The job is gone; called once, just before its memory is freed. */
+	void (*gone)(void *ctx, struct rjob *j);
+	void *ctx;
+};
+
+/* Take over a control connection and the job its JOB frame described (both
+ * now belong to the job) and start setting up.  Returns 0 or -ENOMEM (then
+ * the caller still owns both). */
+int rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
+	     struct rjob **out);
+
+/* True if this job has `token` and still takes data connections. */
+bool rjob_matches(const struct rjob *j, const uint8_t *token);
+
+/* A data connection of this job, whose HELLO said it comes from rank
+ * `from` to rank `to`: handed to the engine, or held until START.
+ * Returns 0, or -errno and the caller keeps the connection. */
+int rjob_add_data(struct rjob *j, struct conn *c, uint32_t from, uint32_t to);
+
+/* Stop at once (daemon shutdown): temporaries removed, connections
+ * closed; `gone` follows on a later turn. */
+void rjob_stop(struct rjob *j);
+
+#endif

@@ -1,0 +1,33 @@
+# The sender killed mid-transfer: every receiver discards its temporaries
+# within the keepalive timeout, no final file appears, and the daemons go
+# on serving.
+. "$(dirname "$0")/../lib.sh"
+start_daemons 4
+src=$WORK/src
+mkdir -p "$src"
+prepare_dirs 4 "$src"
+make_file "$src/data" $((200 << 20))
+"$RDMCP" -a chain -b 64K "$src/data" "$(hosts 4)" >"$WORK/out" 2>&1 &
+pid=$!
+for t in $(seq 1 200); do
+	grep -q "rank" "$WORK/daemon4.log" && break
+	sleep 0.02
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+# the control connections break at once: temporaries go quickly
+for t in $(seq 1 100); do
+	left=$(find "$WORK"/h* -name '.*.rdmcp-*' | head -1)
+	[ -z "$left" ] && break
+	sleep 0.05
+done
+[ -z "$left" ] || fail "temporaries left after the sender died: $left"
+for i in 1 2 3 4; do
+	[ ! -e "$(landed "$i" "$src/data")" ] || fail "host $i has a final file"
+done
+grep -Eq "the sender went away|lost connection to rank 0" "$WORK/daemon1.log" ||
+	fail "daemon 1 did not notice: $(tail -3 "$WORK/daemon1.log")"
+# still serving
+make_file "$src/small" 100000
+expect_status 0 "$RDMCP" "$src/small" "$(hosts 4)"
+assert_copies 4 "$src/small"

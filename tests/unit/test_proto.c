@@ -1,0 +1,361 @@
+/*
+ * Wire encoding and decoding: frame headers, jobs, member lists, hellos
+ * round-trip exactly; truncated, oversized and malformed input is refused
+ * with an error, never read past its end.
+ */
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net.h"
+#include "proto.h"
+#include "wire.h"
+
+static struct job *
+sample_job(uint32_t nfiles)
+{
+	struct job *job = calloc(1, sizeof(*job));
+	uint32_t i;
+
+	for (i = 0; i < PROTO_TOKEN_LEN; i++)
+		job->token[i] = (uint8_t)(i * 17 + 3);
+	job->alg = SCHED_TREE;
+	job->flags = JOB_VERIFY | JOB_FORCE;
+	job->block_size = 1u << 20;
+	job->timeout_ms = 30000;
+	job->window = 16;
+	job->origin = strdup("sender.example");
+	job->nfiles = nfiles;
+	job->files = calloc(nfiles ? nfiles : 1, sizeof(*job->files));
+	for (i = 0; i < nfiles; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/data/file-%u", i);
+		job->files[i].path = strdup(path);
+		job->files[i].size = i == 1 ? (5ull << 30) + 7 : i * 1000ull;
+		job->files[i].mode = i == 0 ? 0755 : 0640;
+	}
+	return job;
+}
+
+START_TEST(frame_round_trip)
+{
+	struct frame f = { .type = MSG_BLOCK, .arg = 0xdeadbeef,
+			   .val = 0x0123456789abcdefull, .len = 1ull << 33 };
+	struct frame g;
+	uint8_t buf[PROTO_FRAME_LEN];
+
+	frame_encode(&f, buf);
+	ck_assert_int_eq(frame_decode(buf, &g), 0);
+	ck_assert_uint_eq(g.type, f.type);
+	ck_assert_uint_eq(g.arg, f.arg);
+	ck_assert_uint_eq(g.val, f.val);
+	ck_assert_uint_eq(g.len, f.len);
+	buf[1] = PROTO_VERSION + 1;	/* another version */
+	ck_assert_int_eq(frame_decode(buf, &g), -EPROTO);
+	buf[1] = PROTO_VERSION;
+	buf[3] = 1;			/* reserved bits */
+	ck_assert_int_eq(frame_decode(buf, &g), -EPROTO);
+}
+END_TEST
+
+START_TEST(job_round_trip)
+{
+	struct job *job = sample_job(3), *back;
+	struct rd_err err = { 0 };
+	struct wbuf w;
+	uint32_t i;
+
+	wbuf_init(&w);
+	ck_assert_int_eq(job_encode(job, &w), 0);
+	ck_assert_int_eq(job_decode(w.data, w.len, &back, &err), 0);
+	ck_assert_mem_eq(back->token, job->token, PROTO_TOKEN_LEN);
+	ck_assert_int_eq(back->alg, SCHED_TREE);
+	ck_assert_uint_eq(back->flags, JOB_VERIFY | JOB_FORCE);
+	ck_assert_uint_eq(back->block_size, 1u << 20);
+	ck_assert_uint_eq(back->timeout_ms, 30000);
+	ck_assert_uint_eq(back->window, 16);
+	ck_assert_str_eq(back->origin, "sender.example");
+	ck_assert_uint_eq(back->nfiles, 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_str_eq(back->files[i].path, job->files[i].path);
+		ck_assert_uint_eq(back->files[i].size, job->files[i].size);
+		ck_assert_uint_eq(back->files[i].mode, job->files[i].mode);
+	}
+	ck_assert_uint_eq(back->total, (5ull << 30) + 7 + 2000);
+	ck_assert_uint_eq(job_blocks(back), (back->total + (1u << 20) - 1) >>
+						    20);
+	job_free(back);
+	job_free(job);
+	wbuf_free(&w);
+	job_free(NULL);
+}
+END_TEST
+
+START_TEST(job_empty)
+{
+	struct job *job = sample_job(0), *back;
+	struct wbuf w;
+
+	wbuf_init(&w);
+	ck_assert_int_eq(job_encode(job, &w), 0);
+	ck_assert_int_eq(job_decode(w.data, w.len, &back, NULL), 0);
+	ck_assert_uint_eq(back->nfiles, 0);
+	ck_assert_uint_eq(back->total, 0);
+	ck_assert_uint_eq(job_blocks(back), 0);
+	job_free(back);
+	job_free(job);
+	wbuf_free(&w);
+}
+END_TEST
+
+/* Every proper prefix of a valid job is refused, as is trailing junk. */
+START_TEST(job_truncated)
+{
+	struct job *job = sample_job(4), *back;
+	struct wbuf w;
+	size_t cut;
+
+	wbuf_init(&w);
+	job_encode(job, &w);
+	for (cut = 0; cut < w.len; cut++) {
+		back = (struct job *)1;
+		ck_assert_int_lt(job_decode(w.data, cut, &back, NULL), 0);
+		ck_assert_ptr_null(back);
+	}
+	wput_u8(&w, 0);
+	ck_assert_int_lt(job_decode(w.data, w.len, &back, NULL), 0);
+	job_free(job);
+	wbuf_free(&w);
+}
+END_TEST
+
+/* Encode a job after `mutate` breaks it, expect a refusal naming `what`. */
+static void
+expect_refused(void (*mutate)(struct job *), const char *what)
+{
+	struct job *job = sample_job(2), *back;
+	struct rd_err err = { 0 };
+	struct wbuf w;
+
+	mutate(job);
+	wbuf_init(&w);
+	job_encode(job, &w);
+	ck_assert_int_lt(job_decode(w.data, w.len, &back, &err), 0);
+	ck_assert_ptr_null(back);
+	ck_assert_msg(strstr(err.msg, what) != NULL, "'%s' lacks '%s'",
+		      err.msg, what);
+	job_free(job);
+	wbuf_free(&w);
+}
+
+static void bad_alg(struct job *j) { j->alg = (enum sched_alg)9; }
+static void bad_flags(struct job *j) { j->flags = 0x80; }
+static void tiny_block(struct job *j) { j->block_size = 1; }
+static void huge_block(struct job *j) { j->block_size = 0x7fffffff; }
+static void no_timeout(struct job *j) { j->timeout_ms = 0; }
+static void no_window(struct job *j) { j->window = 0; }
+static void huge_window(struct job *j) { j->window = 100000; }
+static void bad_mode(struct job *j) { j->files[1].mode = 0170000; }
+static void relative(struct job *j)
+{
+	free(j->files[0].path);
+	j->files[0].path = strdup("etc/passwd");
+}
+static void overflow(struct job *j)
+{
+	j->files[0].size = UINT64_MAX / 3;
+	j->files[1].size = UINT64_MAX / 3;
+}
+
+START_TEST(job_malformed)
+{
+	expect_refused(bad_alg, "algorithm");
+	expect_refused(bad_flags, "flags");
+	expect_refused(tiny_block, "block size");
+	expect_refused(huge_block, "block size");
+	expect_refused(no_timeout, "timeout");
+	expect_refused(no_window, "window");
+	expect_refused(huge_window, "window");
+	expect_refused(bad_mode, "mode");
+	expect_refused(relative, "not absolute");
+	expect_refused(overflow, "overflows");
+}
+END_TEST
+
+START_TEST(job_hostile_counts)
+{
+	struct job *job = sample_job(0), *back;
+	struct wbuf w;
+
+	/* a file count far beyond what the bytes can hold */
+	job->nfiles = 0;
+	wbuf_init(&w);
+	job_encode(job, &w);
+	be_put32(w.data + w.len - 4, 0xffffffff);
+	ck_assert_int_lt(job_decode(w.data, w.len, &back, NULL), 0);
+	/* a string length beyond the end of the buffer */
+	wbuf_free(&w);
+	wbuf_init(&w);
+	job->nfiles = 1;
+	job->files = realloc(job->files, sizeof(*job->files));
+	job->files[0].path = strdup("/x");
+	job->files[0].size = 1;
+	job->files[0].mode = 0644;
+	job_encode(job, &w);
+	/* the path length field sits 4 + 2 + 8 + 4 bytes from the end */
+	be_put32(w.data + w.len - 18, 0x7fffffff);
+	ck_assert_int_lt(job_decode(w.data, w.len, &back, NULL), 0);
+	job_free(job);
+	wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(roster_round_trip)
+{
+	struct sockaddr_storage addrs[4];
+	struct roster ro = { .rank = 2, .n = 4, .addrs = addrs }, *back;
+	struct wbuf w;
+	size_t cut;
+
+	memset(addrs, 0, sizeof(addrs));
+	net_parse_numeric("198.18.0.2", 7471, &addrs[1]);
+	net_parse_numeric("fd00::5", 9, &addrs[2]);
+	net_parse_numeric("198.18.3.250", 65535, &addrs[3]);
+	wbuf_init(&w);
+	ck_assert_int_eq(roster_encode(&ro, &w), 0);
+	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
+	ck_assert_uint_eq(back->rank, 2);
+	ck_assert_uint_eq(back->n, 4);
+	ck_assert_int_eq(back->addrs[0].ss_family, AF_UNSPEC);
+	for (cut = 1; cut < 4; cut++)
+		ck_assert(net_equal(&back->addrs[cut], &addrs[cut]));
+	roster_free(back);
+	for (cut = 0; cut < w.len; cut++)
+		ck_assert_int_lt(roster_decode(w.data, cut, &back, NULL), 0);
+	/* rank 0 is the sender, never a receiving member */
+	be_put32(w.data, 0);
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	/* a member without an address */
+	be_put32(w.data, 2);
+	w.data[8 + 19] = 0;
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	wbuf_free(&w);
+	roster_free(NULL);
+}
+END_TEST
+
+START_TEST(hello_round_trip)
+{
+	struct hello h = { .from = 3, .to = 7 }, g;
+	struct wbuf w;
+
+	memset(h.token, 0xab, sizeof(h.token));
+	wbuf_init(&w);
+	hello_encode(&h, &w);
+	ck_assert_int_eq(hello_decode(w.data, w.len, &g), 0);
+	ck_assert_mem_eq(g.token, h.token, PROTO_TOKEN_LEN);
+	ck_assert_uint_eq(g.from, 3);
+	ck_assert_uint_eq(g.to, 7);
+	ck_assert_int_lt(hello_decode(w.data, w.len - 1, &g), 0);
+	/* data connections go from lower to higher rank only */
+	be_put32(w.data + PROTO_TOKEN_LEN, 9);
+	ck_assert_int_lt(hello_decode(w.data, w.len, &g), 0);
+	wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(strings_bounded)
+{
+	struct rbuf r;
+	struct wbuf w;
+	char *s;
+
+	wbuf_init(&w);
+	wput_str(&w, "hello");
+	rbuf_init(&r, w.data, w.len);
+	ck_assert_int_eq(rget_str(&r, 4, &s), -EBADMSG);	/* too long */
+	ck_assert_ptr_null(s);
+	rbuf_init(&r, w.data, w.len);
+	ck_assert_int_eq(rget_str(&r, 5, &s), 0);
+	ck_assert_str_eq(s, "hello");
+	free(s);
+	ck_assert_int_eq(rbuf_done(&r), 0);
+	w.data[5] = '\0';	/* a NUL inside is refused */
+	rbuf_init(&r, w.data, w.len);
+	ck_assert_int_eq(rget_str(&r, 100, &s), -EBADMSG);
+	wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(addresses)
+{
+	char host[64], buf[NET_ADDRSTRLEN];
+	struct sockaddr_storage ss;
+	uint16_t port;
+
+	ck_assert_int_eq(net_split_hostport("node01", host, sizeof(host),
+					    &port, 7471), 0);
+	ck_assert_str_eq(host, "node01");
+	ck_assert_uint_eq(port, 7471);
+	ck_assert_int_eq(net_split_hostport("node01:80", host, sizeof(host),
+					    &port, 7471), 0);
+	ck_assert_uint_eq(port, 80);
+	ck_assert_int_eq(net_split_hostport("[fd00::1]:9000", host,
+					    sizeof(host), &port, 1), 0);
+	ck_assert_str_eq(host, "fd00::1");
+	ck_assert_uint_eq(port, 9000);
+	ck_assert_int_eq(net_split_hostport("fd00::1", host, sizeof(host),
+					    &port, 5), 0);
+	ck_assert_str_eq(host, "fd00::1");
+	ck_assert_int_lt(net_split_hostport("node:0", host, sizeof(host),
+					    &port, 1), 0);
+	ck_assert_int_lt(net_split_hostport("node:70000", host, sizeof(host),
+					    &port, 1), 0);
+	ck_assert_int_lt(net_split_hostport("[fd00::1", host, sizeof(host),
+					    &port, 1), 0);
+	ck_assert_int_lt(net_split_hostport(":80", host, sizeof(host), &port,
+					    1), 0);
+	ck_assert_int_eq(net_parse_numeric("198.18.0.9", 7471, &ss), 0);
+	net_format(&ss, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "198.18.0.9:7471");
+	ck_assert_int_eq(net_parse_numeric("::1", 1, &ss), 0);
+	net_format(&ss, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "[::1]:1");
+	ck_assert_int_lt(net_parse_numeric("node01", 1, &ss), 0);
+}
+END_TEST
+
+static Suite *
+proto_suite(void)
+{
+	Suite *s = suite_create("proto");
+	TCase *tc = tcase_create("wire");
+
+	tcase_add_test(tc, frame_round_trip);
+	tcase_add_test(tc, job_round_trip);
+	tcase_add_test(tc, job_empty);
+	tcase_add_test(tc, job_truncated);
+	tcase_add_test(tc, job_malformed);
+	tcase_add_test(tc, job_hostile_counts);
+	tcase_add_test(tc, roster_round_trip);
+	tcase_add_test(tc, hello_round_trip);
+	tcase_add_test(tc, strings_bounded);
+	tcase_add_test(tc, addresses);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(proto_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
