@@ -1,7 +1,8 @@
 # rdmcp - reliable multicast file copy (RDMC binomial pipeline)
 #
 #   make            build ./rdmcp
-#   make check      build and run every test (unit, integration, cluster)
+#   make check      build and run every test (unit, integration, cluster,
+#                   RDMA in a Soft-RoCE VM, docs)
 #   make demo       8 daemons on 127.0.0.2-9, push a file, show the report
 #   make bench      benchmarks on an emulated cluster (root, netns + tc)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -15,7 +16,7 @@ VERSION := 0.1.0
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libuv zlib
+PKGS := libuv zlib libibverbs librdmacm
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -Wundef -Wwrite-strings \
@@ -36,7 +37,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
-	check-asan demo bench clean install uninstall
+	check-asan check-rdma demo bench clean install uninstall
 
 all: $(BIN)
 
@@ -64,7 +65,7 @@ $(B)/tests/%: tests/helpers/%.c $(B)/librdmcp.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(B)/librdmcp.a $(LIBS) $(LDFLAGS)
 
-check: check-unit check-integration check-cluster check-docs
+check: check-unit check-integration check-cluster check-rdma check-docs
 	@echo "make check: all tests passed"
 
 check-unit: $(UNIT_BINS)
@@ -95,6 +96,10 @@ check-asan:
 		cat build-asan/reports/*; echo "check-asan: sanitizer reports"; \
 		exit 1; fi
 	@echo "check-asan: no sanitizer reports"
+
+# The RDMA tests, inside a VM with Soft-RoCE devices (root, QEMU).
+check-rdma: $(BIN)
+	@scripts/check-rdma.sh
 
 demo: rdmcp
 	@scripts/demo.sh

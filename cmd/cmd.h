@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "proto.h"
 #include "push.h"
 #include "schedule.h"
 
@@ -33,6 +34,11 @@ struct opts {
 	unsigned timeout_ms;
 	unsigned connect_timeout_ms;
 	unsigned window;
+	enum proto_transport transport;
+	const char *bind;
+	const char *device;
+	int gid_index;		/* -1: from the address */
+	bool interrupts;
 	int verbose;		/* -1 quiet, 0 normal, 1.. more */
 	/* daemon */
 	const char *listen;

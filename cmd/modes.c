@@ -158,9 +158,13 @@ run_push(const struct opts *o)
 		.force = o->force, .timeout_ms = o->timeout_ms,
 		.connect_timeout_ms = o->connect_timeout_ms,
 		.window = o->window, .report = on_push_report, .ctx = &pc,
+		.transport = o->transport, .bind = o->bind,
+		.verbs = { .device = o->device, .gid_index = o->gid_index,
+			   .interrupts = o->interrupts },
 	};
 	if (push_run(&cfg, &sum, &err) < 0) {
 		warnx_("%s", err.msg);
+		print_failed(&hl, pc.failed);
 		rc = EXIT_SENDER;
 		goto out;
 	}
@@ -221,6 +225,9 @@ run_serve(const struct opts *o)
 		.loop = &loop, .roots = o->roots, .nroots = o->nroots,
 		.prefix = o->prefix, .timeout_ms = o->timeout_ms,
 		.connect_timeout_ms = o->connect_timeout_ms,
+		.transport = o->transport,
+		.verbs = { .device = o->device, .gid_index = o->gid_index,
+			   .interrupts = o->interrupts },
 	};
 
 	setup_logging(o->verbose, LOG_INFO);

@@ -21,15 +21,20 @@
 #endif
 
 enum {
-	OPT_BLOCKS = 256,
+	OPT_BIND = 256,
+	OPT_BLOCKS,
 	OPT_CONNECT_TIMEOUT,
+	OPT_DEVICE,
 	OPT_FORCE,
+	OPT_GID_INDEX,
 	OPT_HOSTS,
+	OPT_INTERRUPTS,
 	OPT_LISTEN,
 	OPT_PLAN,
 	OPT_PREFIX,
 	OPT_ROOT,
 	OPT_SERVE,
+	OPT_TRANSPORT,
 	OPT_VERIFY,
 	OPT_WINDOW,
 };
@@ -37,13 +42,17 @@ enum {
 /* Sorted by long name. */
 static const struct option long_options[] = {
 	{ "algorithm", required_argument, NULL, 'a' },
+	{ "bind", required_argument, NULL, OPT_BIND },
 	{ "block-size", required_argument, NULL, 'b' },
 	{ "blocks", required_argument, NULL, OPT_BLOCKS },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "dest", required_argument, NULL, 'd' },
+	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "gid-index", required_argument, NULL, OPT_GID_INDEX },
 	{ "help", no_argument, NULL, 'h' },
 	{ "hosts", required_argument, NULL, OPT_HOSTS },
+	{ "interrupts", no_argument, NULL, OPT_INTERRUPTS },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "plan", no_argument, NULL, OPT_PLAN },
 	{ "port", required_argument, NULL, 'p' },
@@ -52,6 +61,7 @@ static const struct option long_options[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "timeout", required_argument, NULL, 't' },
+	{ "transport", required_argument, NULL, OPT_TRANSPORT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "version", no_argument, NULL, 'V' },
@@ -84,6 +94,7 @@ usage(FILE *out)
 "                           (default %d)\n"
 "  -t, --timeout SECS       a peer silent this long has failed (default 30)\n"
 "      --connect-timeout SECS  give up connecting after this (default 5)\n"
+"      --bind ADDR          send from this local address\n"
 "  -q, --quiet              print only failures\n"
 "  -v, --verbose            more detail (repeat for more)\n"
 "\n"
@@ -94,6 +105,14 @@ usage(FILE *out)
 "                           unless --prefix is given)\n"
 "      --prefix DIR         land every destination path below DIR, e.g.\n"
 "                           to run several daemons on one machine\n"
+"\n"
+"Transport (both sides):\n"
+"      --transport T        auto (default: RDMA verbs when every member has\n"
+"                           an active device on its address, else TCP),\n"
+"                           verbs or tcp\n"
+"      --device NAME        the RDMA device that must serve the address\n"
+"      --gid-index N        use the IPv4 address of this GID of the device\n"
+"      --interrupts         never busy-poll the completion queue\n"
 "\n"
 "Planning:\n"
 "      --plan               print the schedule and exit: one line per block\n"
@@ -224,6 +243,31 @@ parse_option(struct opts *o, int c, const char *arg)
 	case 'h':
 		usage(stdout);
 		return EXIT_ALL_OK;
+	case OPT_BIND:
+		o->bind = arg;
+		return -1;
+	case OPT_DEVICE:
+		o->device = arg;
+		return -1;
+	case OPT_GID_INDEX:
+		if (parse_size(arg, 1024, &v) < 0)
+			return bad_usage("bad GID index '%s'", arg);
+		o->gid_index = (int)v;
+		return -1;
+	case OPT_INTERRUPTS:
+		o->interrupts = true;
+		return -1;
+	case OPT_TRANSPORT:
+		if (strcmp(arg, "tcp") == 0)
+			o->transport = TRANSPORT_TCP;
+		else if (strcmp(arg, "verbs") == 0 || strcmp(arg, "rdma") == 0)
+			o->transport = TRANSPORT_VERBS;
+		else if (strcmp(arg, "auto") == 0)
+			o->transport = TRANSPORT_AUTO;
+		else
+			return bad_usage("unknown transport '%s' (auto, verbs, "
+					 "tcp)", arg);
+		return -1;
 	case OPT_BLOCKS:
 		if (parse_size(arg, 1ull << 40, &o->plan_blocks) < 0)
 			return bad_usage("bad block count '%s'", arg);
@@ -277,6 +321,8 @@ defaults(struct opts *o)
 	o->port = PROTO_DEFAULT_PORT;
 	o->timeout_ms = 30000;
 	o->connect_timeout_ms = 5000;
+	o->transport = TRANSPORT_AUTO;
+	o->gid_index = -1;
 }
 
 int

@@ -80,8 +80,9 @@ report_summary(const struct opts *o, const struct push_summary *s)
 	gbit = s->last_ok > 0 ? (double)s->bytes * 8 / s->last_ok / 1e9 : 0;
 	printf("%zu of %zu replicas complete", s->ok, s->hosts);
 	if (s->ok > 0)
-		printf(": %s in %.3f s, %s (%.3f Gbit/s), skew %.3f s", size,
-		       s->last_ok, rate, gbit, s->last_ok - s->first_ok);
+		printf(": %s in %.3f s, %s (%.3f Gbit/s), skew %.3f s, over %s",
+		       size, s->last_ok, rate, gbit, s->last_ok - s->first_ok,
+		       s->transport);
 	printf("\n");
 	fflush(stdout);
 }

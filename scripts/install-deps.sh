@@ -6,7 +6,8 @@
 #   build:  gcc, make (build-essential), pkg-config, libuv1-dev, zlib1g-dev
 #   RDMA:   libibverbs-dev, librdmacm-dev (the verbs transport, next)
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
-#           benchmarks on network namespaces), procps, mandoc (man page lint)
+#           benchmarks on network namespaces), procps, mandoc (man page lint),
+#           and QEMU with what scripts/rxe-vm.sh builds the Soft-RoCE VM from
 set -euo pipefail
 
 PACKAGES=(
@@ -20,6 +21,18 @@ PACKAGES=(
 	iproute2
 	mandoc
 	procps
+	# the Soft-RoCE VM of make check-rdma (scripts/rxe-vm.sh)
+	qemu-system-x86
+	busybox-static
+	cpio
+	kmod
+	xz-utils
+	zstd
+	ibverbs-providers
+	ibverbs-utils
+	rdmacm-utils
+	perftest
+	util-linux
 )
 
 installed() {

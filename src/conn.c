@@ -552,6 +552,15 @@ conn_write_queue(const struct conn *c)
 	return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp);
 }
 
+int
+conn_local(const struct conn *c, struct sockaddr_storage *out)
+{
+	int len = sizeof(*out);
+
+	memset(out, 0, sizeof(*out));
+	return uv_tcp_getsockname(&c->tcp, (struct sockaddr *)out, &len);
+}
+
 const char *
 conn_peer(const struct conn *c)
 {

@@ -88,6 +88,9 @@ void conn_keepalive(struct conn *c, unsigned interval_ms,
 /* Bytes queued but not yet handed to the kernel. */
 size_t conn_write_queue(const struct conn *c);
 
+/* Our own address on this connection. */
+int conn_local(const struct conn *c, struct sockaddr_storage *out);
+
 /* "address:port" of the peer, for messages. */
 const char *conn_peer(const struct conn *c);
 

@@ -40,7 +40,7 @@ proto_max_len(uint8_t type)
 	case MSG_JOB:
 		return PROTO_MAX_BODY;
 	case MSG_START:
-		return 64ull + 20ull * SCHED_MAX_MEMBERS;
+		return 64ull + 21ull * SCHED_MAX_MEMBERS;
 	case MSG_REFUSE:
 	case MSG_FAIL:
 	case MSG_ABORT:
@@ -51,6 +51,19 @@ proto_max_len(uint8_t type)
 		return PROTO_MAX_BLOCK;
 	default:
 		return 0;
+	}
+}
+
+const char *
+proto_transport_name(enum proto_transport t)
+{
+	switch (t) {
+	case TRANSPORT_TCP:
+		return "tcp";
+	case TRANSPORT_VERBS:
+		return "verbs";
+	default:
+		return "auto";
 	}
 }
 
@@ -86,6 +99,7 @@ job_encode(const struct job *job, struct wbuf *w)
 	wput_u32(w, job->block_size);
 	wput_u32(w, job->timeout_ms);
 	wput_u32(w, job->window);
+	wput_u8(w, (uint8_t)job->transport);
 	wput_str(w, job->origin != NULL ? job->origin : "");
 	wput_u32(w, job->nfiles);
 	for (i = 0; i < job->nfiles; i++) {
@@ -120,6 +134,7 @@ static int
 job_decode_header(struct rbuf *r, struct job *job, struct rd_err *err)
 {
 	uint32_t alg;
+	uint8_t transport;
 
 	rget_bytes(r, job->token, PROTO_TOKEN_LEN);
 	rget_u32(r, &alg);
@@ -127,6 +142,7 @@ job_decode_header(struct rbuf *r, struct job *job, struct rd_err *err)
 	rget_u32(r, &job->block_size);
 	rget_u32(r, &job->timeout_ms);
 	rget_u32(r, &job->window);
+	rget_u8(r, &transport);
 	if (rget_str(r, PROTO_MAX_TEXT, &job->origin) < 0 ||
 	    rget_u32(r, &job->nfiles) < 0)
 		return rd_errf(err, -EBADMSG, "truncated job header");
@@ -146,6 +162,10 @@ job_decode_header(struct rbuf *r, struct job *job, struct rd_err *err)
 	if (job->window == 0 || job->window > PROTO_MAX_WINDOW)
 		return rd_errf(err, -EBADMSG, "window %u out of range",
 			       job->window);
+	if (transport > TRANSPORT_AUTO)
+		return rd_errf(err, -EBADMSG, "unknown transport %u",
+			       transport);
+	job->transport = (enum proto_transport)transport;
 	if (job->nfiles > PROTO_MAX_FILES ||
 	    job->nfiles > (r->len - r->off) / 16)
 		return rd_errf(err, -EBADMSG, "bad file count %u",
@@ -263,6 +283,9 @@ get_addr(struct rbuf *r, struct sockaddr_storage *ss)
 	return 0;
 }
 
+#define ROSTER_HEAD 9		/* rank, n, transport */
+#define ROSTER_ENTRY 21		/* family, address, port, rdma port */
+
 int
 roster_encode(const struct roster *ro, struct wbuf *w)
 {
@@ -270,8 +293,11 @@ roster_encode(const struct roster *ro, struct wbuf *w)
 
 	wput_u32(w, ro->rank);
 	wput_u32(w, ro->n);
-	for (i = 0; i < ro->n; i++)
+	wput_u8(w, (uint8_t)ro->transport);
+	for (i = 0; i < ro->n; i++) {
 		put_addr(w, &ro->addrs[i]);
+		wput_u16(w, ro->rdma_ports != NULL ? ro->rdma_ports[i] : 0);
+	}
 	return w->err;
 }
 
@@ -281,6 +307,7 @@ roster_free(struct roster *ro)
 	if (ro == NULL)
 		return;
 	free(ro->addrs);
+	free(ro->rdma_ports);
 	free(ro);
 }
 
@@ -291,6 +318,7 @@ roster_decode(const uint8_t *body, size_t len, struct roster **out,
 	struct roster *ro;
 	struct rbuf r;
 	uint32_t i;
+	uint8_t transport;
 	int rc = -EBADMSG;
 
 	*out = NULL;
@@ -299,18 +327,23 @@ roster_decode(const uint8_t *body, size_t len, struct roster **out,
 		return -ENOMEM;
 	rbuf_init(&r, body, len);
 	if (rget_u32(&r, &ro->rank) < 0 || rget_u32(&r, &ro->n) < 0 ||
+	    rget_u8(&r, &transport) < 0 || transport > TRANSPORT_VERBS ||
 	    ro->n < 2 || ro->n > SCHED_MAX_MEMBERS || ro->rank == 0 ||
-	    ro->rank >= ro->n || (len - 8) / 19 != ro->n) {
+	    ro->rank >= ro->n ||
+	    (len - ROSTER_HEAD) / ROSTER_ENTRY != ro->n) {
 		rd_errf(err, rc, "bad member list");
 		goto out;
 	}
+	ro->transport = (enum proto_transport)transport;
 	ro->addrs = calloc(ro->n, sizeof(*ro->addrs));
+	ro->rdma_ports = calloc(ro->n, sizeof(*ro->rdma_ports));
 	rc = -ENOMEM;
-	if (ro->addrs == NULL)
+	if (ro->addrs == NULL || ro->rdma_ports == NULL)
 		goto out;
 	rc = -EBADMSG;
 	for (i = 0; i < ro->n; i++)
 		if (get_addr(&r, &ro->addrs[i]) < 0 ||
+		    rget_u16(&r, &ro->rdma_ports[i]) < 0 ||
 		    (i > 0 && ro->addrs[i].ss_family == AF_UNSPEC))
 			goto out;
 	rc = rbuf_done(&r);

@@ -9,9 +9,11 @@
  *
  * Control connection (sender <-> daemon, one per host):
  *   JOB      s->d  body: the job (files, block size, algorithm, flags)
- *   ACCEPT   d->s  job set up, temporaries created, space reserved
+ *   ACCEPT   d->s  job set up, temporaries created, space reserved;
+ *                  val: the daemon's rdma_cm port, 0 if it has no RDMA
  *   REFUSE   d->s  val: errno, body: reason
- *   START    s->d  body: the member's rank and every member's address
+ *   START    s->d  body: the member's rank, the group's transport, every
+ *                  member's address and rdma_cm port
  *   CRC      s->d  val: crc32 of the whole stream (with --verify)
  *   COMPLETE d->s  val: crc32 of what the member wrote; files in place
  *   FAIL     d->s  val: errno, arg: peer rank involved or NO_PEER,
@@ -81,6 +83,16 @@ void frame_encode(const struct frame *f, uint8_t out[PROTO_FRAME_LEN]);
 /* Decode a frame header; -EPROTO on a bad version or reserved bits. */
 int frame_decode(const uint8_t in[PROTO_FRAME_LEN], struct frame *f);
 
+/* Transports a job may ask for, and a group may use. */
+enum proto_transport {
+	TRANSPORT_TCP = 0,
+	TRANSPORT_VERBS = 1,
+	TRANSPORT_AUTO = 2,	/* verbs if every member can, else tcp */
+};
+
+/* "tcp", "verbs", "auto". */
+const char *proto_transport_name(enum proto_transport t);
+
 /* Job flags. */
 #define JOB_VERIFY 0x1u		/* end-to-end crc32 before landing */
 #define JOB_FORCE 0x2u		/* replace existing destination files */
@@ -99,6 +111,7 @@ struct job {
 	uint32_t block_size;
 	uint32_t timeout_ms;	/* a silent peer is dead after this */
 	uint32_t window;	/* receives members post ahead */
+	enum proto_transport transport;	/* what the sender asks for */
 	char *origin;		/* the sender's host name, for logs */
 	uint32_t nfiles;
 	struct job_file *files;
@@ -118,12 +131,15 @@ uint64_t job_blocks(const struct job *job);
 /* Free a job and its strings; NULL is a no-op. */
 void job_free(struct job *job);
 
-/* The member list a START carries: the receiving member's rank and the
- * address of every rank (rank 0, the sender, has none: AF_UNSPEC). */
+/* The member list a START carries: the receiving member's rank, the
+ * transport of the group, the address of every rank (rank 0, the sender,
+ * has none: AF_UNSPEC) and its rdma_cm port (0 with tcp). */
 struct roster {
 	uint32_t rank;
 	uint32_t n;
+	enum proto_transport transport;	/* tcp or verbs */
 	struct sockaddr_storage *addrs;
+	uint16_t *rdma_ports;
 };
 
 int roster_encode(const struct roster *ro, struct wbuf *w);

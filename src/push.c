@@ -19,6 +19,7 @@
 #include "proto.h"
 #include "store.h"
 #include "xtcp.h"
+#include "xverbs.h"
 
 enum hstate {
 	HS_RESOLVING,
@@ -42,6 +43,7 @@ struct phost {
 	struct conn *c;
 	enum hstate st;
 	uint32_t rank;
+	uint16_t rdma_port;	/* offered in ACCEPT, 0: no RDMA */
 };
 
 /* After the first failure inside the group, wait this long before aborting
@@ -71,6 +73,12 @@ struct push {
 	uint32_t crc;
 	struct phost *suspect;	/* the peer rank 0's engine lost */
 	char suspect_why[300];
+	enum proto_transport group;	/* the transport the group uses */
+	struct sockaddr_storage src;	/* our address towards the hosts */
+	bool has_src;
+	struct vb *vb;
+	struct vb_dev *dev;
+	struct rd_err fatal;		/* the sender itself failed */
 	struct push_summary *sum;
 };
 
@@ -255,6 +263,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		if (h->st != HS_OFFERED)
 			return -EPROTO;
 		h->st = HS_ACCEPTED;
+		h->rdma_port = (uint16_t)f->val;
 		h->p->undecided--;
 		maybe_start(h->p);
 		return 0;
@@ -318,7 +327,8 @@ host_connect(struct phost *h)
 
 	net_format(&h->addr, h->addrstr, sizeof(h->addrstr));
 	h->st = HS_CONNECTING;
-	rc = conn_connect(&p->loop, (struct sockaddr *)&h->addr, NULL,
+	rc = conn_connect(&p->loop, (struct sockaddr *)&h->addr,
+			  p->has_src ? (struct sockaddr *)&p->src : NULL,
 			  p->cfg->connect_timeout_ms, &ctl_ops, h, &h->c);
 	if (rc < 0)
 		host_fail(h, rc, "cannot connect to %s: %s", h->addrstr,
@@ -444,13 +454,71 @@ crc_after(uv_work_t *w, int status)
 }
 
 static int
-start_engine(struct push *p, const struct sockaddr_storage *addrs)
+make_tcp(struct push *p, const struct sockaddr_storage *addrs,
+	 struct xp **xp)
 {
 	struct xtcp_cfg xc = {
 		.loop = &p->loop, .rank = 0, .n = p->members, .addrs = addrs,
+		.bind = p->has_src ? &p->src : NULL,
 		.connect_timeout_ms = p->cfg->connect_timeout_ms,
 		.timeout_ms = p->cfg->timeout_ms,
 	};
+
+	memcpy(xc.token, p->token, PROTO_TOKEN_LEN);
+	return xtcp_new(&xc, xp);
+}
+
+/* Rank 0 over verbs: sends straight from the mapped sources, registered
+ * read-only before data flows. */
+static int
+make_verbs(struct push *p, const struct sockaddr_storage *addrs,
+	   struct xp **xp)
+{
+	struct xvb_cfg vc = {
+		.loop = &p->loop, .vb = p->vb, .dev = p->dev, .rank = 0,
+		.n = p->members, .addrs = addrs, .bind = &p->src,
+		.block_size = p->cfg->block_size, .window = 1,
+		.connect_timeout_ms = p->cfg->connect_timeout_ms,
+	};
+	size_t i, len;
+	void *map;
+	int rc;
+
+	memcpy(vc.token, p->token, PROTO_TOKEN_LEN);
+	rc = xvb_new(&vc, xp, &p->fatal);
+	for (i = 0; rc == 0 && i < store_nfiles(p->st); i++) {
+		store_mapping(p->st, i, &map, &len);
+		rc = xp_reg(*xp, map, len, false);
+		if (rc < 0)
+			rd_errf(&p->fatal, rc, "%s", xp_errmsg(*xp) != NULL
+				 ? xp_errmsg(*xp) : strerror(-rc));
+	}
+	if (rc < 0) {
+		xp_free(*xp);
+		*xp = NULL;
+	}
+	return rc;
+}
+
+/* The members' rdma_cm addresses: their IPs with their rdma ports. */
+static void
+set_rdma_ports(struct push *p, struct sockaddr_storage *addrs)
+{
+	uint32_t r;
+
+	for (r = 1; r < p->members; r++) {
+		uint16_t port = htons(p->by_rank[r]->rdma_port);
+
+		if (addrs[r].ss_family == AF_INET)
+			((struct sockaddr_in *)&addrs[r])->sin_port = port;
+		else
+			((struct sockaddr_in6 *)&addrs[r])->sin6_port = port;
+	}
+}
+
+static int
+start_engine(struct push *p, struct sockaddr_storage *addrs)
+{
 	struct eng_cfg ec = {
 		.loop = &p->loop, .alg = p->cfg->alg, .n = p->members,
 		.rank = 0, .blocks = store_blocks(p->st),
@@ -461,8 +529,12 @@ start_engine(struct push *p, const struct sockaddr_storage *addrs)
 	};
 	int rc;
 
-	memcpy(xc.token, p->token, PROTO_TOKEN_LEN);
-	rc = xtcp_new(&xc, &ec.xp);
+	if (p->group == TRANSPORT_VERBS) {
+		set_rdma_ports(p, addrs);
+		rc = make_verbs(p, addrs, &ec.xp);
+	} else {
+		rc = make_tcp(p, addrs, &ec.xp);
+	}
 	if (rc < 0)
 		return rc;
 	rc = eng_new(&ec, &p->eng);
@@ -473,17 +545,74 @@ start_engine(struct push *p, const struct sockaddr_storage *addrs)
 	return eng_start(p->eng);
 }
 
+/* Can the sender itself use RDMA towards the hosts? */
+static int
+sender_verbs(struct push *p, struct rd_err *err)
+{
+	struct vb_cfg vc = p->cfg->verbs;
+	int rc;
+
+	if (!p->has_src) {
+		size_t i;
+
+		for (i = 0; i < p->nh && !p->has_src; i++)
+			if (p->h[i].st == HS_RUNNING &&
+			    conn_local(p->h[i].c, &p->src) == 0)
+				p->has_src = true;
+	}
+	if (!p->has_src)
+		return rd_errf(err, -EADDRNOTAVAIL, "no source address");
+	vc.loop = &p->loop;
+	rc = vb_new(&vc, &p->vb, err);
+	if (rc == 0)
+		rc = vb_device_for(p->vb, &p->src, &p->dev, err);
+	return rc;
+}
+
+/* tcp, or verbs when asked for (or allowed) and every member offered it
+ * and the sender can too. */
+static int
+choose_transport(struct push *p)
+{
+	struct rd_err why = { 0 };
+	size_t i;
+
+	p->group = TRANSPORT_TCP;
+	if (p->cfg->transport == TRANSPORT_TCP)
+		return 0;
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_RUNNING && p->h[i].rdma_port == 0)
+			return 0;	/* only with auto: verbs hosts refuse */
+	if (sender_verbs(p, &why) == 0) {
+		p->group = TRANSPORT_VERBS;
+		return 0;
+	}
+	if (p->cfg->transport == TRANSPORT_AUTO) {
+		log_info("over tcp: %s", why.msg);
+		return 0;
+	}
+	return rd_errf(&p->fatal, why.code, "%s", why.msg);
+}
+
 static int
 send_starts(struct push *p, struct sockaddr_storage *addrs)
 {
-	struct roster ro = { .rank = 1, .n = p->members, .addrs = addrs };
+	struct roster ro = { .rank = 1, .n = p->members, .addrs = addrs,
+			     .transport = p->group };
+	uint16_t *ports = calloc(p->members, sizeof(*ports));
 	struct frame f = { .type = MSG_START };
 	struct wbuf w;
 	size_t i;
 	int rc;
 
+	if (ports == NULL)
+		return -ENOMEM;
+	for (i = 1; i < p->members; i++)
+		ports[i] = p->by_rank[i]->rdma_port;
+	ro.rdma_ports = ports;
 	wbuf_init(&w);
 	rc = roster_encode(&ro, &w);
+	free(ports);
 	for (i = 0; i < p->nh && rc == 0; i++) {
 		struct phost *h = &p->h[i];
 
@@ -533,11 +662,15 @@ maybe_start(struct push *p)
 	}
 	p->sum->setup = elapsed(p);
 	if (p->members > 1) {
-		rc = send_starts(p, addrs);
+		rc = choose_transport(p);
+		p->sum->transport = proto_transport_name(p->group);
+		if (rc == 0)
+			rc = send_starts(p, addrs);
 		if (rc == 0)
 			rc = start_engine(p, addrs);
 		if (rc < 0)
-			abort_group(p, NULL, strerror(-rc));
+			abort_group(p, NULL, p->fatal.code ? p->fatal.msg
+							   : strerror(-rc));
 		else if (p->cfg->verify)
 			p->crc_busy = uv_queue_work(&p->loop, &p->crc_work,
 						    crc_run, crc_after) == 0;
@@ -567,6 +700,8 @@ finish_now(uv_timer_t *t)
 	}
 	eng_free(p->eng);
 	p->eng = NULL;
+	vb_free(p->vb);
+	p->vb = NULL;
 	uv_close((uv_handle_t *)&p->finisher, on_finisher_closed);
 	uv_close((uv_handle_t *)&p->aborter, on_finisher_closed);
 }
@@ -594,6 +729,7 @@ build_job(struct push *p, struct rd_err *err)
 		.alg = cfg->alg, .block_size = cfg->block_size,
 		.timeout_ms = cfg->timeout_ms,
 		.window = cfg->window ? cfg->window : ENG_DEFAULT_WINDOW,
+		.transport = cfg->transport,
 		.flags = (cfg->verify ? JOB_VERIFY : 0) |
 			 (cfg->force ? JOB_FORCE : 0),
 		.nfiles = (uint32_t)cfg->nfiles,
@@ -647,6 +783,12 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	if (p->h == NULL)
 		return -ENOMEM;
 	p->nh = p->undecided = p->unfinished = cfg->nhosts;
+	if (cfg->bind != NULL) {
+		if (net_parse_numeric(cfg->bind, 0, &p->src) < 0)
+			return rd_errf(err, -EINVAL, "bad source address '%s' "
+				       "(numeric)", cfg->bind);
+		p->has_src = true;
+	}
 	for (i = 0; i < p->nh; i++) {
 		p->h[i].p = p;
 		p->h[i].idx = i;
@@ -685,7 +827,9 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 	rc = uv_loop_close(&p.loop);
 	if (rc < 0)
 		log_warn("event loop closed with handles open");
-	rc = 0;
+	rc = p.fatal.code;
+	if (rc < 0 && err != NULL)
+		*err = p.fatal;
 out:
 	wbuf_free(&p.jobmsg);
 	free(p.by_rank);

@@ -21,7 +21,9 @@
 #include <stdint.h>
 
 #include "log.h"
+#include "proto.h"
 #include "schedule.h"
+#include "verbs.h"
 
 struct push_report {
 	size_t index;		/* position in the host list */
@@ -49,6 +51,9 @@ struct push_cfg {
 	unsigned timeout_ms;		/* a silent peer is dead after this */
 	unsigned connect_timeout_ms;
 	unsigned window;		/* engine receive window, 0: default */
+	enum proto_transport transport;	/* asked for */
+	const char *bind;		/* numeric source address, or NULL */
+	struct vb_cfg verbs;		/* device, GID index, polling */
 	void (*report)(void *ctx, const struct push_report *r);
 	void *ctx;
 };
@@ -62,7 +67,7 @@ struct push_summary {
 	double first_ok;	/* first and last complete replica */
 	double last_ok;
 	double setup;		/* until data could flow (START sent) */
-	const char *transport;
+	const char *transport;	/* used: "tcp" or "verbs" */
 };
 
 /* Run one transfer to the end on a private event loop.  Returns 0 once the

@@ -14,6 +14,7 @@
 #include "net.h"
 #include "store.h"
 #include "xtcp.h"
+#include "xverbs.h"
 
 enum jstate {
 	JS_SETUP,	/* creating files in the thread pool */
@@ -28,6 +29,13 @@ struct parked {
 	struct conn *c;
 	uint32_t from, to;
 	struct parked *next;
+};
+
+/* An RDMA connection request that came before START. */
+struct parked_rdma {
+	struct rdma_cm_id *id;
+	struct xvb_hello hello;
+	struct parked_rdma *next;
 };
 
 struct rjob {
@@ -46,6 +54,8 @@ struct rjob {
 	int work_rc;
 	struct rd_err work_err;
 	struct parked *parked;
+	struct parked_rdma *parked_rdma;
+	struct vb_dev *dev;	/* RDMA device offered, or NULL */
 	uv_timer_t reaper;
 	bool reaper_armed, reaped, stopping;
 };
@@ -112,6 +122,19 @@ job_destroy(struct rjob *j)
 	uv_close((uv_handle_t *)&j->reaper, on_reaper_closed);
 }
 
+static void
+drop_parked_rdma(struct rjob *j)
+{
+	struct parked_rdma *pr;
+
+	while ((pr = j->parked_rdma) != NULL) {
+		j->parked_rdma = pr->next;
+		rdma_reject(pr->id, NULL, 0);
+		rdma_destroy_id(pr->id);
+		free(pr);
+	}
+}
+
 /* Release what the job holds; uncommitted temporaries are removed. */
 static void
 job_release(struct rjob *j)
@@ -126,6 +149,7 @@ job_release(struct rjob *j)
 		free(pk);
 	}
 	j->parked = NULL;
+	drop_parked_rdma(j);
 	store_free(j->st);
 	j->st = NULL;
 	roster_free(j->ro);
@@ -241,13 +265,13 @@ on_done(void *ctx, int status, uint32_t peer)
 static int
 adopt(struct rjob *j, struct conn *c, uint32_t from, uint32_t to)
 {
-	if (to != j->ro->rank)
+	if (to != j->ro->rank || j->ro->transport != TRANSPORT_TCP)
 		return -EPROTO;
 	return xtcp_adopt(eng_xport(j->eng), c, from);
 }
 
 static int
-start_engine(struct rjob *j)
+make_tcp(struct rjob *j, struct xp **xp)
 {
 	struct xtcp_cfg xc = {
 		.loop = j->env->loop, .rank = j->ro->rank, .n = j->ro->n,
@@ -255,26 +279,63 @@ start_engine(struct rjob *j)
 		.connect_timeout_ms = j->env->connect_timeout_ms,
 		.timeout_ms = j->job->timeout_ms,
 	};
-	struct eng_cfg ec = {
-		.loop = j->env->loop, .alg = j->job->alg, .n = j->ro->n,
-		.rank = j->ro->rank, .blocks = store_blocks(j->st),
-		.window = j->job->window,
-		.io = { blocks_iov, blocks_arrived, j->st },
-		.complete = on_complete, .done = on_done, .ctx = j,
-	};
-	struct parked *pk;
-	int rc;
 
 	memcpy(xc.token, j->job->token, PROTO_TOKEN_LEN);
-	rc = xtcp_new(&xc, &ec.xp);
-	if (rc < 0)
-		return rc;
-	rc = eng_new(&ec, &j->eng);
-	if (rc < 0) {
-		xp_free(ec.xp);
-		return rc;
+	return xtcp_new(&xc, xp);
+}
+
+/* The members' rdma_cm addresses: their IPs with their rdma ports. */
+static struct sockaddr_storage *
+rdma_addrs(const struct roster *ro)
+{
+	struct sockaddr_storage *a = calloc(ro->n, sizeof(*a));
+	uint32_t i;
+
+	for (i = 0; a != NULL && i < ro->n; i++) {
+		a[i] = ro->addrs[i];
+		if (a[i].ss_family == AF_INET)
+			((struct sockaddr_in *)&a[i])->sin_port =
+				htons(ro->rdma_ports[i]);
+		else if (a[i].ss_family == AF_INET6)
+			((struct sockaddr_in6 *)&a[i])->sin6_port =
+				htons(ro->rdma_ports[i]);
 	}
-	rc = eng_start(j->eng);
+	return a;
+}
+
+static int
+make_verbs(struct rjob *j, unsigned window, struct xp **xp,
+	   struct rd_err *err)
+{
+	struct xvb_cfg vc = {
+		.loop = j->env->loop, .vb = j->env->vb, .dev = j->dev,
+		.rank = j->ro->rank, .n = j->ro->n,
+		.bind = &j->ro->addrs[j->ro->rank],
+		.block_size = j->job->block_size, .window = window,
+		.connect_timeout_ms = j->env->connect_timeout_ms,
+	};
+	int rc;
+
+	if (j->dev == NULL)
+		return rd_errf(err, -EPROTO, "the group runs over verbs, but "
+			       "this daemon offered none");
+	memcpy(vc.token, j->job->token, PROTO_TOKEN_LEN);
+	vc.addrs = rdma_addrs(j->ro);
+	if (vc.addrs == NULL)
+		return -ENOMEM;
+	rc = xvb_new(&vc, xp, err);
+	free((void *)vc.addrs);
+	return rc;
+}
+
+/* Hand over what came before START: data connections or RDMA requests. */
+static int
+adopt_parked(struct rjob *j)
+{
+	struct parked *pk;
+	struct parked_rdma *pr;
+	int rc = 0;
+
 	while (rc == 0 && (pk = j->parked) != NULL) {
 		j->parked = pk->next;
 		rc = adopt(j, pk->c, pk->from, pk->to);
@@ -282,7 +343,45 @@ start_engine(struct rjob *j)
 			conn_free(pk->c);
 		free(pk);
 	}
+	while (rc == 0 && (pr = j->parked_rdma) != NULL) {
+		rc = xvb_accept(eng_xport(j->eng), pr->id, &pr->hello);
+		if (rc < 0)
+			break;		/* rejected with the rest below */
+		j->parked_rdma = pr->next;
+		free(pr);
+	}
 	return rc;
+}
+
+static int
+start_engine(struct rjob *j, struct rd_err *err)
+{
+	unsigned window = j->job->window;
+	struct eng_cfg ec = {
+		.loop = j->env->loop, .alg = j->job->alg, .n = j->ro->n,
+		.rank = j->ro->rank, .blocks = store_blocks(j->st),
+		.io = { blocks_iov, blocks_arrived, j->st },
+		.complete = on_complete, .done = on_done, .ctx = j,
+	};
+	int rc;
+
+	if (j->ro->transport == TRANSPORT_VERBS) {
+		if (window > xvb_max_window(j->job->block_size))
+			window = xvb_max_window(j->job->block_size);
+		rc = make_verbs(j, window, &ec.xp, err);
+	} else {
+		rc = make_tcp(j, &ec.xp);
+	}
+	if (rc < 0)
+		return rc;
+	ec.window = window;
+	rc = eng_new(&ec, &j->eng);
+	if (rc < 0) {
+		xp_free(ec.xp);
+		return rc;
+	}
+	rc = eng_start(j->eng);
+	return rc == 0 ? adopt_parked(j) : rc;
 }
 
 static int
@@ -297,10 +396,12 @@ on_start(struct rjob *j, const struct frame *f, const uint8_t *body)
 	if (rc < 0)
 		return rc;
 	j->state = JS_RUNNING;
-	log_info("job %s: rank %u of %u", j->tag, j->ro->rank, j->ro->n);
-	rc = start_engine(j);
+	log_info("job %s: rank %u of %u, over %s", j->tag, j->ro->rank,
+		 j->ro->n, proto_transport_name(j->ro->transport));
+	rc = start_engine(j, &err);
 	if (rc < 0)
-		job_fail(j, rc, "cannot start: %s", strerror(-rc));
+		job_fail(j, rc, "cannot start: %s",
+			 err.code ? err.msg : strerror(-rc));
 	return 0;
 }
 
@@ -398,7 +499,8 @@ setup_done(uv_work_t *w, int status)
 		return;
 	}
 	j->state = JS_READY;
-	send_frame(j, MSG_ACCEPT, 0, NULL);
+	send_frame(j, MSG_ACCEPT, j->dev != NULL ? j->env->rdma_port : 0,
+		   NULL);
 }
 
 static void
@@ -410,6 +512,31 @@ describe_job(struct rjob *j)
 		 sched_alg_name(j->job->alg), j->job->block_size,
 		 (j->job->flags & JOB_VERIFY) ? ", verify" : "",
 		 (j->job->flags & JOB_FORCE) ? ", force" : "");
+}
+
+/* Can this daemon take part over RDMA, on the address the sender reached?
+ * Refuses the job if the sender insists and it cannot. */
+static int
+offer_verbs(struct rjob *j)
+{
+	struct sockaddr_storage local;
+	struct rd_err err = { 0 };
+
+	if (j->job->transport == TRANSPORT_TCP)
+		return 0;
+	if (j->env->vb == NULL)
+		rd_errf(&err, -EPROTONOSUPPORT, "this daemon serves no RDMA "
+			"(see its log; --transport tcp avoids it)");
+	else if (conn_local(j->ctl, &local) == 0)
+		vb_device_for(j->env->vb, &local, &j->dev, &err);
+	if (j->dev != NULL)
+		return 0;
+	if (j->job->transport == TRANSPORT_AUTO) {
+		log_info("job %s: over tcp: %s", j->tag, err.msg);
+		return 0;
+	}
+	job_fail(j, err.code ? err.code : -EPROTONOSUPPORT, "%s", err.msg);
+	return -1;
 }
 
 int
@@ -434,6 +561,9 @@ rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
 	/* the sender's timeout governs its job from here on */
 	conn_keepalive(ctl, 0, job->timeout_ms);
 	describe_job(j);
+	*out = j;
+	if (offer_verbs(j) < 0)
+		return 0;	/* refused; the job ends on its own */
 	j->work.data = j;
 	j->work_busy = uv_queue_work(env->loop, &j->work, setup_run,
 				     setup_done) == 0;
@@ -509,6 +639,28 @@ rjob_add_data(struct rjob *j, struct conn *c, uint32_t from, uint32_t to)
 	j->parked = pk;
 	conn_pause(c);
 	conn_set_owner(c, &parked_ops, pk);
+	return 0;
+}
+
+int
+rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
+	      const struct xvb_hello *h)
+{
+	struct parked_rdma *pr;
+
+	if (j->state == JS_RUNNING && j->ro->transport == TRANSPORT_VERBS)
+		return h->to == j->ro->rank
+			       ? xvb_accept(eng_xport(j->eng), id, h)
+			       : -EPROTO;
+	if (j->state != JS_READY || j->dev == NULL)
+		return -ENOENT;
+	pr = calloc(1, sizeof(*pr));
+	if (pr == NULL)
+		return -ENOMEM;
+	pr->id = id;
+	pr->hello = *h;
+	pr->next = j->parked_rdma;
+	j->parked_rdma = pr;
 	return 0;
 }
 

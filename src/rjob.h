@@ -21,6 +21,7 @@
 
 #include "conn.h"
 #include "proto.h"
+#include "verbs.h"
 
 struct rjob;
 
@@ -31,6 +32,8 @@ struct rjob_env {
 	size_t nroots;
 	const char *prefix;		/* prepended to destinations, or NULL */
 	unsigned connect_timeout_ms;
+	struct vb *vb;			/* RDMA, or NULL: TCP only */
+	uint16_t rdma_port;		/* where vb listens */
 	/* The job is gone; called once, just before its memory is freed. */
 	void (*gone)(void *ctx, struct rjob *j);
 	void *ctx;
@@ -49,6 +52,12 @@ bool rjob_matches(const struct rjob *j, const uint8_t *token);
  * `from` to rank `to`: handed to the engine, or held until START.
  * Returns 0, or -errno and the caller keeps the connection. */
 int rjob_add_data(struct rjob *j, struct conn *c, uint32_t from, uint32_t to);
+
+/* An RDMA connection request for this job (see xverbs.h): handed to the
+ * transport, or held until START.  On failure the caller rejects it. */
+struct xvb_hello;
+int rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
+		  const struct xvb_hello *h);
 
 /* Stop at once (daemon shutdown): temporaries removed, connections
  * closed; `gone` follows on a later turn. */

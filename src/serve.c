@@ -15,6 +15,7 @@
 #include "path.h"
 #include "proto.h"
 #include "rjob.h"
+#include "xverbs.h"
 
 /* A connection whose first frame has not arrived yet. */
 struct fresh {
@@ -27,6 +28,7 @@ struct fresh {
 struct serve {
 	struct serve_cfg cfg;
 	struct rjob_env env;
+	struct vb *vb;
 	char **roots;
 	size_t nroots;
 	char *prefix;
@@ -36,11 +38,21 @@ struct serve {
 	struct rjob **jobs;
 	size_t njobs, jobcap;
 	struct fresh *fresh;
+	bool stopping;
 };
 
 /* ---------------------------------------------------------------------
  * Jobs
  */
+
+/* RDMA goes last, once the jobs (and their queue pairs) are gone. */
+static void
+serve_close_verbs(struct serve *s)
+{
+	vb_free(s->vb);
+	s->vb = NULL;
+	s->env.vb = NULL;
+}
 
 static void
 job_gone(void *ctx, struct rjob *j)
@@ -51,9 +63,11 @@ job_gone(void *ctx, struct rjob *j)
 	for (i = 0; i < s->njobs; i++) {
 		if (s->jobs[i] == j) {
 			s->jobs[i] = s->jobs[--s->njobs];
-			return;
+			break;
 		}
 	}
+	if (s->njobs == 0 && s->stopping)
+		serve_close_verbs(s);
 }
 
 static int
@@ -83,6 +97,22 @@ job_add(struct serve *s, struct conn *c, struct job *job)
 /* ---------------------------------------------------------------------
  * Data connections
  */
+
+/* An RDMA connection request: to the job its private data names. */
+static int
+route_rdma(void *ctx, struct rdma_cm_id *id, const void *pdata, uint8_t len)
+{
+	struct serve *s = ctx;
+	struct xvb_hello h;
+	size_t i;
+
+	if (xvb_parse_hello(pdata, len, &h) < 0)
+		return -EPROTO;
+	for (i = 0; i < s->njobs; i++)
+		if (rjob_matches(s->jobs[i], h.token))
+			return rjob_add_rdma(s->jobs[i], id, &h);
+	return -ENOENT;
+}
 
 static int
 route_hello(struct serve *s, struct conn *c, const struct frame *f,
@@ -279,6 +309,39 @@ serve_listen(struct serve *s, struct rd_err *err)
 	return 0;
 }
 
+/* RDMA on this daemon: the connection manager and a listener on the same
+ * address as the TCP one, on a port of its own. */
+static int
+serve_verbs(struct serve *s, struct rd_err *err)
+{
+	struct sockaddr_storage addr = s->bound;
+	struct rd_err why = { 0 };
+	char host[NET_ADDRSTRLEN];
+	int rc;
+
+	if (s->cfg.transport == TRANSPORT_TCP)
+		return 0;
+	s->cfg.verbs.loop = s->cfg.loop;
+	rc = vb_new(&s->cfg.verbs, &s->vb, &why);
+	if (rc == 0) {
+		net_without_port(&s->bound, &addr);
+		rc = vb_listen(s->vb, &addr, route_rdma, s, &why);
+	}
+	if (rc < 0) {
+		vb_free(s->vb);
+		s->vb = NULL;
+		if (s->cfg.transport == TRANSPORT_VERBS)
+			return rd_errf(err, rc, "%s", why.msg);
+		log_info("no RDMA, serving over TCP only: %s", why.msg);
+		return 0;
+	}
+	s->env.vb = s->vb;
+	s->env.rdma_port = net_port(&addr);
+	net_format(&addr, host, sizeof(host));
+	log_info("RDMA connections on %s", host);
+	return 0;
+}
+
 int
 serve_new(const struct serve_cfg *cfg, struct serve **out,
 	  struct rd_err *err)
@@ -300,6 +363,8 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 	};
 	if (rc == 0)
 		rc = serve_listen(s, err);
+	if (rc == 0)
+		rc = serve_verbs(s, err);
 	if (rc < 0) {
 		serve_shutdown(s);
 		uv_run(cfg->loop, UV_RUN_DEFAULT);
@@ -322,6 +387,7 @@ serve_shutdown(struct serve *s)
 	struct fresh *fr, *fn;
 	size_t i;
 
+	s->stopping = true;
 	if (s->listening)
 		uv_close((uv_handle_t *)&s->listener, NULL);
 	s->listening = false;
@@ -333,6 +399,8 @@ serve_shutdown(struct serve *s)
 	s->fresh = NULL;
 	for (i = 0; i < s->njobs; i++)
 		rjob_stop(s->jobs[i]);
+	if (s->njobs == 0)
+		serve_close_verbs(s);
 }
 
 void

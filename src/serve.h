@@ -22,6 +22,8 @@
 #include <uv.h>
 
 #include "log.h"
+#include "proto.h"
+#include "verbs.h"
 
 struct serve;
 
@@ -34,6 +36,10 @@ struct serve_cfg {
 	unsigned timeout_ms;		/* drop connections silent this long
 					 * before their job says otherwise */
 	unsigned connect_timeout_ms;
+	/* tcp: never RDMA; verbs: RDMA or fail to start; auto: RDMA when
+	 * the machine has it */
+	enum proto_transport transport;
+	struct vb_cfg verbs;		/* device, GID index, polling */
 };
 
 /* Check the roots, bind and listen.  Returns 0 or -errno with a reason. */

@@ -87,8 +87,11 @@ map_file(int fd, uint64_t size, bool writable, uint8_t **out)
 		return 0;
 	if (size > SIZE_MAX)
 		return -EFBIG;
+	/* Sources are mapped private: we never write them, so the pages stay
+	 * the page cache's own, and unlike a shared read-only mapping an RDMA
+	 * device may register them (Linux 6.1 refuses the latter). */
 	p = mmap(NULL, (size_t)size, PROT_READ | (writable ? PROT_WRITE : 0),
-		 MAP_SHARED, fd, 0);
+		 writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	madvise(p, (size_t)size, MADV_SEQUENTIAL);
@@ -531,6 +534,13 @@ store_file(const struct store *st, size_t i, uint64_t *size, uint32_t *mode)
 {
 	*size = st->f[i].size;
 	*mode = st->f[i].mode;
+}
+
+void
+store_mapping(const struct store *st, size_t i, void **addr, size_t *len)
+{
+	*addr = st->f[i].map;
+	*len = st->f[i].map != NULL ? (size_t)st->f[i].size : 0;
 }
 
 void

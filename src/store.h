@@ -80,6 +80,11 @@ size_t store_nfiles(const struct store *st);
 void store_file(const struct store *st, size_t i, uint64_t *size,
 		uint32_t *mode);
 
+/* The mapping of file i: its address and length (NULL, 0 when empty), so
+ * a transport can register it. */
+void store_mapping(const struct store *st, size_t i, void **addr,
+		   size_t *len);
+
 /* Unmap, close, remove uncommitted temporaries; NULL is a no-op. */
 void store_free(struct store *st);
 

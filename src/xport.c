@@ -51,6 +51,12 @@ xp_finish(struct xp *x, uint32_t peer)
 }
 
 const char *
+xp_errmsg(const struct xp *x)
+{
+	return x->errmsg[0] != '\0' ? x->errmsg : NULL;
+}
+
+const char *
 xp_name(const struct xp *x)
 {
 	return x->ops->name;

@@ -64,6 +64,7 @@ struct xp {
 	const struct xp_ops *ops;
 	struct xp_events ev;
 	void *ctx;
+	char errmsg[512];	/* why the last call failed, if known */
 };
 
 /* Route events to `ev`/`ctx` (the engine does this when it starts). */
@@ -88,6 +89,10 @@ int xp_signal(struct xp *x, uint32_t peer, uint64_t value);
 
 /* Close the connection to `peer` in order once queued sends are out. */
 void xp_finish(struct xp *x, uint32_t peer);
+
+/* Why the last call failed, in words, or NULL if the transport cannot
+ * say more than the error number. */
+const char *xp_errmsg(const struct xp *x);
 
 /* The transport's name ("tcp", "verbs"). */
 const char *xp_name(const struct xp *x);

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ sample_job(uint32_t nfiles)
 	job->block_size = 1u << 20;
 	job->timeout_ms = 30000;
 	job->window = 16;
+	job->transport = TRANSPORT_AUTO;
 	job->origin = strdup("sender.example");
 	job->nfiles = nfiles;
 	job->files = calloc(nfiles ? nfiles : 1, sizeof(*job->files));
@@ -77,6 +79,7 @@ START_TEST(job_round_trip)
 	ck_assert_uint_eq(back->block_size, 1u << 20);
 	ck_assert_uint_eq(back->timeout_ms, 30000);
 	ck_assert_uint_eq(back->window, 16);
+	ck_assert_int_eq(back->transport, TRANSPORT_AUTO);
 	ck_assert_str_eq(back->origin, "sender.example");
 	ck_assert_uint_eq(back->nfiles, 3);
 	for (i = 0; i < 3; i++) {
@@ -158,6 +161,7 @@ static void huge_block(struct job *j) { j->block_size = 0x7fffffff; }
 static void no_timeout(struct job *j) { j->timeout_ms = 0; }
 static void no_window(struct job *j) { j->window = 0; }
 static void huge_window(struct job *j) { j->window = 100000; }
+static void bad_transport(struct job *j) { j->transport = 7; }
 static void bad_mode(struct job *j) { j->files[1].mode = 0170000; }
 static void relative(struct job *j)
 {
@@ -179,6 +183,7 @@ START_TEST(job_malformed)
 	expect_refused(no_timeout, "timeout");
 	expect_refused(no_window, "window");
 	expect_refused(huge_window, "window");
+	expect_refused(bad_transport, "transport");
 	expect_refused(bad_mode, "mode");
 	expect_refused(relative, "not absolute");
 	expect_refused(overflow, "overflows");
@@ -216,7 +221,10 @@ END_TEST
 START_TEST(roster_round_trip)
 {
 	struct sockaddr_storage addrs[4];
-	struct roster ro = { .rank = 2, .n = 4, .addrs = addrs }, *back;
+	uint16_t ports[4] = { 0, 18515, 7, 65535 };
+	struct roster ro = { .rank = 2, .n = 4, .addrs = addrs,
+			     .transport = TRANSPORT_VERBS,
+			     .rdma_ports = ports }, *back;
 	struct wbuf w;
 	size_t cut;
 
@@ -229,9 +237,12 @@ START_TEST(roster_round_trip)
 	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
 	ck_assert_uint_eq(back->rank, 2);
 	ck_assert_uint_eq(back->n, 4);
+	ck_assert_int_eq(back->transport, TRANSPORT_VERBS);
 	ck_assert_int_eq(back->addrs[0].ss_family, AF_UNSPEC);
-	for (cut = 1; cut < 4; cut++)
+	for (cut = 1; cut < 4; cut++) {
 		ck_assert(net_equal(&back->addrs[cut], &addrs[cut]));
+		ck_assert_uint_eq(back->rdma_ports[cut], ports[cut]);
+	}
 	roster_free(back);
 	for (cut = 0; cut < w.len; cut++)
 		ck_assert_int_lt(roster_decode(w.data, cut, &back, NULL), 0);
@@ -240,7 +251,7 @@ START_TEST(roster_round_trip)
 	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
 	/* a member without an address */
 	be_put32(w.data, 2);
-	w.data[8 + 19] = 0;
+	w.data[9 + 21] = 0;
 	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
 	wbuf_free(&w);
 	roster_free(NULL);

@@ -1,0 +1,69 @@
+/*
+ * xverbs - the RDMA verbs transport (see xport.h), over rdma_cm.
+ *
+ * Each schedule neighbour gets two reliable-connected queue pairs: one for
+ * blocks, sent with an immediate value (the block number) into receives
+ * posted before the ready-for-block signal goes out, and one for those
+ * signals, small sends under credit-based flow control.  The member of
+ * lower rank connects both, binding its source address; the private data
+ * of the request names the transfer and the ranks, and the daemon routes
+ * it to the job (xvb_accept).
+ *
+ * Memory: blocks are sent straight from memory registered with xp_reg()
+ * (the sender's mapped source files, read-only: no copy).  Receivers
+ * receive into a ring of registered bounce buffers, copy each block into
+ * place (the destination mapping) and relay from another ring; the rings
+ * are registered when the transport is created, before data flows.
+ */
+#ifndef RDMCP_XVERBS_H
+#define RDMCP_XVERBS_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "log.h"
+#include "proto.h"
+#include "verbs.h"
+#include "xport.h"
+
+struct xvb_cfg {
+	uv_loop_t *loop;
+	struct vb *vb;
+	struct vb_dev *dev;		/* serves `bind` */
+	uint8_t token[PROTO_TOKEN_LEN];
+	uint32_t rank;
+	uint32_t n;
+	/* every rank's rdma_cm address (IP and port), copied */
+	const struct sockaddr_storage *addrs;
+	const struct sockaddr_storage *bind;	/* our source address */
+	uint32_t block_size;
+	unsigned window;		/* receives posted ahead at most */
+	unsigned connect_timeout_ms;
+};
+
+/* The largest window the transport supports for a block size: its bounce
+ * ring holds that many blocks, within a fixed memory budget. */
+unsigned xvb_max_window(uint32_t block_size);
+
+/* Create the transport and register its rings.  Explains failures (e.g.
+ * the locked-memory limit). */
+int xvb_new(const struct xvb_cfg *cfg, struct xp **out, struct rd_err *err);
+
+/* What a connection request says. */
+struct xvb_hello {
+	uint8_t token[PROTO_TOKEN_LEN];
+	uint32_t from;
+	uint32_t to;
+	uint8_t kind;		/* data or signal queue pair */
+};
+
+/* Parse a connection request's private data; -EBADMSG if it is not ours. */
+int xvb_parse_hello(const void *pdata, uint8_t len, struct xvb_hello *out);
+
+/* Take over an incoming connection request (its rdma_cm_id) for this
+ * transport.  On failure the caller rejects it. */
+int xvb_accept(struct xp *x, struct rdma_cm_id *id,
+	       const struct xvb_hello *h);
+
+#endif

@@ -1,0 +1,33 @@
+# Pushes over real verbs devices: 1, 2, 3 and 5 receivers; sizes 0, 1,
+# block + 1 and several MiB; --verify; every algorithm.  The report must
+# say the group ran over verbs, and every copy must be exact.
+. "$(dirname "$0")/rlib.bash"
+need_rxe 6
+start_daemons 5 --transport verbs
+src=$WORK/src
+mkdir -p "$src"
+prepare_dirs 5 "$src"
+B=65536
+make_file "$src/big" $((3 << 20))
+for n in 1 2 3 5; do
+	expect_status 0 push --transport verbs --verify -b 64K "$src/big" \
+		"$(hosts "$n")"
+	grep -q "^$n of $n replicas complete.*over verbs" "$WORK/out" ||
+		fail "$n receivers: $(cat "$WORK/out")"
+	assert_copies "$n" "$src/big"
+	note "$n receivers: $(tail -1 "$WORK/out")"
+	rm -f "$WORK"/h*"$src"/big
+done
+for size in 0 1 $((B + 1)); do
+	make_file "$src/f$size" "$size"
+	expect_status 0 push --transport verbs --verify -b 64K "$src/f$size" \
+		"$(hosts 3)"
+	assert_copies 3 "$src/f$size"
+done
+for alg in chain tree sequential binomial; do
+	expect_status 0 push --transport verbs --verify --force -a "$alg" \
+		-b 64K "$src/big" "$(hosts 5)"
+	grep -q "over verbs" "$WORK/out" || fail "$alg: $(cat "$WORK/out")"
+	assert_copies 5 "$src/big"
+done
+assert_no_temporaries

@@ -1,0 +1,62 @@
+# The classic RDMA failures get clear, actionable errors: a locked-memory
+# limit too low to register (on the sender and on a receiver), a device
+# that does not serve the address, an address on no RDMA device; and
+# --transport auto picks verbs here, tcp when told.
+. "$(dirname "$0")/rlib.bash"
+need_rxe 4
+src=$WORK/src
+mkdir -p "$src"
+make_file "$src/data" $((4 << 20))
+# without CAP_IPC_LOCK and a 1 MiB limit, neither side can register
+nolock=(prlimit --memlock=1048576 setpriv --bounding-set=-ipc_lock
+	--inh-caps=-ipc_lock --)
+start_daemons 2 --transport verbs
+prepare_dirs 2 "$src"
+expect_status 3 "${nolock[@]}" "$RDMCP" "${SENDER[@]}" --transport verbs \
+	"$src/data" "$(hosts 2)"
+grep -q "locked-memory limit (ulimit -l, RLIMIT_MEMLOCK) is 1.0 MiB; raise it" \
+	"$WORK/err" || fail "sender memlock: $(cat "$WORK/err")"
+note "sender: $(head -1 "$WORK/err" | cut -c1-150)"
+kill_daemon 2
+"${nolock[@]}" "$RDMCP" --serve --transport verbs --listen \
+	"$(host_addr 2):$PORT" --prefix "$WORK/h2" 2>>"$WORK/daemon2.log" &
+DAEMON_PIDS[2]=$!
+wait_listening "$(host_addr 2)"
+expect_status 1 push --transport verbs "$src/data" "$(hosts 2)"
+grep -q "$(host_addr 2):$PORT *FAILED.*locked-memory limit" "$WORK/out" ||
+	fail "receiver memlock: $(cat "$WORK/out")"
+note "receiver: $(grep FAILED "$WORK/out" | cut -c1-150)"
+# the wrong device for the address
+kill_daemon 2
+"$RDMCP" --serve --transport verbs --device rxe3 --listen \
+	"$(host_addr 2):$PORT" --prefix "$WORK/h2" 2>>"$WORK/daemon2.log" &
+DAEMON_PIDS[2]=$!
+wait_listening "$(host_addr 2)"
+expect_status 1 push --transport verbs "$src/data" "$(host_addr 2):$PORT"
+grep -q "is served by rxe2, not by rxe3 (--device)" "$WORK/out" ||
+	fail "device: $(cat "$WORK/out")"
+# an address no RDMA device serves
+"$RDMCP" --serve --listen "127.0.0.9:$PORT" --root "$WORK" \
+	2>>"$WORK/daemon9.log" &
+DAEMON_PIDS[9]=$!
+for t in $(seq 1 100); do
+	(exec 3<>"/dev/tcp/127.0.0.9/$PORT") 2>/dev/null && break
+	sleep 0.05
+done
+expect_status 1 "$RDMCP" --transport verbs -d "$WORK" "$src/data" \
+	"127.0.0.9:$PORT"
+grep -q "no RDMA device serves 127.0.0.9" "$WORK/out" ||
+	fail "no device: $(cat "$WORK/out")"
+# auto: tcp as soon as one member cannot do verbs (host 2's daemon still
+# insists on the wrong device), verbs where everyone can, tcp when asked
+expect_status 0 push --force "$src/data" "$(hosts 2)"
+grep -q "over tcp" "$WORK/out" || fail "auto, one without: $(cat "$WORK/out")"
+kill_daemon 2
+"$RDMCP" --serve --listen "$(host_addr 2):$PORT" --prefix "$WORK/h2" \
+	2>>"$WORK/daemon2.log" &
+DAEMON_PIDS[2]=$!
+wait_listening "$(host_addr 2)"
+expect_status 0 push --force "$src/data" "$(hosts 2)"
+grep -q "over verbs" "$WORK/out" || fail "auto: $(cat "$WORK/out")"
+expect_status 0 push --force --transport tcp "$src/data" "$(hosts 2)"
+grep -q "over tcp" "$WORK/out" || fail "tcp: $(cat "$WORK/out")"
