@@ -31,6 +31,8 @@ struct eng {
 	struct eng_cfg cfg;
 	uv_loop_t *loop;
 	uv_timer_t kick;	/* first pump, off the caller's stack */
+	uv_timer_t connect_deadline;
+	int open_timers;
 	struct sched *s;
 	uint64_t k;
 	struct epeer *peers;	/* sorted by rank */
@@ -253,6 +255,26 @@ pump(struct eng *e)
 	}
 	if (e->completed && e->sends_over && e->inflight == 0 && !e->failed)
 		finish(e);
+}
+
+/* ---------------------------------------------------------------------
+ * Connection deadline
+ */
+
+static void
+on_connect_deadline(uv_timer_t *t)
+{
+	struct eng *e = t->data;
+	size_t i;
+
+	if (e->failed || e->finished)
+		return;
+	for (i = 0; i < e->npeers; i++) {
+		if (!e->peers[i].up && !e->peers[i].closed) {
+			eng_fail(e, ENG_NEVER_CONNECTED, e->peers[i].rank);
+			return;
+		}
+	}
 }
 
 /* ---------------------------------------------------------------------
@@ -503,8 +525,12 @@ eng_start(struct eng *e)
 	}
 	e->loop = e->cfg.loop;
 	uv_timer_init(e->loop, &e->kick);
-	e->kick.data = e;
+	uv_timer_init(e->loop, &e->connect_deadline);
+	e->kick.data = e->connect_deadline.data = e;
 	uv_timer_start(&e->kick, on_kick, 0, 0);
+	if (e->cfg.connect_wait_ms > 0)
+		uv_timer_start(&e->connect_deadline, on_connect_deadline,
+			       e->cfg.connect_wait_ms, 0);
 	return 0;
 }
 
@@ -513,6 +539,8 @@ eng_strerror(int status)
 {
 	if (status == ENG_CLOSED_EARLY)
 		return "connection closed before the transfer ended";
+	if (status == ENG_NEVER_CONNECTED)
+		return "never connected";
 	return strerror(-status);
 }
 
@@ -543,9 +571,12 @@ eng_release(struct eng *e)
 }
 
 static void
-on_kick_closed(uv_handle_t *h)
+on_timer_closed(uv_handle_t *h)
 {
-	eng_release(h->data);
+	struct eng *e = h->data;
+
+	if (--e->open_timers == 0)
+		eng_release(e);
 }
 
 void
@@ -556,8 +587,10 @@ eng_free(struct eng *e)
 	xp_free(e->cfg.xp);
 	e->cfg.xp = NULL;
 	e->failed = true;
-	if (e->loop != NULL)
-		uv_close((uv_handle_t *)&e->kick, on_kick_closed);
-	else
+	if (e->loop != NULL) {
+		e->open_timers = 2;
+		uv_close((uv_handle_t *)&e->kick, on_timer_closed);
+		uv_close((uv_handle_t *)&e->connect_deadline, on_timer_closed);
+	} else
 		eng_release(e);
 }

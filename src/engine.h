@@ -48,6 +48,8 @@ struct eng_cfg {
 	uint32_t rank;
 	uint64_t blocks;
 	unsigned window;	/* receives posted ahead; 0: default */
+	unsigned connect_wait_ms; /* fail if a neighbour is not connected
+				   * this long after eng_start; 0: never */
 	struct xp *xp;		/* taken over: eng_free() frees it */
 	struct eng_blocks io;
 	/* Every block has arrived (never called for rank 0). */
@@ -68,6 +70,14 @@ struct eng_cfg {
 /* done() status when a peer closed its connection in order while the
  * schedule still needed it (e.g. it was killed with nothing in flight). */
 #define ENG_CLOSED_EARLY (-ENOTCONN)
+
+/* done() status when neighbour `peer` had not connected connect_wait_ms
+ * after the start: connections of lower ranks are the peer's to make, and
+ * without this deadline a member would wait for ever on one that could
+ * not (its own attempt timed out, or it failed before trying).  Delays
+ * of connected peers are not failures: a member may wait legitimately
+ * for its turn (sequential, tree); dead peers show up as lost. */
+#define ENG_NEVER_CONNECTED (-ETIME)
 
 /* Text for a done() status: strerror, but says what ENG_CLOSED_EARLY
  * means. */

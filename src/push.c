@@ -73,6 +73,7 @@ struct push {
 	uint32_t crc;
 	struct phost *suspect;	/* the peer rank 0's engine lost */
 	char suspect_why[300];
+	char relay_why[400];		/* a done host failed to relay */
 	enum proto_transport group;	/* the transport the group uses */
 	struct sockaddr_storage src;	/* our address towards the hosts */
 	bool has_src;
@@ -187,7 +188,12 @@ abort_now(uv_timer_t *t)
 		if (p->h[i].st == HS_FAILED && p->h[i].rank > 0)
 			at += snprintf(at, end - at, "%s %s",
 				       named++ ? "," : "", p->h[i].name);
-	if (named == 0)
+	if (named == 0 && p->relay_why[0] != '\0')
+		snprintf(reason, sizeof(reason), "%s", p->relay_why);
+	else if (named == 0 && p->suspect != NULL)
+		snprintf(reason, sizeof(reason), "aborted: the sender lost its "
+			 "data connection to %s", p->suspect->name);
+	else if (named == 0)
 		snprintf(at, end - at, " the sender's connections");
 	for (i = 0; i < p->nh; i++) {
 		if (p->h[i].st != HS_RUNNING)
@@ -235,6 +241,20 @@ copy_text(char *dst, size_t len, const uint8_t *body, uint64_t n)
 	dst[m] = '\0';
 }
 
+/* A host holds its copy but could not pass blocks on: those it was to
+ * feed cannot finish, so the group is broken. */
+static void
+relay_failed(struct phost *h, const char *text)
+{
+	struct push *p = h->p;
+
+	if (p->relay_why[0] == '\0')
+		snprintf(p->relay_why, sizeof(p->relay_why),
+			 "aborted: %s could not relay: %.300s", h->name,
+			 text);
+	abort_group(p, h, text);
+}
+
 static int
 on_complete_msg(struct phost *h, const struct frame *f)
 {
@@ -270,7 +290,10 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_REFUSE:
 	case MSG_FAIL:
 		copy_text(text, sizeof(text), body, f->len);
-		host_fail(h, -(int)(f->val & 0xffff), "%s", text);
+		if (h->st == HS_DONE)
+			relay_failed(h, text);
+		else
+			host_fail(h, -(int)(f->val & 0xffff), "%s", text);
 		return 0;
 	case MSG_COMPLETE:
 		return on_complete_msg(h, f);
@@ -393,7 +416,7 @@ static void
 on_engine_done(void *ctx, int status, uint32_t peer)
 {
 	struct push *p = ctx;
-	char why[300];
+	char why[400];
 
 	p->eng_done = true;
 	if (status < 0) {
@@ -522,7 +545,8 @@ start_engine(struct push *p, struct sockaddr_storage *addrs)
 	struct eng_cfg ec = {
 		.loop = &p->loop, .alg = p->cfg->alg, .n = p->members,
 		.rank = 0, .blocks = store_blocks(p->st),
-		.window = p->cfg->window,
+		.window = p->cfg->window, .connect_wait_ms = p->cfg->connect_timeout_ms +
+				    p->cfg->timeout_ms,
 		.io = { engine_iov, engine_arrived, p->st },
 		.complete = on_engine_complete, .done = on_engine_done,
 		.ctx = p,

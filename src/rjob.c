@@ -254,7 +254,11 @@ on_done(void *ctx, int status, uint32_t peer)
 	}
 	if (peer < j->ro->n)
 		net_format(&j->ro->addrs[peer], addr, sizeof(addr));
-	if (peer == ENG_NO_PEER)
+	if (status == ENG_NEVER_CONNECTED)
+		job_fail(j, status, "rank %u (%s) never connected (waited "
+			 "%u ms)", peer, peer == 0 ? "the sender" : addr,
+			 j->env->connect_timeout_ms + j->job->timeout_ms);
+	else if (peer == ENG_NO_PEER)
 		job_fail(j, status, "%s", eng_strerror(status));
 	else
 		job_fail(j, status, "lost connection to rank %u (%s): %s",
@@ -360,6 +364,10 @@ start_engine(struct rjob *j, struct rd_err *err)
 	struct eng_cfg ec = {
 		.loop = j->env->loop, .alg = j->job->alg, .n = j->ro->n,
 		.rank = j->ro->rank, .blocks = store_blocks(j->st),
+		/* a backstop: a neighbour whose connect failed reports
+		 * that to the sender, which aborts the group */
+		.connect_wait_ms = j->env->connect_timeout_ms +
+				   j->job->timeout_ms,
 		.io = { blocks_iov, blocks_arrived, j->st },
 		.complete = on_complete, .done = on_done, .ctx = j,
 	};

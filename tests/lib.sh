@@ -138,15 +138,54 @@ assert_no_temporaries() {
 	[ -z "$left" ] || fail "temporaries left: $left"
 }
 
-# expect_status WANT CMD...: run CMD, fail unless its status is WANT.
+# expect_status WANT CMD...: run CMD, fail unless its status is WANT.  A
+# watchdog ends CMD after RDMCP_CMD_LIMIT seconds (default 240): rdmcp must
+# end by itself, so this only turns a hang into a failure that says where
+# it hung, with the daemons' logs, instead of the runner's blunt timeout.
 expect_status() {
-	local want=$1 rc=0
+	local want=$1 rc=0 pid dog
 	shift
-	"$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+	"$@" >"$WORK/out" 2>"$WORK/err" &
+	pid=$!
+	watchdog "$pid" "${RDMCP_CMD_LIMIT:-240}" "$*" &
+	dog=$!
+	wait "$pid" || rc=$?
+	kill "$dog" 2>/dev/null || true
+	wait "$dog" 2>/dev/null || true
+	if [ -e "$WORK/hung" ]; then
+		cat "$WORK/out" "$WORK/err" >&2
+		dump_daemon_logs >&2
+		fail "'$*' still running after ${RDMCP_CMD_LIMIT:-240} s"
+	fi
 	if [ "$rc" -ne "$want" ]; then
 		cat "$WORK/out" "$WORK/err" >&2
 		fail "'$*' exited $rc, expected $want"
 	fi
+}
+
+# watchdog PID SECS WHAT: after SECS, mark the test hung and kill PID and
+# its children (a shell function's subshell runs rdmcp as its child).
+watchdog() {
+	local t
+	for t in $(seq 1 "$(($2 * 10))"); do
+		sleep 0.1
+		kill -0 "$1" 2>/dev/null || return 0
+	done
+	touch "$WORK/hung"
+	pkill -ABRT -P "$1" 2>/dev/null || true
+	sleep 1
+	pkill -KILL -P "$1" 2>/dev/null || true
+	kill -KILL "$1" 2>/dev/null || true
+}
+
+# dump_daemon_logs: the last lines of every daemon's log.
+dump_daemon_logs() {
+	local f
+	for f in "$WORK"/daemon*.log; do
+		[ -e "$f" ] || continue
+		echo "--- $(basename "$f") (last 30 lines)"
+		tail -n 30 "$f"
+	done
 }
 
 # ---------------------------------------------------------------------

@@ -28,6 +28,7 @@ struct member {
 	uv_tcp_t listener;
 	bool complete, done;
 	int status;
+	uint32_t peer;
 	uint64_t arrived;
 };
 
@@ -42,6 +43,10 @@ struct cluster {
 	uint32_t ndone;
 	int kill_rank;		/* member to kill after some blocks, or -1 */
 	uint64_t kill_after;
+	int frozen_rank;	/* member that accepts but never moves, or -1 */
+	struct conn *frozen_conns[MAXN];
+	unsigned nfrozen;
+	unsigned timeout_ms;	/* keepalive and connection wait */
 	bool timed_out;
 };
 
@@ -105,6 +110,7 @@ on_done(void *ctx, int status, uint32_t peer)
 	ck_assert(!m->done);
 	m->done = true;
 	m->status = status;
+	m->peer = peer;
 	m->cl->ndone++;
 	if (status < 0)
 		uv_timer_start(&m->reaper, reap, 0, 0);
@@ -126,10 +132,15 @@ boot_frame(void *ctx, struct conn *c, const struct frame *f,
 	struct cluster *cl = ctx;
 	struct hello h;
 
-	if (hello_decode(body, f->len, &h) < 0 || h.to >= cl->n ||
-	    cl->m[h.to].eng == NULL)
+	if (hello_decode(body, f->len, &h) < 0 || h.to >= cl->n)
 		return -EPROTO;
 	conn_pause(c);
+	if ((int)h.to == cl->frozen_rank) {
+		cl->frozen_conns[cl->nfrozen++] = c;	/* alive, silent */
+		return 0;
+	}
+	if (cl->m[h.to].eng == NULL)
+		return -EPROTO;
 	if (xtcp_adopt(eng_xport(cl->m[h.to].eng), c, h.from) < 0)
 		return -EPROTO;
 	return 0;
@@ -216,15 +227,21 @@ start_member(struct cluster *cl, uint32_t r)
 	struct member *m = &cl->m[r];
 	struct xtcp_cfg xc = {
 		.loop = &cl->loop, .rank = r, .n = cl->n, .addrs = cl->addrs,
-		.connect_timeout_ms = 5000,
+		.connect_timeout_ms = 5000, .timeout_ms = cl->timeout_ms,
 	};
 	struct eng_cfg ec = {
 		.loop = &cl->loop, .alg = cl->alg, .n = cl->n, .rank = r,
 		.blocks = (cl->size + cl->bsize - 1) / cl->bsize,
+		.connect_wait_ms = cl->timeout_ms,
 		.io = { blocks_iov, blocks_arrived, m },
 		.complete = on_complete, .done = on_done, .ctx = m,
 	};
 
+	if ((int)r == cl->frozen_rank) {
+		m->done = true;
+		cl->ndone++;
+		return;
+	}
 	ck_assert_int_eq(xtcp_new(&xc, &ec.xp), 0);
 	ck_assert_int_eq(eng_new(&ec, &m->eng), 0);
 }
@@ -243,7 +260,8 @@ run_cluster(struct cluster *cl)
 	for (r = 0; r < cl->n; r++)
 		start_member(cl, r);
 	for (r = 0; r < cl->n; r++)
-		ck_assert_int_eq(eng_start(cl->m[r].eng), 0);
+		if (cl->m[r].eng != NULL)
+			ck_assert_int_eq(eng_start(cl->m[r].eng), 0);
 	uv_timer_start(&cl->deadline, on_deadline, 30000, 0);
 	uv_run(&cl->loop, UV_RUN_DEFAULT);
 }
@@ -260,6 +278,8 @@ teardown_cluster(struct cluster *cl)
 {
 	uint32_t r;
 
+	for (r = 0; r < cl->nfrozen; r++)
+		conn_free(cl->frozen_conns[r]);
 	for (r = 0; r < cl->n; r++) {
 		eng_free(cl->m[r].eng);
 		free(cl->m[r].buf);
@@ -279,7 +299,7 @@ push(enum sched_alg alg, uint32_t n, uint64_t size, uint64_t bsize)
 	cl->size = size;
 	cl->bsize = bsize;
 	cl->alg = alg;
-	cl->kill_rank = -1;
+	cl->kill_rank = cl->frozen_rank = -1;
 	run_cluster(cl);
 	ck_assert_msg(!cl->timed_out, "%s n=%u size=%lu: timed out",
 		      sched_alg_name(alg), n, size);
@@ -328,6 +348,7 @@ START_TEST(member_dies_midway)
 	cl->bsize = 4096;
 	cl->alg = SCHED_BINOMIAL;
 	cl->kill_rank = 1 + _i;		/* relays and leaves alike */
+	cl->frozen_rank = -1;
 	cl->kill_after = 20;
 	run_cluster(cl);
 	ck_assert_msg(!cl->timed_out, "the group hung after a member died");
@@ -348,6 +369,33 @@ START_TEST(member_dies_midway)
 }
 END_TEST
 
+/* A member that takes connections but never moves or answers (frozen):
+ * the one it was to connect to must give up after the timeout instead of
+ * waiting for ever, the one connected to it finds it silent. */
+START_TEST(frozen_member_fails_neighbours)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+
+	cl->n = 4;
+	cl->size = 40 * 4096;
+	cl->bsize = 4096;
+	cl->alg = SCHED_CHAIN;		/* 0 -> 1 -> 2 -> 3 */
+	cl->kill_rank = -1;
+	cl->frozen_rank = 2;
+	cl->timeout_ms = 300;
+	run_cluster(cl);
+	ck_assert_msg(!cl->timed_out, "the group hung on a frozen member");
+	ck_assert_int_eq(cl->m[0].status, 0);
+	ck_assert(cl->m[1].complete);
+	ck_assert_int_eq(cl->m[1].status, -ETIMEDOUT);
+	ck_assert_int_eq(cl->m[1].peer, 2);
+	ck_assert_int_eq(cl->m[3].status, ENG_NEVER_CONNECTED);
+	ck_assert_int_eq(cl->m[3].peer, 2);
+	teardown_cluster(cl);
+	free(cl);
+}
+END_TEST
+
 static Suite *
 engine_suite(void)
 {
@@ -358,6 +406,7 @@ engine_suite(void)
 	tcase_add_loop_test(tc, all_algorithms_and_sizes, 0, SCHED_NALG);
 	tcase_add_test(tc, many_blocks);
 	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
+	tcase_add_test(tc, frozen_member_fails_neighbours);
 	suite_add_tcase(s, tc);
 	return s;
 }
