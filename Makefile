@@ -37,7 +37,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
-	check-asan check-rdma demo bench clean install uninstall
+	check-asan check-rdma demo bench bench-rdma clean install uninstall
 
 all: $(BIN)
 
@@ -106,6 +106,9 @@ demo: rdmcp
 
 bench: rdmcp $(HELPER_BINS)
 	@scripts/bench.sh
+
+bench-rdma: rdmcp
+	@scripts/bench-rdma.sh
 
 clean:
 	rm -rf build build-asan rdmcp

@@ -73,7 +73,8 @@ struct push {
 	uint32_t crc;
 	struct phost *suspect;	/* the peer rank 0's engine lost */
 	char suspect_why[300];
-	char relay_why[400];		/* a done host failed to relay */
+	char relay_why[400];		/* a done host failed to relay, or
+					 * the sender's engine failed */
 	enum proto_transport group;	/* the transport the group uses */
 	struct sockaddr_storage src;	/* our address towards the hosts */
 	bool has_src;
@@ -431,6 +432,9 @@ on_engine_done(void *ctx, int status, uint32_t peer)
 				 eng_strerror(status));
 		} else {
 			snprintf(why, sizeof(why), "sender: %s",
+				 eng_strerror(status));
+			snprintf(p->relay_why, sizeof(p->relay_why),
+				 "aborted: the sender failed: %s",
 				 eng_strerror(status));
 		}
 		abort_group(p, NULL, why);

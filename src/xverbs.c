@@ -83,7 +83,10 @@ struct vpeer {
 	bool up, lost, finishing;
 	uint64_t deadline;	/* for connecting, in loop time */
 	struct precv *rhead, *rtail;
-	struct psend *shead, *stail;	/* posted, in order */
+	struct psend *shead, *stail;	/* block sends, in order */
+	struct psend *snext;		/* the first not yet posted */
+	uint32_t nposted;		/* on the data send queue */
+	uint32_t sig_posted;		/* on the signal send queue */
 	uint8_t *sigbuf;		/* receive buffers of the signal QP */
 	struct ibv_mr *sigmr;
 	uint32_t nsigbuf;
@@ -106,6 +109,7 @@ struct xvb {
 	struct ring rring, sring;	/* receive and send bounce buffers */
 	struct psend *whead, *wtail;	/* sends waiting for a bounce slot */
 	int max_sge;
+	uint32_t sq_cap;		/* data send queue entries per peer */
 	uv_timer_t timer;		/* connect deadlines */
 };
 
@@ -336,7 +340,7 @@ post_sig_recv(struct vpeer *p, uint32_t i)
 		.num_sge = 1,
 	}, *bad;
 
-	return ibv_post_recv(p->sig.id->qp, &wr, &bad) == 0 ? 0 : -errno;
+	return -ibv_post_recv(p->sig.id->qp, &wr, &bad);	/* 0 or errno */
 }
 
 static int
@@ -366,10 +370,13 @@ post_msg(struct vpeer *p, uint8_t type, uint64_t value)
 		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
 	}, *bad;
 
+	int rc;
+
 	be_put32(msg + 4, credit_piggyback(&p->cr));
 	be_put64(msg + 8, value);
-	if (ibv_post_send(p->sig.id->qp, &wr, &bad) != 0)
-		return -errno;
+	rc = ibv_post_send(p->sig.id->qp, &wr, &bad);	/* 0 or errno */
+	if (rc != 0)
+		return -rc;
 	vb_kick(p->x->dev);
 	return 0;
 }
@@ -378,18 +385,22 @@ post_msg(struct vpeer *p, uint8_t type, uint64_t value)
 static int
 flush_signals(struct vpeer *p)
 {
+	uint32_t cap = p->nsigbuf + 8;	/* the signal send queue */
 	int rc;
 
-	while (p->sigq_n > 0 && credit_take(&p->cr)) {
+	while (p->sigq_n > 0 && p->sig_posted < cap && credit_take(&p->cr)) {
 		rc = post_msg(p, MSG_SIGNAL, p->sigq[p->sigq_head]);
 		if (rc < 0)
 			return rc;
+		p->sig_posted++;
 		p->sigq_head = (p->sigq_head + 1) % p->sigq_cap;
 		p->sigq_n--;
 	}
-	if (p->sigq_n == 0 && credit_update_due(&p->cr) &&
-	    credit_take_reserved(&p->cr))
+	if (p->sigq_n == 0 && p->sig_posted < cap &&
+	    credit_update_due(&p->cr) && credit_take_reserved(&p->cr)) {
+		p->sig_posted++;
 		return post_msg(p, MSG_CREDIT, 0);
+	}
 	return 0;
 }
 
@@ -439,7 +450,16 @@ on_sig_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc)
 	uint64_t value;
 	int rc;
 
-	if (wc_failed(p, wc) || tag == TAG_SEND || tag >= p->nsigbuf)
+	if (wc_failed(p, wc))
+		return;
+	if (tag == TAG_SEND) {
+		/* its queue entry is free: signals may wait for it */
+		p->sig_posted--;
+		if (flush_signals(p) < 0)
+			emit_lost(p, -EIO);
+		return;
+	}
+	if (tag >= p->nsigbuf)
 		return;
 	msg = p->sigbuf + (size_t)tag * MSG_LEN;
 	type = msg[0];
@@ -473,7 +493,7 @@ post_block_recv(struct vpeer *p, struct precv *r)
 		.num_sge = 1,
 	}, *bad;
 
-	return ibv_post_recv(p->data.id->qp, &wr, &bad) == 0 ? 0 : -errno;
+	return -ibv_post_recv(p->data.id->qp, &wr, &bad);	/* 0 or errno */
 }
 
 static void
@@ -532,7 +552,7 @@ post_block_send(struct xvb *x, struct psend *s)
 		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(s->imm),
 	}, *bad;
 	uint64_t len = 0;
-	int i;
+	int i, rc;
 
 	if (s->slot == UINT32_MAX) {
 		for (i = 0; i < s->niov; i++) {
@@ -551,13 +571,33 @@ post_block_send(struct xvb *x, struct psend *s)
 		sge[0].lkey = x->sring.mr->lkey;
 		wr.num_sge = 1;
 	}
-	if (ibv_post_send(s->p->data.id->qp, &wr, &bad) != 0)
-		return -errno;
+	rc = ibv_post_send(s->p->data.id->qp, &wr, &bad);	/* 0 or errno */
+	if (rc != 0)
+		return -rc;
 	vb_kick(x->dev);
 	return 0;
 }
 
-/* Append a send to its peer's in-flight list and post it. */
+/* Post the peer's queued sends while its send queue has room.  A send's
+ * queue entry is free only once its completion is polled, which may come
+ * after the receiver has already asked for more (its ready signals travel
+ * on the other queue pair), so the engine's window does not bound it. */
+static int
+post_queued_sends(struct xvb *x, struct vpeer *p)
+{
+	int rc;
+
+	while (p->snext != NULL && p->nposted < x->sq_cap) {
+		rc = post_block_send(x, p->snext);
+		if (rc < 0)
+			return rc;
+		p->nposted++;
+		p->snext = p->snext->next;
+	}
+	return 0;
+}
+
+/* Append a send to its peer's list and post it when there is room. */
 static int
 launch(struct xvb *x, struct psend *s)
 {
@@ -569,7 +609,9 @@ launch(struct xvb *x, struct psend *s)
 	else
 		p->shead = s;
 	p->stail = s;
-	return post_block_send(x, s);
+	if (p->snext == NULL)
+		p->snext = s;
+	return post_queued_sends(x, p);
 }
 
 /* Sends that waited for a bounce slot go out as slots free up. */
@@ -594,15 +636,20 @@ on_block_sent(struct vpeer *p)
 	struct psend *s = p->shead;
 	uint64_t cookie;
 
-	if (s == NULL)
-		return;
+	if (s == NULL || s == p->snext)
+		return;			/* not posted: cannot complete */
 	p->shead = s->next;
 	if (p->shead == NULL)
 		p->stail = NULL;
+	p->nposted--;
 	if (s->slot != UINT32_MAX)
 		slots_put(x->sring.free, s->slot);
 	cookie = s->cookie;
 	free(s);
+	if (post_queued_sends(x, p) < 0) {
+		emit_lost(p, -EIO);
+		return;
+	}
 	launch_waiting(x);
 	x->base.ev.send_done(x->base.ctx, p->rank, cookie, 0);
 }
@@ -662,11 +709,11 @@ create_qp(struct vqp *q)
 	};
 
 	if (q->kind == KIND_DATA) {
-		attr.cap.max_send_wr = x->cfg.window + SEND_RING + 8;
+		attr.cap.max_send_wr = x->sq_cap;
 		attr.cap.max_recv_wr = x->cfg.window + 2;
 		attr.cap.max_send_sge = (uint32_t)x->max_sge;
 	} else {
-		attr.cap.max_send_wr = q->p->nsigbuf + 8;
+		attr.cap.max_send_wr = q->p->nsigbuf + 8;	/* see flush_signals */
 		attr.cap.max_recv_wr = q->p->nsigbuf;
 		attr.cap.max_send_sge = 1;
 		attr.cap.max_inline_data = MSG_LEN;
@@ -1091,6 +1138,7 @@ xvb_new(const struct xvb_cfg *cfg, struct xp **out, struct rd_err *err)
 	x->vb = cfg->vb;
 	x->dev = cfg->dev;
 	x->bind = *cfg->bind;
+	x->sq_cap = cfg->window + SEND_RING + 8;
 	uv_timer_init(cfg->loop, &x->timer);
 	x->timer.data = x;
 	x->addrs = calloc(cfg->n, sizeof(*x->addrs));

@@ -18,6 +18,12 @@ for n in 1 2 3 5; do
 	note "$n receivers: $(tail -1 "$WORK/out")"
 	rm -f "$WORK"/h*"$src"/big
 done
+# 1 MiB blocks to one receiver: the send queue must not overflow when the
+# receiver asks for blocks faster than send completions come back
+make_file "$src/mib" $((64 << 20))
+expect_status 0 push --transport verbs "$src/mib" "$(hosts 1)"
+assert_copies 1 "$src/mib"
+note "1 MiB blocks: $(tail -1 "$WORK/out")"
 for size in 0 1 $((B + 1)); do
 	make_file "$src/f$size" "$size"
 	expect_status 0 push --transport verbs --verify -b 64K "$src/f$size" \
