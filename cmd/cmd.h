@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hostlist.h"
 #include "proto.h"
 #include "push.h"
 #include "schedule.h"
@@ -51,15 +52,39 @@ struct opts {
 	/* push: FILE... HOSTS */
 	char **args;
 	int nargs;
+	const char *hostfile;	/* -f */
+	const char *exclude;	/* -x */
+	const char *ok_file;
+	const char *failed_file;
+	bool json;		/* --json: JSON Lines on stdout */
 };
 
 int run_push(const struct opts *o);
+
+/* The hosts of a push (HOSTS argument, -f, or SLURM_JOB_NODELIST; minus
+ * -x; without duplicates) into hl, and how many arguments are files.
+ * Returns 0, or -errno after a message on stderr. */
+int gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles);
+
+/* The hosts with failed[i] == want as a compressed host list (malloc'd),
+ * or NULL if out of memory. */
+char *hosts_compressed(const struct hostlist *hl, const bool *failed,
+		       bool want);
+
+/* Write that list, one line, to path.  Returns 0 or -errno after a
+ * message. */
+int write_host_file(const char *path, const struct hostlist *hl,
+		    const bool *failed, bool want);
 int run_serve(const struct opts *o);
 int run_plan(const struct opts *o);
 
 /* Output of a push. */
 void report_replica(const struct opts *o, const struct push_report *r);
 void report_summary(const struct opts *o, const struct push_summary *s);
+
+/* The --json summary object, with the final exit status. */
+void report_json_summary(const struct push_summary *s, const char *ok_hosts,
+			 const char *failed_hosts, int status);
 
 /* "1.5 MiB", "512 B" */
 void format_bytes(char *buf, size_t len, double bytes);

@@ -93,24 +93,47 @@ fail:
 	return NULL;
 }
 
+/* The failed hosts, compressed, on one line: for a launcher to exclude. */
 static void
 print_failed(const struct hostlist *hl, const bool *failed)
 {
-	size_t i, shown = 0;
+	char *list = hosts_compressed(hl, failed, true);
 
-	for (i = 0; i < hl->n; i++) {
-		if (!failed[i])
-			continue;
-		fprintf(stderr, "%s%s", shown++ ? "," : "rdmcp: failed: ",
-			hl->hosts[i]);
-	}
-	if (shown)
-		fputc('\n', stderr);
+	if (list != NULL && list[0] != '\0')
+		fprintf(stderr, "rdmcp: failed: %s\n", list);
+	free(list);
+}
+
+/* --ok-file and --failed-file; returns false if one could not be written. */
+static bool
+write_host_files(const struct opts *o, const struct hostlist *hl,
+		 const bool *failed)
+{
+	bool ok = true;
+
+	if (o->ok_file != NULL)
+		ok &= write_host_file(o->ok_file, hl, failed, false) == 0;
+	if (o->failed_file != NULL)
+		ok &= write_host_file(o->failed_file, hl, failed, true) == 0;
+	return ok;
+}
+
+static void
+json_summary(const struct hostlist *hl, const struct push_summary *sum,
+	     const bool *failed, int status)
+{
+	char *ok = hosts_compressed(hl, failed, false);
+	char *bad = hosts_compressed(hl, failed, true);
+
+	report_json_summary(sum, ok, bad, status);
+	free(ok);
+	free(bad);
 }
 
 struct push_ctx {
 	const struct opts *o;
 	bool *failed;
+	bool *ok;
 };
 
 static void
@@ -120,6 +143,8 @@ on_push_report(void *ctx, const struct push_report *r)
 
 	if (!r->ok)
 		pc->failed[r->index] = true;
+	else
+		pc->ok[r->index] = true;
 	report_replica(pc->o, r);
 }
 
@@ -129,25 +154,21 @@ run_push(const struct opts *o)
 	struct hostlist hl = { 0 };
 	struct rd_err err = { 0 };
 	struct push_summary sum;
-	struct push_ctx pc = { o, NULL };
-	size_t nfiles, i;
+	struct push_ctx pc = { o, NULL, NULL };
+	size_t nfiles = 0, i;
 	char **dests = NULL;
-	int rc = EXIT_USAGE;
+	int nargs, rc = EXIT_USAGE;
 
 	setup_logging(o->verbose, LOG_WARN);
-	if (o->nargs < 2) {
-		warnx_("need at least one FILE and a HOSTS list");
+	if (gather_hosts(o, &hl, &nargs) < 0) {
 		fprintf(stderr, "Try 'rdmcp --help'.\n");
-		return EXIT_USAGE;
-	}
-	nfiles = (size_t)o->nargs - 1;
-	if (hostlist_parse(&hl, o->args[nfiles], &err) < 0) {
-		warnx_("%s", err.msg);
 		goto out;
 	}
+	nfiles = (size_t)nargs;
 	dests = destinations(o, o->args, nfiles);
 	pc.failed = calloc(hl.n, sizeof(bool));
-	if (dests == NULL || pc.failed == NULL)
+	pc.ok = calloc(hl.n, sizeof(bool));
+	if (dests == NULL || pc.failed == NULL || pc.ok == NULL)
 		goto out;
 	struct push_cfg cfg = {
 		.sources = (const char *const *)o->args,
@@ -164,18 +185,26 @@ run_push(const struct opts *o)
 	};
 	if (push_run(&cfg, &sum, &err) < 0) {
 		warnx_("%s", err.msg);
+		for (i = 0; i < hl.n; i++)
+			pc.failed[i] = !pc.ok[i];
 		print_failed(&hl, pc.failed);
+		write_host_files(o, &hl, pc.failed);
 		rc = EXIT_SENDER;
 		goto out;
 	}
 	report_summary(o, &sum);
 	print_failed(&hl, pc.failed);
 	rc = sum.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
+	if (!write_host_files(o, &hl, pc.failed))
+		rc = EXIT_SENDER;
+	if (o->json)
+		json_summary(&hl, &sum, pc.failed, rc);
 out:
 	for (i = 0; dests != NULL && i < nfiles; i++)
 		free(dests[i]);
 	free(dests);
 	free(pc.failed);
+	free(pc.ok);
 	hostlist_clear(&hl);
 	return rc;
 }

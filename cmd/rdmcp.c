@@ -22,6 +22,9 @@
 
 enum {
 	OPT_BIND = 256,
+	OPT_FAILED_FILE,
+	OPT_JSON,
+	OPT_OK_FILE,
 	OPT_BLOCKS,
 	OPT_CONNECT_TIMEOUT,
 	OPT_DEVICE,
@@ -47,13 +50,18 @@ static const struct option long_options[] = {
 	{ "blocks", required_argument, NULL, OPT_BLOCKS },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "dest", required_argument, NULL, 'd' },
+	{ "exclude", required_argument, NULL, 'x' },
+	{ "failed-file", required_argument, NULL, OPT_FAILED_FILE },
+	{ "hostfile", required_argument, NULL, 'f' },
 	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "gid-index", required_argument, NULL, OPT_GID_INDEX },
 	{ "help", no_argument, NULL, 'h' },
 	{ "hosts", required_argument, NULL, OPT_HOSTS },
 	{ "interrupts", no_argument, NULL, OPT_INTERRUPTS },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "ok-file", required_argument, NULL, OPT_OK_FILE },
 	{ "plan", no_argument, NULL, OPT_PLAN },
 	{ "port", required_argument, NULL, 'p' },
 	{ "prefix", required_argument, NULL, OPT_PREFIX },
@@ -74,13 +82,17 @@ usage(FILE *out)
 {
 	fprintf(out,
 "usage: rdmcp [OPTIONS] FILE... HOSTS\n"
+"       rdmcp [OPTIONS] -f HOSTFILE FILE...\n"
 "       rdmcp --serve --root DIR [--listen ADDR[:PORT]] [OPTIONS]\n"
 "       rdmcp --plan --hosts N --blocks K [--algorithm ALG]\n"
 "\n"
 "Copy FILEs to every host in HOSTS at once: the data is cut into blocks\n"
 "and the hosts relay blocks to one another (RDMC binomial pipeline), so\n"
 "N copies take about as long as one.  Each host runs 'rdmcp --serve'.\n"
-"HOSTS is a comma-separated list of host, host:port or [address]:port.\n"
+"HOSTS is a host list: host, host:port or [address]:port entries,\n"
+"separated by commas, with ranges as in Slurm and pdsh: node[01-64,70],\n"
+"rack[1-2]n[01-16].  Inside a Slurm allocation HOSTS may be left out:\n"
+"the hosts are then $SLURM_JOB_NODELIST.\n"
 "\n"
 "Sending:\n"
 "  -d, --dest DIR           land files in DIR on every host (default: the\n"
@@ -90,11 +102,20 @@ usage(FILE *out)
 "      --verify             compare a crc32 of every copy with the source\n"
 "                           before it lands\n"
 "      --force              replace existing destination files\n"
+"  -f, --hostfile FILE      read the hosts from FILE ('-': stdin), one host\n"
+"                           list per line, '#' comments; then every\n"
+"                           argument is a FILE\n"
+"  -x, --exclude HOSTS      leave these hosts out\n"
+"      --ok-file FILE       write the hosts that got a complete copy to\n"
+"                           FILE, as one host list\n"
+"      --failed-file FILE   write the hosts that did not to FILE\n"
 "  -p, --port PORT          daemon port of hosts given without one\n"
 "                           (default %d)\n"
 "  -t, --timeout SECS       a peer silent this long has failed (default 30)\n"
 "      --connect-timeout SECS  give up connecting after this (default 5)\n"
 "      --bind ADDR          send from this local address\n"
+"      --json               print JSON Lines on stdout instead: one object\n"
+"                           per replica, then a summary (see rdmcp(1))\n"
 "  -q, --quiet              print only failures\n"
 "  -v, --verbose            more detail (repeat for more)\n"
 "\n"
@@ -222,6 +243,21 @@ parse_option(struct opts *o, int c, const char *arg)
 	case 'd':
 		o->dest_dir = arg;
 		return -1;
+	case 'f':
+		o->hostfile = arg;
+		return -1;
+	case 'x':
+		o->exclude = arg;
+		return -1;
+	case OPT_JSON:
+		o->json = true;
+		return -1;
+	case OPT_OK_FILE:
+		o->ok_file = arg;
+		return -1;
+	case OPT_FAILED_FILE:
+		o->failed_file = arg;
+		return -1;
 	case 'p':
 		if (parse_size(arg, 65535, &v) < 0 || v == 0)
 			return bad_usage("bad port '%s'", arg);
@@ -333,7 +369,7 @@ main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	defaults(&o);
-	while ((c = getopt_long(argc, argv, "a:b:d:hp:qt:vV", long_options,
+	while ((c = getopt_long(argc, argv, "a:b:d:f:hp:qt:vVx:", long_options,
 				NULL)) != -1) {
 		rc = parse_option(&o, c, optarg);
 		if (rc >= 0)

@@ -5,9 +5,11 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "json.h"
 
 void
 warnx_(const char *fmt, ...)
@@ -51,12 +53,59 @@ format_rate(char *buf, size_t len, double bytes, double seconds)
 	snprintf(buf, len, "%s/s", b);
 }
 
+/* Print `s` as a JSON string literal. */
+static void
+print_json_str(const char *s)
+{
+	char *q = json_quote(s);
+
+	fputs(q != NULL ? q : "null", stdout);
+	free(q);
+}
+
+static void
+json_replica(const struct push_report *r)
+{
+	printf("{\"event\":\"replica\",\"host\":");
+	print_json_str(r->host);
+	printf(",\"address\":");
+	print_json_str(r->addr[0] ? r->addr : NULL);
+	printf(",\"ok\":%s,\"seconds\":%.6f,\"bytes\":%llu,\"reason\":",
+	       r->ok ? "true" : "false", r->seconds,
+	       (unsigned long long)r->bytes);
+	print_json_str(r->ok ? NULL : r->reason);
+	printf("}\n");
+}
+
+void
+report_json_summary(const struct push_summary *s, const char *ok_hosts,
+		    const char *failed_hosts, int status)
+{
+	double tput = s->last_ok > 0 ? (double)s->bytes / s->last_ok : 0;
+
+	printf("{\"event\":\"summary\",\"hosts\":%zu,\"complete\":%zu,"
+	       "\"failed\":%zu,\"bytes\":%llu,\"seconds\":%.6f,"
+	       "\"first\":%.6f,\"last\":%.6f,\"skew\":%.6f,"
+	       "\"throughput\":%.0f,\"transport\":", s->hosts, s->ok,
+	       s->hosts - s->ok, (unsigned long long)s->bytes, s->seconds,
+	       s->first_ok, s->last_ok, s->last_ok - s->first_ok, tput);
+	print_json_str(s->transport);
+	printf(",\"ok_hosts\":");
+	print_json_str(ok_hosts);
+	printf(",\"failed_hosts\":");
+	print_json_str(failed_hosts);
+	printf(",\"exit\":%d}\n", status);
+	fflush(stdout);
+}
+
 void
 report_replica(const struct opts *o, const struct push_report *r)
 {
 	char rate[48];
 
-	if (!r->ok) {
+	if (o->json) {
+		json_replica(r);
+	} else if (!r->ok) {
 		printf("%-22s FAILED  %8.3f s  %s\n", r->host, r->seconds,
 		       r->reason);
 	} else if (o->verbose >= 0) {
@@ -73,7 +122,7 @@ report_summary(const struct opts *o, const struct push_summary *s)
 	char size[32], rate[48];
 	double gbit;
 
-	if (o->verbose < 0 && s->failed == 0)
+	if (o->json || (o->verbose < 0 && s->failed == 0))
 		return;
 	format_bytes(size, sizeof(size), (double)s->bytes);
 	format_rate(rate, sizeof(rate), (double)s->bytes, s->last_ok);

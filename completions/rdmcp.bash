@@ -10,13 +10,24 @@ _rdmcp() {
 	-d | --dest | --root | --prefix)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
+	-f | --hostfile | --ok-file | --failed-file)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--transport)
+		COMPREPLY=($(compgen -W "auto verbs tcp" -- "$cur"))
+		return ;;
+	--device)
+		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
+		return ;;
+	-x | --exclude | --bind | --gid-index)
+		return ;;
 	-b | --block-size | -p | --port | -t | --timeout | --connect-timeout | \
 	--listen | --hosts | --blocks | --window)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		opts=$(rdmcp --help 2>/dev/null | grep -o -- '--[a-z-]*' | sort -u)
-		COMPREPLY=($(compgen -W "$opts -a -b -d -h -p -q -t -v -V" -- "$cur"))
+		COMPREPLY=($(compgen -W "$opts -a -b -d -f -h -p -q -t -v -V -x" -- "$cur"))
 		return
 	fi
 	COMPREPLY=($(compgen -f -- "$cur"))

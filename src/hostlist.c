@@ -1,21 +1,69 @@
 /*
- * hostlist - parsing host lists (see hostlist.h).
+ * hostlist - host list expressions (see hostlist.h).
  */
 #include "hostlist.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "net.h"
+
+#define MAX_HOST 300		/* an expanded entry, with its port */
+#define MAX_DIGITS 18		/* range bounds fit in uint64_t */
+
+/* ---------------------------------------------------------------------
+ * Parsing
+ */
+
+struct range {
+	uint64_t lo, hi;
+	int width;		/* zero padding, 0: none */
+};
+
+/* One piece of an entry: literal text, or a bracketed list of ranges. */
+struct part {
+	const char *text;
+	size_t len;
+	struct range *ranges;
+	size_t nranges;
+};
+
+struct parser {
+	struct hostlist *hl;
+	const char *spec;	/* the whole expression, for errors */
+	struct rd_err *err;
+	struct part *parts;
+	size_t nparts;
+	char host[MAX_HOST];
+};
+
+/* -EINVAL with the expression and a caret under character `at`. */
+static int
+syntax_error(struct parser *ps, const char *at, const char *what)
+{
+	size_t col = (size_t)(at - ps->spec);
+
+	if (strlen(ps->spec) > 200 || col > 200)
+		return rd_errf(ps->err, -EINVAL, "bad host list: %s at "
+			       "character %zu", what, col + 1);
+	return rd_errf(ps->err, -EINVAL, "bad host list: %s at character "
+		       "%zu:\n  %s\n  %*s^", what, col + 1, ps->spec, (int)col,
+		       "");
+}
 
 static int
 hostlist_add(struct hostlist *hl, const char *s, size_t n)
 {
 	char **grown, *copy;
 
+	if (hl->n >= HOSTLIST_MAX)
+		return -E2BIG;
 	copy = strndup(s, n);
 	if (copy == NULL)
 		return -ENOMEM;
@@ -29,53 +77,588 @@ hostlist_add(struct hostlist *hl, const char *s, size_t n)
 	return 0;
 }
 
-static int
-check_entry(const char *s, size_t n, struct rd_err *err)
+static const char *
+parse_number(struct parser *ps, const char *p, uint64_t *v, size_t *ndig)
 {
-	char entry[300], host[256];
+	*v = 0;
+	*ndig = 0;
+	while (isdigit((unsigned char)*p) && *ndig <= MAX_DIGITS) {
+		*v = *v * 10 + (uint64_t)(*p - '0');
+		(*ndig)++;
+		p++;
+	}
+	return p;
+}
+
+/* One "lo" or "lo-hi" at p; returns the character after it or NULL. */
+static const char *
+parse_range(struct parser *ps, const char *p, struct range *r)
+{
+	const char *start = p;
+	size_t nlo, nhi;
+
+	p = parse_number(ps, p, &r->lo, &nlo);
+	if (nlo == 0 || nlo > MAX_DIGITS) {
+		syntax_error(ps, start, nlo ? "number too long" :
+			     "expected a number");
+		return NULL;
+	}
+	r->width = (nlo > 1 && *start == '0') ? (int)nlo : 0;
+	r->hi = r->lo;
+	if (*p != '-')
+		return p;
+	start = ++p;
+	p = parse_number(ps, p, &r->hi, &nhi);
+	if (nhi == 0 || nhi > MAX_DIGITS) {
+		syntax_error(ps, start, nhi ? "number too long" :
+			     "expected a number");
+		return NULL;
+	}
+	if (r->hi < r->lo) {
+		syntax_error(ps, start, "range goes backwards");
+		return NULL;
+	}
+	return p;
+}
+
+static int
+add_part(struct parser *ps, const char *text, size_t len)
+{
+	struct part *grown;
+
+	grown = realloc(ps->parts, (ps->nparts + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return -ENOMEM;
+	ps->parts = grown;
+	ps->parts[ps->nparts++] = (struct part){ .text = text, .len = len };
+	return 0;
+}
+
+/* The ranges between '[' at open and the matching ']'. */
+static const char *
+parse_group(struct parser *ps, const char *open)
+{
+	struct part *pt;
+	struct range *grown;
+	const char *p = open + 1;
+
+	if (add_part(ps, NULL, 0) < 0) {
+		rd_errf(ps->err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	pt = &ps->parts[ps->nparts - 1];
+	for (;;) {
+		grown = realloc(pt->ranges, (pt->nranges + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			rd_errf(ps->err, -ENOMEM, "out of memory");
+			return NULL;
+		}
+		pt->ranges = grown;
+		p = parse_range(ps, p, &pt->ranges[pt->nranges]);
+		if (p == NULL)
+			return NULL;
+		pt->nranges++;
+		if (*p == ']')
+			return p + 1;
+		if (*p != ',') {
+			syntax_error(ps, p, *p ? "expected ',', '-' or ']'" :
+				     "missing ']'");
+			return NULL;
+		}
+		p++;
+	}
+}
+
+/* Does the bracket at p hold an IPv6 address rather than ranges? */
+static bool
+is_v6_literal(const char *p, const char *end)
+{
+	const char *close = memchr(p, ']', (size_t)(end - p));
+
+	return close != NULL && memchr(p, ':', (size_t)(close - p)) != NULL;
+}
+
+/* Split the entry [p, end) into literal parts and range groups. */
+static int
+split_entry(struct parser *ps, const char *p, const char *end)
+{
+	const char *start = p, *lit = p;
+
+	while (p < end) {
+		if (*p == '[' && p == start && is_v6_literal(p, end)) {
+			p = (const char *)memchr(p, ']', (size_t)(end - p)) + 1;
+		} else if (*p == '[') {
+			if (p > lit && add_part(ps, lit, (size_t)(p - lit)) < 0)
+				return rd_errf(ps->err, -ENOMEM, "out of memory");
+			p = parse_group(ps, p);
+			if (p == NULL)
+				return ps->err->code;
+			lit = p;
+		} else if (*p == ']') {
+			return syntax_error(ps, p, "']' without '['");
+		} else if (!isgraph((unsigned char)*p)) {
+			return syntax_error(ps, p, "unexpected character");
+		} else {
+			p++;
+		}
+	}
+	if (p > lit && add_part(ps, lit, (size_t)(p - lit)) < 0)
+		return rd_errf(ps->err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* How many hosts the parts make, capped above HOSTLIST_MAX. */
+static uint64_t
+count_hosts(const struct parser *ps)
+{
+	uint64_t total = 1, sum;
+	size_t i, j;
+
+	for (i = 0; i < ps->nparts; i++) {
+		if (ps->parts[i].ranges == NULL)
+			continue;
+		sum = 0;
+		for (j = 0; j < ps->parts[i].nranges; j++) {
+			const struct range *r = &ps->parts[i].ranges[j];
+
+			sum += r->hi - r->lo + 1;
+			if (r->hi - r->lo >= HOSTLIST_MAX || sum > HOSTLIST_MAX)
+				return HOSTLIST_MAX + 1;
+		}
+		total *= sum;
+		if (total > HOSTLIST_MAX)
+			return HOSTLIST_MAX + 1;
+	}
+	return total;
+}
+
+static int
+add_host(struct parser *ps, const char *entry, size_t len)
+{
+	char name[256];
 	uint16_t port;
+
+	if (net_split_hostport(ps->host, name, sizeof(name), &port, 1) < 0 ||
+	    name[0] == '\0')
+		return syntax_error(ps, entry, "not a host, host:port or "
+				    "[address]:port");
+	if (hostlist_add(ps->hl, ps->host, len) < 0)
+		return rd_errf(ps->err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Every host from part i on, after the len characters in ps->host. */
+static int
+expand(struct parser *ps, const char *entry, size_t i, size_t len)
+{
+	const struct part *pt = &ps->parts[i];
+	size_t j;
+	uint64_t v;
+	int n, rc;
+
+	if (i == ps->nparts) {
+		ps->host[len] = '\0';
+		return add_host(ps, entry, len);
+	}
+	if (pt->ranges == NULL) {
+		if (len + pt->len >= sizeof(ps->host))
+			return syntax_error(ps, entry, "host name too long");
+		memcpy(ps->host + len, pt->text, pt->len);
+		return expand(ps, entry, i + 1, len + pt->len);
+	}
+	for (j = 0; j < pt->nranges; j++) {
+		for (v = pt->ranges[j].lo; v <= pt->ranges[j].hi; v++) {
+			n = snprintf(ps->host + len, sizeof(ps->host) - len,
+				     "%0*" PRIu64, pt->ranges[j].width, v);
+			if (n < 0 || len + (size_t)n >= sizeof(ps->host))
+				return syntax_error(ps, entry,
+						    "host name too long");
+			rc = expand(ps, entry, i + 1, len + (size_t)n);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static void
+free_parts(struct parser *ps)
+{
 	size_t i;
 
-	if (n == 0)
-		return rd_errf(err, -EINVAL, "empty entry in the host list");
-	if (n >= sizeof(entry))
-		return rd_errf(err, -EINVAL, "host name too long: %.40s...",
-			       s);
-	memcpy(entry, s, n);
-	entry[n] = '\0';
-	for (i = 0; i < n; i++)
-		if (isspace((unsigned char)entry[i]) || !isprint((unsigned char)entry[i]))
-			return rd_errf(err, -EINVAL, "bad character in host "
-				       "'%s'", entry);
-	if (net_split_hostport(entry, host, sizeof(host), &port, 1) < 0)
-		return rd_errf(err, -EINVAL, "bad host '%s' (expected host, "
-			       "host:port or [address]:port)", entry);
-	return 0;
+	for (i = 0; i < ps->nparts; i++)
+		free(ps->parts[i].ranges);
+	free(ps->parts);
+	ps->parts = NULL;
+	ps->nparts = 0;
+}
+
+static int
+parse_entry(struct parser *ps, const char *p, const char *end)
+{
+	int rc;
+
+	if (p == end)
+		return syntax_error(ps, p, "empty entry");
+	rc = split_entry(ps, p, end);
+	if (rc == 0 && count_hosts(ps) + ps->hl->n > HOSTLIST_MAX)
+		rc = rd_errf(ps->err, -E2BIG, "the host list expands to more "
+			     "than %d hosts", HOSTLIST_MAX);
+	if (rc == 0)
+		rc = expand(ps, p, 0, 0);
+	free_parts(ps);
+	return rc;
+}
+
+/* The end of the entry at p: a ',' outside brackets, or the end. */
+static const char *
+entry_end(struct parser *ps, const char *p)
+{
+	const char *open = NULL;
+
+	for (; *p != '\0'; p++) {
+		if (*p == '[') {
+			if (open != NULL) {
+				syntax_error(ps, p, "'[' inside '[...]'");
+				return NULL;
+			}
+			open = p;
+		} else if (*p == ']') {
+			open = NULL;
+		} else if (*p == ',' && open == NULL) {
+			break;
+		}
+	}
+	if (open != NULL) {
+		syntax_error(ps, open, "'[' without ']'");
+		return NULL;
+	}
+	return p;
 }
 
 int
 hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err)
 {
-	const char *p = spec, *end;
-	size_t n;
+	struct parser ps = { .hl = hl, .spec = spec, .err = err };
+	const char *p = spec, *end, *last;
 	int rc;
 
 	for (;;) {
 		while (isspace((unsigned char)*p))
 			p++;
-		end = p + strcspn(p, ",");
-		n = (size_t)(end - p);
-		while (n > 0 && isspace((unsigned char)p[n - 1]))
-			n--;
-		rc = check_entry(p, n, err);
-		if (rc == 0)
-			rc = hostlist_add(hl, p, n);
+		end = entry_end(&ps, p);
+		if (end == NULL)
+			return err->code;
+		last = end;
+		while (last > p && isspace((unsigned char)last[-1]))
+			last--;
+		rc = parse_entry(&ps, p, last);
 		if (rc < 0)
 			return rc;
 		if (*end == '\0')
 			return 0;
 		p = end + 1;
 	}
+}
+
+int
+hostlist_parse_file(struct hostlist *hl, const char *text, const char *name,
+		    struct rd_err *err)
+{
+	char line[4096], msg[sizeof(err->msg)];
+	const char *p = text, *nl;
+	unsigned lineno = 0;
+	size_t n;
+	int rc;
+
+	for (; *p != '\0'; p = *nl ? nl + 1 : nl) {
+		nl = p + strcspn(p, "\n");
+		lineno++;
+		n = strcspn(p, "#\n");
+		if (n >= sizeof(line))
+			return rd_errf(err, -EINVAL, "%s:%u: line too long",
+				       name, lineno);
+		memcpy(line, p, n);
+		line[n] = '\0';
+		if (line[strspn(line, " \t\r")] == '\0')
+			continue;
+		rc = hostlist_parse(hl, line, err);
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "%s", err->msg);
+			rd_err_clear(err);
+			return rd_errf(err, rc, "%s:%u: %s", name, lineno, msg);
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Set operations
+ */
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+hostlist_exclude(struct hostlist *hl, const struct hostlist *ex)
+{
+	char **sorted;
+	size_t i, kept = 0;
+
+	if (ex->n == 0 || hl->n == 0)
+		return;
+	sorted = malloc(ex->n * sizeof(*sorted));
+	if (sorted == NULL)
+		return;
+	memcpy(sorted, ex->hosts, ex->n * sizeof(*sorted));
+	qsort(sorted, ex->n, sizeof(*sorted), cmp_str);
+	for (i = 0; i < hl->n; i++) {
+		if (bsearch(&hl->hosts[i], sorted, ex->n, sizeof(*sorted),
+			    cmp_str) != NULL)
+			free(hl->hosts[i]);
+		else
+			hl->hosts[kept++] = hl->hosts[i];
+	}
+	hl->n = kept;
+	free(sorted);
+}
+
+struct keyed {
+	const char *s;
+	size_t i;
+};
+
+static int
+cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+size_t
+hostlist_dedupe(struct hostlist *hl)
+{
+	struct keyed *k;
+	size_t i, kept = 0, dropped = 0;
+
+	if (hl->n < 2)
+		return 0;
+	k = malloc(hl->n * sizeof(*k));
+	if (k == NULL)
+		return 0;
+	for (i = 0; i < hl->n; i++)
+		k[i] = (struct keyed){ hl->hosts[i], i };
+	qsort(k, hl->n, sizeof(*k), cmp_keyed);
+	for (i = 1; i < hl->n; i++) {
+		if (strcmp(k[i].s, k[i - 1].s) == 0) {
+			free(hl->hosts[k[i].i]);
+			hl->hosts[k[i].i] = NULL;
+			dropped++;
+		}
+	}
+	for (i = 0; i < hl->n; i++)
+		if (hl->hosts[i] != NULL)
+			hl->hosts[kept++] = hl->hosts[i];
+	hl->n = kept;
+	free(k);
+	return dropped;
+}
+
+/* ---------------------------------------------------------------------
+ * Compression
+ */
+
+/* A host as prefix, number, suffix ("node", 7, 2 digits, ":7000"), or a
+ * literal when it has no number to range over. */
+struct citem {
+	const char *host;
+	size_t plen;		/* prefix length */
+	const char *suffix;
+	uint64_t value;
+	int ndig;
+	bool padded;		/* written with leading zeros */
+	bool literal;
+};
+
+/* Split at the last run of digits in the name (not in the port). */
+static void
+citem_split(struct citem *c, const char *host)
+{
+	const char *colon = strchr(host, ':'), *end, *d;
+
+	memset(c, 0, sizeof(*c));
+	c->host = host;
+	c->literal = true;
+	if (host[0] == '[' || (colon != NULL && strchr(colon + 1, ':')))
+		return;			/* IPv6 */
+	end = colon != NULL ? colon : host + strlen(host);
+	while (end > host && !isdigit((unsigned char)end[-1]))
+		end--;
+	for (d = end; d > host && isdigit((unsigned char)d[-1]); d--)
+		;
+	if (d == end || end - d > MAX_DIGITS)
+		return;
+	c->plen = (size_t)(d - host);
+	c->suffix = end;
+	c->ndig = (int)(end - d);
+	c->padded = c->ndig > 1 && *d == '0';
+	c->value = strtoull(d, NULL, 10);
+	c->literal = false;
+}
+
+static int
+cmp_citem(const void *a, const void *b)
+{
+	const struct citem *x = a, *y = b;
+	size_t n = x->plen < y->plen ? x->plen : y->plen;
+	int c;
+
+	if (x->literal || y->literal)
+		return x->literal != y->literal ? (x->literal ? 1 : -1)
+						: strcmp(x->host, y->host);
+	c = memcmp(x->host, y->host, n);
+	if (c == 0 && x->plen != y->plen)
+		c = x->plen < y->plen ? -1 : 1;
+	if (c == 0)
+		c = strcmp(x->suffix, y->suffix);
+	if (c == 0 && x->value != y->value)
+		c = x->value < y->value ? -1 : 1;
+	return c ? c : x->ndig - y->ndig;
+}
+
+static bool
+same_group(const struct citem *x, const struct citem *y)
+{
+	return !x->literal && !y->literal && x->plen == y->plen &&
+	       memcmp(x->host, y->host, x->plen) == 0 &&
+	       strcmp(x->suffix, y->suffix) == 0;
+}
+
+/* Would y print as itself with the zero padding of a range of width w? */
+static bool
+fits_width(const struct citem *y, int w)
+{
+	return y->padded ? y->ndig == w : y->ndig >= w;
+}
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void
+sb_add(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+sb_add(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *grown;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(b->s ? b->s + b->len : NULL,
+		      b->s ? b->cap - b->len : 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || b->oom)
+		return;
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = (b->len + (size_t)n + 1) * 2;
+
+		grown = realloc(b->s, cap);
+		if (grown == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->s = grown;
+		b->cap = cap;
+		va_start(ap, fmt);
+		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+/* Items [i, j) form one group: prefix[runs]suffix. */
+static void
+write_group(struct sbuf *b, const struct citem *it, size_t i, size_t j)
+{
+	size_t k, end;
+	int w;
+
+	if (j - i == 1) {
+		sb_add(b, "%s", it[i].host);
+		return;
+	}
+	sb_add(b, "%.*s[", (int)it[i].plen, it[i].host);
+	for (k = i; k < j; k = end) {
+		w = it[k].padded ? it[k].ndig : 0;
+		for (end = k + 1; end < j && it[end].value == it[end - 1].value + 1
+		     && fits_width(&it[end], w); end++)
+			;
+		sb_add(b, "%s%0*" PRIu64, k > i ? "," : "", w, it[k].value);
+		if (end - k > 1)
+			sb_add(b, "-%0*" PRIu64, w, it[end - 1].value);
+	}
+	sb_add(b, "]%s", it[i].suffix);
+}
+
+/* Sorted items, duplicates removed; returns the count. */
+static size_t
+collect(char *const *hosts, size_t n, const bool *pick, struct citem *it)
+{
+	size_t i, m = 0, kept = 0;
+
+	for (i = 0; i < n; i++)
+		if (pick == NULL || pick[i])
+			citem_split(&it[m++], hosts[i]);
+	qsort(it, m, sizeof(*it), cmp_citem);
+	for (i = 0; i < m; i++)
+		if (kept == 0 || strcmp(it[i].host, it[kept - 1].host) != 0)
+			it[kept++] = it[i];
+	return kept;
+}
+
+long
+hostlist_compress(char *const *hosts, size_t n, const bool *pick, char *buf,
+		  size_t len)
+{
+	struct sbuf b = { 0 };
+	struct citem *it = calloc(n ? n : 1, sizeof(*it));
+	size_t i, j, m;
+	long need;
+
+	if (it == NULL)
+		return -ENOMEM;
+	m = collect(hosts, n, pick, it);
+	sb_add(&b, "%s", "");
+	for (i = 0; i < m; i = j) {
+		for (j = i + 1; j < m && same_group(&it[i], &it[j]); j++)
+			;
+		if (i > 0)
+			sb_add(&b, ",");
+		write_group(&b, it, i, j);
+	}
+	free(it);
+	if (b.oom) {
+		free(b.s);
+		return -ENOMEM;
+	}
+	need = (long)b.len;
+	if (len > 0) {
+		snprintf(buf, len, "%s", b.s);
+		if (b.len >= len && len > 4)
+			memcpy(buf + len - 4, "...", 4);
+	}
+	free(b.s);
+	return need;
 }
 
 void

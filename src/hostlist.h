@@ -1,15 +1,27 @@
 /*
- * hostlist - parsing host lists.  Pure.
+ * hostlist - host list expressions, as pdsh and Slurm write them.  Pure.
  *
- * For now a comma-separated list of "host", "host:port" or "[v6]:port"
- * entries; whitespace around entries is ignored.
+ * A list is comma-separated entries.  An entry is a host name or address
+ * with optional ":port", where the name may hold bracketed numeric ranges:
+ *
+ *     node[01-64,70]        node01 .. node64, node70 (zero padding kept)
+ *     rack[1-2]n[01-16]     32 hosts: the product of the ranges
+ *     10.0.0.[1-8]:7000     addresses with a port
+ *     [fe80::1]:7000        an IPv6 address (brackets holding a colon)
+ *
+ * Whitespace around entries is ignored.  The reverse, hostlist_compress(),
+ * writes a set of hosts back in this form, e.g. for failure reports.
  */
 #ifndef RDMCP_HOSTLIST_H
 #define RDMCP_HOSTLIST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "log.h"
+
+/* Expanding one expression to more hosts than this is an error. */
+#define HOSTLIST_MAX 1000000
 
 struct hostlist {
 	char **hosts;
@@ -17,8 +29,29 @@ struct hostlist {
 };
 
 /* Append the hosts of `spec` to `hl` (start from a zeroed hostlist).
- * Returns 0, or -EINVAL with a reason naming the offending entry. */
+ * Returns 0, or -EINVAL with a reason that quotes the expression and
+ * points at the offending character (-ENOMEM, -E2BIG). */
 int hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err);
+
+/* Append the hosts of a host file: one expression per line, '#' starts a
+ * comment, blank lines are skipped.  `text` is the file's contents;
+ * errors name `name` and the line. */
+int hostlist_parse_file(struct hostlist *hl, const char *text,
+			const char *name, struct rd_err *err);
+
+/* Remove from `hl` every host that appears in `ex`. */
+void hostlist_exclude(struct hostlist *hl, const struct hostlist *ex);
+
+/* Drop repeated hosts, keeping first occurrences in order; returns how
+ * many were dropped. */
+size_t hostlist_dedupe(struct hostlist *hl);
+
+/* Write hosts[i] for every i with pick == NULL or pick[i] true, as a
+ * compressed expression ("node[01-05,07],other"), into buf (NUL-terminated,
+ * truncated with "..." if too small).  Returns the length it needed (as
+ * snprintf), or -ENOMEM. */
+long hostlist_compress(char *const *hosts, size_t n, const bool *pick,
+		       char *buf, size_t len);
 
 /* Release the entries; the hostlist is empty afterwards. */
 void hostlist_clear(struct hostlist *hl);

@@ -1,0 +1,177 @@
+/*
+ * Which hosts a push goes to: the HOSTS argument, a host file (-f), or
+ * Slurm's allocation; minus excluded hosts (-x); duplicates dropped.  And
+ * the host lists written back: the failed line, --ok-file, --failed-file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "log.h"
+
+#define MAX_HOSTFILE (64u << 20)
+
+static int
+open_host_file(const char *path)
+{
+	struct stat st;
+	int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		warnx_("cannot read host file '%s': %s", path, strerror(errno));
+	} else if (S_ISDIR(st.st_mode)) {
+		warnx_("cannot read host file '%s': is a directory", path);
+	} else {
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* The whole of a host file ("-": stdin), NUL-terminated, or NULL after a
+ * message. */
+static char *
+slurp(const char *path)
+{
+	char *text;
+	ssize_t n = 1;
+	size_t len = 0;
+	int fd = open_host_file(path);
+
+	if (fd < 0)
+		return NULL;
+	text = malloc(MAX_HOSTFILE + 1);
+	while (text != NULL && len < MAX_HOSTFILE && n != 0) {
+		n = read(fd, text + len, MAX_HOSTFILE - len);
+		if (n < 0 && errno != EINTR) {
+			warnx_("cannot read host file '%s': %s", path,
+			       strerror(errno));
+			free(text);
+			text = NULL;
+		}
+		len += n > 0 ? (size_t)n : 0;
+	}
+	close(fd);
+	if (text != NULL)
+		text[len] = '\0';
+	return text;
+}
+
+/* Is the last argument a host list rather than a file?  Without -f or
+ * Slurm it must be; inside an allocation, an existing local path or a
+ * lone argument is a file and the hosts come from SLURM_JOB_NODELIST. */
+static const char *
+hosts_source(const struct opts *o, int *nfiles)
+{
+	const char *slurm = getenv("SLURM_JOB_NODELIST");
+	const char *last = o->nargs > 0 ? o->args[o->nargs - 1] : NULL;
+
+	*nfiles = o->nargs;
+	if (o->hostfile != NULL)
+		return NULL;
+	if (slurm != NULL && slurm[0] != '\0' && last != NULL &&
+	    (o->nargs == 1 || access(last, F_OK) == 0)) {
+		if (o->verbose > 0)
+			warnx_("hosts from SLURM_JOB_NODELIST: %s", slurm);
+		return slurm;
+	}
+	*nfiles = o->nargs - 1;
+	return last;
+}
+
+int
+gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
+{
+	struct hostlist ex = { 0 };
+	struct rd_err err = { 0 };
+	const char *spec = hosts_source(o, nfiles);
+	char *text = NULL;
+	size_t dups;
+	int rc = -EINVAL;
+
+	if (*nfiles < 1 || (spec == NULL && o->hostfile == NULL)) {
+		warnx_("need at least one FILE and hosts (a HOSTS argument, "
+		       "-f FILE, or a Slurm allocation)");
+		return -EINVAL;
+	}
+	if (o->hostfile != NULL) {
+		text = slurp(o->hostfile);
+		if (text == NULL)
+			return -EINVAL;
+		rc = hostlist_parse_file(hl, text, o->hostfile, &err);
+	} else {
+		rc = hostlist_parse(hl, spec, &err);
+	}
+	if (rc == 0 && o->exclude != NULL)
+		rc = hostlist_parse(&ex, o->exclude, &err);
+	free(text);
+	if (rc < 0) {
+		warnx_("%s", err.msg);
+		hostlist_clear(&ex);
+		return rc;
+	}
+	hostlist_exclude(hl, &ex);
+	hostlist_clear(&ex);
+	dups = hostlist_dedupe(hl);
+	if (dups > 0)
+		warnx_("warning: %zu duplicate host%s ignored", dups,
+		       dups > 1 ? "s" : "");
+	if (hl->n == 0) {
+		warnx_("no hosts to copy to%s", o->exclude ? " (all excluded)"
+							   : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* hosts[i] with pick[i] == want, compressed; malloc'd or NULL. */
+char *
+hosts_compressed(const struct hostlist *hl, const bool *failed, bool want)
+{
+	bool *pick = calloc(hl->n ? hl->n : 1, sizeof(*pick));
+	char *buf = NULL;
+	long need;
+	size_t i;
+
+	if (pick == NULL)
+		return NULL;
+	for (i = 0; i < hl->n; i++)
+		pick[i] = failed[i] == want;
+	need = hostlist_compress(hl->hosts, hl->n, pick, NULL, 0);
+	if (need >= 0)
+		buf = malloc((size_t)need + 1);
+	if (buf != NULL)
+		hostlist_compress(hl->hosts, hl->n, pick, buf, (size_t)need + 1);
+	free(pick);
+	return buf;
+}
+
+/* Write the hosts with failed[i] == want to path, one line.  Returns 0 or
+ * -errno after a message. */
+int
+write_host_file(const char *path, const struct hostlist *hl,
+		const bool *failed, bool want)
+{
+	char *list = hosts_compressed(hl, failed, want);
+	FILE *f;
+	bool ok;
+
+	if (list == NULL)
+		return -ENOMEM;
+	f = fopen(path, "w");
+	ok = f != NULL && fprintf(f, "%s%s", list, list[0] ? "\n" : "") >= 0;
+	if (f != NULL && fclose(f) != 0)
+		ok = false;
+	free(list);
+	if (!ok) {
+		warnx_("cannot write '%s': %s", path, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
