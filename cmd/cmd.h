@@ -22,7 +22,7 @@ enum {
 	EXIT_DAEMON = 4,	/* the daemon could not start */
 };
 
-enum mode { MODE_PUSH, MODE_SERVE, MODE_PLAN };
+enum mode { MODE_PUSH, MODE_SERVE, MODE_PLAN, MODE_GENKEY };
 
 struct opts {
 	enum mode mode;
@@ -57,6 +57,8 @@ struct opts {
 	const char *ok_file;
 	const char *failed_file;
 	bool json;		/* --json: JSON Lines on stdout */
+	const char *key;	/* --key */
+	const char *genkey;	/* --genkey FILE */
 };
 
 int run_push(const struct opts *o);
@@ -77,6 +79,7 @@ int write_host_file(const char *path, const struct hostlist *hl,
 		    const bool *failed, bool want);
 int run_serve(const struct opts *o);
 int run_plan(const struct opts *o);
+int run_genkey(const struct opts *o);
 
 /* Output of a push. */
 void report_replica(const struct opts *o, const struct push_report *r);

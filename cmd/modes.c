@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "auth.h"
 #include "cmd.h"
 #include "hostlist.h"
 #include "log.h"
@@ -37,6 +38,52 @@ setup_logging(int verbose, enum log_level normal)
 	enum log_level max = verbose < 0 ? LOG_WARN : normal + verbose;
 
 	log_setup(log_to_stderr, NULL, max > LOG_TRACE ? LOG_TRACE : max);
+}
+
+/* ---------------------------------------------------------------------
+ * The key
+ */
+
+/* --key, else $RDMCP_KEY, else the default. */
+static const char *
+key_path(const struct opts *o)
+{
+	const char *env = getenv("RDMCP_KEY");
+
+	if (o->key != NULL)
+		return o->key;
+	return env != NULL && env[0] != '\0' ? env : AUTH_DEFAULT_KEY;
+}
+
+static int
+load_key(const struct opts *o, struct auth_key *key)
+{
+	struct rd_err err = { 0 };
+
+	if (auth_load_key(key_path(o), key, &err) < 0) {
+		warnx_("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+int
+run_genkey(const struct opts *o)
+{
+	struct rd_err err = { 0 };
+
+	if (o->nargs > 0) {
+		warnx_("--genkey takes no other arguments");
+		return EXIT_USAGE;
+	}
+	if (auth_write_key(o->genkey, &err) < 0) {
+		warnx_("%s", err.msg);
+		return EXIT_SENDER;
+	}
+	if (o->verbose >= 0)
+		warnx_("wrote a new key to %s; copy it (mode 0600) to every "
+		       "host that sends or serves", o->genkey);
+	return EXIT_ALL_OK;
 }
 
 /* ---------------------------------------------------------------------
@@ -155,6 +202,7 @@ run_push(const struct opts *o)
 	struct rd_err err = { 0 };
 	struct push_summary sum;
 	struct push_ctx pc = { o, NULL, NULL };
+	struct auth_key key;
 	size_t nfiles = 0, i;
 	char **dests = NULL;
 	int nargs, rc = EXIT_USAGE;
@@ -162,6 +210,10 @@ run_push(const struct opts *o)
 	setup_logging(o->verbose, LOG_WARN);
 	if (gather_hosts(o, &hl, &nargs) < 0) {
 		fprintf(stderr, "Try 'rdmcp --help'.\n");
+		goto out;
+	}
+	if (load_key(o, &key) < 0) {
+		rc = EXIT_SENDER;
 		goto out;
 	}
 	nfiles = (size_t)nargs;
@@ -182,6 +234,7 @@ run_push(const struct opts *o)
 		.transport = o->transport, .bind = o->bind,
 		.verbs = { .device = o->device, .gid_index = o->gid_index,
 			   .interrupts = o->interrupts },
+		.key = &key,
 	};
 	if (push_run(&cfg, &sum, &err) < 0) {
 		warnx_("%s", err.msg);
@@ -269,6 +322,8 @@ run_serve(const struct opts *o)
 		       o->listen);
 		return EXIT_USAGE;
 	}
+	if (load_key(o, &cfg.key) < 0)
+		return EXIT_DAEMON;
 	uv_loop_init(&loop);
 	if (serve_new(&cfg, &d.srv, &err) < 0) {
 		warnx_("%s", err.msg);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "cmd.h"
 #include "log.h"
 #include "proto.h"
@@ -23,7 +24,9 @@
 enum {
 	OPT_BIND = 256,
 	OPT_FAILED_FILE,
+	OPT_GENKEY,
 	OPT_JSON,
+	OPT_KEY,
 	OPT_OK_FILE,
 	OPT_BLOCKS,
 	OPT_CONNECT_TIMEOUT,
@@ -55,11 +58,13 @@ static const struct option long_options[] = {
 	{ "hostfile", required_argument, NULL, 'f' },
 	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "genkey", required_argument, NULL, OPT_GENKEY },
 	{ "gid-index", required_argument, NULL, OPT_GID_INDEX },
 	{ "help", no_argument, NULL, 'h' },
 	{ "hosts", required_argument, NULL, OPT_HOSTS },
 	{ "interrupts", no_argument, NULL, OPT_INTERRUPTS },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "ok-file", required_argument, NULL, OPT_OK_FILE },
 	{ "plan", no_argument, NULL, OPT_PLAN },
@@ -85,6 +90,7 @@ usage(FILE *out)
 "       rdmcp [OPTIONS] -f HOSTFILE FILE...\n"
 "       rdmcp --serve --root DIR [--listen ADDR[:PORT]] [OPTIONS]\n"
 "       rdmcp --plan --hosts N --blocks K [--algorithm ALG]\n"
+"       rdmcp --genkey FILE\n"
 "\n"
 "Copy FILEs to every host in HOSTS at once: the data is cut into blocks\n"
 "and the hosts relay blocks to one another (RDMC binomial pipeline), so\n"
@@ -127,6 +133,12 @@ usage(FILE *out)
 "      --prefix DIR         land every destination path below DIR, e.g.\n"
 "                           to run several daemons on one machine\n"
 "\n"
+"Authentication (both sides):\n"
+"      --key FILE           the cluster's shared key (default $RDMCP_KEY,\n"
+"                           else %s); daemons accept only\n"
+"                           senders that prove they hold it\n"
+"      --genkey FILE        create a new random key in FILE (mode 0600)\n"
+"\n"
 "Transport (both sides):\n"
 "      --transport T        auto (default: RDMA verbs when every member has\n"
 "                           an active device on its address, else TCP),\n"
@@ -145,9 +157,9 @@ usage(FILE *out)
 "  -V, --version            show the version\n"
 "\n"
 "Exit status: 0 every replica complete, 1 some replica failed, 2 usage\n"
-"error, 3 the sender could not run the transfer, 4 the daemon could not\n"
-"start.\n",
-		PROTO_DEFAULT_PORT, PROTO_DEFAULT_PORT);
+"error, 3 the sender could not run the transfer (or --genkey failed), 4\n"
+"the daemon could not start.\n",
+		PROTO_DEFAULT_PORT, PROTO_DEFAULT_PORT, AUTH_DEFAULT_KEY);
 }
 
 static int bad_usage(const char *fmt, ...)
@@ -248,6 +260,13 @@ parse_option(struct opts *o, int c, const char *arg)
 		return -1;
 	case 'x':
 		o->exclude = arg;
+		return -1;
+	case OPT_GENKEY:
+		o->mode = MODE_GENKEY;
+		o->genkey = arg;
+		return -1;
+	case OPT_KEY:
+		o->key = arg;
 		return -1;
 	case OPT_JSON:
 		o->json = true;
@@ -383,6 +402,9 @@ main(int argc, char **argv)
 		break;
 	case MODE_PLAN:
 		rc = run_plan(&o);
+		break;
+	case MODE_GENKEY:
+		rc = run_genkey(&o);
 		break;
 	default:
 		rc = run_push(&o);

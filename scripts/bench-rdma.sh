@@ -33,6 +33,9 @@ RDMCP=$TOP/rdmcp
 D=/tmp/bench-rdma
 PORT=7471
 mkdir -p "$D/src"
+rm -f "$D/key"
+"$RDMCP" -q --genkey "$D/key"
+export RDMCP_KEY=$D/key
 head -c "$((MIB << 20))" /dev/urandom >"$D/src/file"
 
 median() {

@@ -47,6 +47,9 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+mkdir -p "$DATA"
+"$RDMCP" -q --genkey "$DATA/key"
+export RDMCP_KEY=$DATA/key
 
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'

@@ -70,6 +70,10 @@ esac
 
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/rdmcp-demo.XXXXXX")
 say "scratch directory $DIR"
+# daemons accept only senders holding the cluster's key: make one
+"$RDMCP" -q --genkey "$DIR/key" || die "cannot create a key"
+export RDMCP_KEY=$DIR/key
+say "shared key: rdmcp --genkey $DIR/key (RDMCP_KEY points both sides at it)"
 
 # 1. the daemons: one per address, each landing files below its own prefix
 for n in "${HOSTS[@]}"; do

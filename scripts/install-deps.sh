@@ -3,7 +3,8 @@
 # Debian 12 (bookworm).  Run as root.  Does nothing when every package is
 # already installed, so it is safe to run again.
 #
-#   build:  gcc, make (build-essential), pkg-config, libuv1-dev, zlib1g-dev
+#   build:  gcc, make (build-essential), pkg-config, libuv1-dev, zlib1g-dev,
+#           libssl-dev (libcrypto: HMAC-SHA-256 for authentication)
 #   RDMA:   libibverbs-dev, librdmacm-dev (the verbs transport, next)
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
 #           benchmarks on network namespaces), procps, mandoc (man page lint),
@@ -17,6 +18,7 @@ PACKAGES=(
 	libuv1-dev
 	check
 	zlib1g-dev
+	libssl-dev
 	libibverbs-dev
 	librdmacm-dev
 	iproute2

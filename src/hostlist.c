@@ -444,6 +444,7 @@ size_t
 hostlist_dedupe(struct hostlist *hl)
 {
 	struct keyed *k;
+	const char *first;
 	size_t i, kept = 0, dropped = 0;
 
 	if (hl->n < 2)
@@ -454,12 +455,14 @@ hostlist_dedupe(struct hostlist *hl)
 	for (i = 0; i < hl->n; i++)
 		k[i] = (struct keyed){ hl->hosts[i], i };
 	qsort(k, hl->n, sizeof(*k), cmp_keyed);
-	for (i = 1; i < hl->n; i++) {
-		if (strcmp(k[i].s, k[i - 1].s) == 0) {
-			free(hl->hosts[k[i].i]);
-			hl->hosts[k[i].i] = NULL;
-			dropped++;
+	for (i = 1, first = k[0].s; i < hl->n; i++) {
+		if (strcmp(k[i].s, first) != 0) {
+			first = k[i].s;		/* kept: the first of its run */
+			continue;
 		}
+		free(hl->hosts[k[i].i]);
+		hl->hosts[k[i].i] = NULL;
+		dropped++;
 	}
 	for (i = 0; i < hl->n; i++)
 		if (hl->hosts[i] != NULL)

@@ -47,6 +47,11 @@ proto_max_len(uint8_t type)
 		return 4 + PROTO_MAX_TEXT;
 	case MSG_HELLO:
 		return PROTO_TOKEN_LEN + 8;
+	case MSG_AUTH:
+	case MSG_PROOF:
+		return 32;
+	case MSG_CHALLENGE:
+		return 64;
 	case MSG_BLOCK:
 		return PROTO_MAX_BLOCK;
 	default:

@@ -63,6 +63,9 @@ enum proto_type {
 	MSG_COMPLETE,
 	MSG_FAIL,
 	MSG_ABORT,
+	MSG_AUTH,	/* sender's nonce (auth.h) */
+	MSG_CHALLENGE,	/* daemon's nonce and proof */
+	MSG_PROOF,	/* sender's proof, bound to the JOB that follows */
 	MSG_HELLO = 16,
 	MSG_SIGNAL,
 	MSG_BLOCK,

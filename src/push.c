@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "auth.h"
 #include "conn.h"
 #include "engine.h"
 #include "net.h"
@@ -24,6 +25,7 @@
 enum hstate {
 	HS_RESOLVING,
 	HS_CONNECTING,
+	HS_AUTH,	/* AUTH sent, waiting for CHALLENGE */
 	HS_OFFERED,	/* JOB sent, waiting for ACCEPT */
 	HS_ACCEPTED,
 	HS_RUNNING,	/* START sent */
@@ -44,6 +46,7 @@ struct phost {
 	enum hstate st;
 	uint32_t rank;
 	uint16_t rdma_port;	/* offered in ACCEPT, 0: no RDMA */
+	uint8_t nonce[AUTH_NONCE_LEN];	/* ours, for this daemon */
 };
 
 /* After the first failure inside the group, wait this long before aborting
@@ -272,6 +275,9 @@ on_complete_msg(struct phost *h, const struct frame *f)
 	return 0;
 }
 
+static int on_challenge(struct phost *h, const struct frame *f,
+			const uint8_t *body);
+
 static int
 ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	  const uint8_t *body)
@@ -280,6 +286,8 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	char text[PROTO_MAX_TEXT + 1];
 
 	switch (f->type) {
+	case MSG_CHALLENGE:
+		return on_challenge(h, f, body);
 	case MSG_ACCEPT:
 		if (h->st != HS_OFFERED)
 			return -EPROTO;
@@ -321,11 +329,12 @@ ctl_connect(void *ctx, struct conn *c, int status)
 {
 	struct phost *h = ctx;
 	struct push *p = h->p;
-	struct frame f = { .type = MSG_JOB, .len = p->jobmsg.len };
-	struct iovec iov = { p->jobmsg.data, p->jobmsg.len };
+	struct frame f = { .type = MSG_AUTH, .len = AUTH_NONCE_LEN };
 
 	if (status == 0)
-		status = conn_send(c, &f, &iov, 1, 0);
+		status = auth_nonce(h->nonce);
+	if (status == 0)
+		status = conn_send_copy(c, &f, h->nonce);
 	if (status < 0) {
 		host_fail(h, status, "cannot connect to %s: %s", h->addrstr,
 			  status == -ETIMEDOUT ? "timed out" : strerror(-status));
@@ -333,7 +342,41 @@ ctl_connect(void *ctx, struct conn *c, int status)
 	}
 	conn_set_body_limit(c, 4 + PROTO_MAX_TEXT);
 	conn_keepalive(c, 0, p->cfg->timeout_ms);
+	h->st = HS_AUTH;
+}
+
+/* CHALLENGE: check the daemon's proof, then send ours and the job it
+ * covers. */
+static int
+on_challenge(struct phost *h, const struct frame *f, const uint8_t *body)
+{
+	struct push *p = h->p;
+	const uint8_t *nonce_d = body, *theirs = body + AUTH_NONCE_LEN;
+	uint8_t want[AUTH_MAC_LEN], proof[AUTH_MAC_LEN];
+	struct frame pf = { .type = MSG_PROOF, .len = AUTH_MAC_LEN };
+	struct frame jf = { .type = MSG_JOB, .len = p->jobmsg.len };
+	struct iovec iov = { p->jobmsg.data, p->jobmsg.len };
+	int rc;
+
+	if (h->st != HS_AUTH || f->len != 2 * AUTH_NONCE_LEN)
+		return -EPROTO;
+	rc = auth_daemon_mac(p->cfg->key, h->nonce, nonce_d, want);
+	if (rc == 0 && !auth_mac_equal(want, theirs)) {
+		host_fail(h, -EACCES, "authentication failed: the daemon at "
+			  "%s does not hold our key", h->addrstr);
+		return 0;
+	}
+	if (rc == 0)
+		rc = auth_sender_mac(p->cfg->key, h->nonce, nonce_d,
+				     p->jobmsg.data, p->jobmsg.len, proof);
+	if (rc == 0)
+		rc = conn_send_copy(h->c, &pf, proof);
+	if (rc == 0)
+		rc = conn_send(h->c, &jf, &iov, 1, 0);
+	if (rc < 0)
+		return rc;
 	h->st = HS_OFFERED;
+	return 0;
 }
 
 static const struct conn_ops ctl_ops = {

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "log.h"
 #include "proto.h"
 #include "schedule.h"
@@ -54,6 +55,7 @@ struct push_cfg {
 	enum proto_transport transport;	/* asked for */
 	const char *bind;		/* numeric source address, or NULL */
 	struct vb_cfg verbs;		/* device, GID index, polling */
+	const struct auth_key *key;	/* proves us to the daemons */
 	void (*report)(void *ctx, const struct push_report *r);
 	void *ctx;
 };

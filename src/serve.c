@@ -18,10 +18,21 @@
 #include "xverbs.h"
 
 /* A connection whose first frame has not arrived yet. */
+/* A connection before it is known to be a job or a data connection.  A
+ * sender's must authenticate (auth.h) before its JOB is even decoded. */
+enum fresh_state {
+	FR_NEW,		/* expecting AUTH (a sender) or HELLO (a member) */
+	FR_CHALLENGED,	/* CHALLENGE sent, expecting PROOF */
+	FR_PROVED,	/* expecting the JOB the proof covers */
+};
+
 struct fresh {
 	struct serve *s;
 	struct conn *c;
+	enum fresh_state st;
 	bool refused;	/* a bad JOB was answered; waiting for the close */
+	uint8_t nonce_s[AUTH_NONCE_LEN], nonce_d[AUTH_NONCE_LEN];
+	uint8_t proof[AUTH_MAC_LEN];
 	struct fresh *prev, *next;
 };
 
@@ -144,30 +155,91 @@ fresh_unlink(struct fresh *fr)
 		fr->next->prev = fr->prev;
 }
 
+/* Which frame may come next on a fresh connection; anything else, or a
+ * wrong length, drops it. */
 static int
 fresh_header(void *ctx, struct conn *c, const struct frame *f,
 	     const struct iovec **iov, int *niov)
 {
-	if (f->type != MSG_JOB && f->type != MSG_HELLO)
+	struct fresh *fr = ctx;
+	bool ok;
+
+	switch (fr->st) {
+	case FR_NEW:
+		ok = (f->type == MSG_AUTH && f->len == AUTH_NONCE_LEN) ||
+		     f->type == MSG_HELLO;
+		break;
+	case FR_CHALLENGED:
+		ok = f->type == MSG_PROOF && f->len == AUTH_MAC_LEN;
+		break;
+	default:
+		ok = f->type == MSG_JOB;
+		break;
+	}
+	if (!ok)
 		return -EPROTO;
 	return f->len <= proto_max_len(f->type) ? 0 : -EMSGSIZE;
 }
 
-/* Refuse a malformed job: say why, then close once it is out (the fresh
- * record keeps owning the connection until then). */
+/* Refuse a job: say why, then close once it is out (the fresh record
+ * keeps owning the connection until then). */
+static int
+refuse_job(struct fresh *fr, int error, const char *why)
+{
+	struct frame f = { .type = MSG_REFUSE, .val = (uint64_t)error };
+
+	f.len = strlen(why);
+	log_info("refused a job from %s: %s", conn_peer(fr->c), why);
+	conn_send_copy(fr->c, &f, why);
+	conn_shutdown(fr->c);
+	fr->refused = true;
+	return 0;
+}
+
 static int
 refuse_bad_job(struct fresh *fr, const char *why)
 {
 	char msg[PROTO_MAX_TEXT];
-	struct frame f = { .type = MSG_REFUSE, .val = EBADMSG };
 
 	snprintf(msg, sizeof(msg), "bad job: %s", why);
-	f.len = strlen(msg);
-	log_info("refused a job from %s: %s", conn_peer(fr->c), why);
-	conn_send_copy(fr->c, &f, msg);
-	conn_shutdown(fr->c);
-	fr->refused = true;
+	return refuse_job(fr, EBADMSG, msg);
+}
+
+/* AUTH: answer with our nonce and our proof. */
+static int
+on_auth(struct fresh *fr, const uint8_t *body)
+{
+	struct frame f = { .type = MSG_CHALLENGE, .len = 2 * AUTH_NONCE_LEN };
+	uint8_t reply[2 * AUTH_NONCE_LEN];
+
+	memcpy(fr->nonce_s, body, AUTH_NONCE_LEN);
+	if (auth_nonce(fr->nonce_d) < 0 ||
+	    auth_daemon_mac(&fr->s->cfg.key, fr->nonce_s, fr->nonce_d,
+			    reply + AUTH_NONCE_LEN) < 0)
+		return -EIO;
+	memcpy(reply, fr->nonce_d, AUTH_NONCE_LEN);
+	fr->st = FR_CHALLENGED;
+	return conn_send_copy(fr->c, &f, reply);
+}
+
+/* PROOF: kept until the JOB it covers arrives. */
+static int
+on_proof(struct fresh *fr, const uint8_t *body)
+{
+	memcpy(fr->proof, body, AUTH_MAC_LEN);
+	fr->st = FR_PROVED;
+	conn_set_body_limit(fr->c, PROTO_MAX_BODY);
 	return 0;
+}
+
+static bool
+job_authentic(struct fresh *fr, const uint8_t *body, uint64_t len)
+{
+	uint8_t want[AUTH_MAC_LEN];
+
+	return auth_sender_mac(&fr->s->cfg.key, fr->nonce_s, fr->nonce_d,
+			       body, (size_t)len, want) == 0 &&
+	       auth_mac_equal(want, fr->proof);
 }
 
 static int
@@ -182,6 +254,16 @@ fresh_frame(void *ctx, struct conn *c, const struct frame *f,
 
 	if (fr->refused)
 		return -EPROTO;
+	if (f->type == MSG_AUTH)
+		return on_auth(fr, body);
+	if (f->type == MSG_PROOF)
+		return on_proof(fr, body);
+	if (f->type == MSG_JOB && !job_authentic(fr, body, f->len)) {
+		log_warn("%s failed to authenticate (wrong key?)",
+			 conn_peer(c));
+		return refuse_job(fr, EACCES, "authentication failed: the "
+				  "sender does not hold this daemon's key");
+	}
 	if (f->type == MSG_JOB && job_decode(body, f->len, &job, &err) < 0)
 		return refuse_bad_job(fr, err.msg);
 	fresh_unlink(fr);
@@ -229,7 +311,8 @@ on_incoming(uv_stream_t *server, int status)
 		free(fr);
 		return;
 	}
-	conn_set_body_limit(fr->c, PROTO_MAX_BODY);
+	/* small until the sender has proved itself */
+	conn_set_body_limit(fr->c, 64);
 	conn_keepalive(fr->c, 0, s->cfg.timeout_ms);
 	fr->next = s->fresh;
 	if (s->fresh != NULL)

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <uv.h>
 
+#include "auth.h"
 #include "log.h"
 #include "proto.h"
 #include "verbs.h"
@@ -40,6 +41,7 @@ struct serve_cfg {
 	 * the machine has it */
 	enum proto_transport transport;
 	struct vb_cfg verbs;		/* device, GID index, polling */
+	struct auth_key key;		/* senders must prove they hold it */
 };
 
 /* Check the roots, bind and listen.  Returns 0 or -errno with a reason. */

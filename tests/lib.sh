@@ -12,6 +12,9 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmcp-$TEST_NAME.XXXXXX")
 PORT=${RDMCP_TEST_PORT:-$((20000 + ($$ % 20000)))}
 DAEMON_PIDS=()
 EXIT_HOOKS=()
+# the shared key that daemons and senders of this test prove they hold
+"$RDMCP" -q --genkey "$WORK/key"
+export RDMCP_KEY=$WORK/key
 
 # on_exit CMD...: run CMD when the test ends (before the scratch directory
 # goes), in reverse order of registration.

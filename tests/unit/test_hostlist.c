@@ -137,8 +137,8 @@ START_TEST(exclude_and_dedupe)
 	struct hostlist hl = { 0 }, ex = { 0 };
 	struct rd_err err = { 0 };
 
-	ck_assert_int_eq(hostlist_parse(&hl, "n[1-6],n2,n1,x", &err), 0);
-	ck_assert_uint_eq(hostlist_dedupe(&hl), 2);
+	ck_assert_int_eq(hostlist_parse(&hl, "n[1-6],n2,n1,x,n2", &err), 0);
+	ck_assert_uint_eq(hostlist_dedupe(&hl), 3);	/* n2 three times */
 	ck_assert_uint_eq(hl.n, 7);
 	ck_assert_str_eq(hl.hosts[0], "n1");
 	ck_assert_str_eq(hl.hosts[6], "x");

@@ -1,0 +1,67 @@
+# Authentication: a daemon serves only senders holding its key, and
+# refuses everything else before it creates any file or directory; keys
+# are created 0600 and never overwritten; careless keys are refused.
+. "$(dirname "$0")/../lib.sh"
+start_daemons 2 -t 1
+src=$WORK/src
+mkdir -p "$src"
+prepare_dirs 2 "$src"
+make_file "$src/data" 100000
+RAW=$TOP/build/tests/rawclient
+nothing_landed() {
+	local left
+	left=$(find "$WORK/h1" "$WORK/h2" -mindepth 1 -newer "$WORK/mark" | head -3)
+	[ -z "$left" ] || fail "$1: created $left"
+}
+# the right key works
+expect_status 0 "$RDMCP" "$src/data" "$(hosts 2)"
+assert_copies 2 "$src/data"
+rm -f "$WORK"/h*"$src"/data
+touch "$WORK/mark"
+sleep 0.01
+# a sender with another key: refused, named, nothing created
+"$RDMCP" -q --genkey "$WORK/other"
+[ "$(stat -c %a "$WORK/other")" = 600 ] || fail "key mode $(stat -c %a "$WORK/other")"
+RDMCP_KEY=$WORK/other expect_status 1 "$RDMCP" "$src/data" "$(hosts 2)"
+[ "$(grep -c "FAILED.*authentication failed" "$WORK/out")" -eq 2 ] ||
+	fail "$(cat "$WORK/out")"
+nothing_landed "wrong key"
+# --key takes precedence over RDMCP_KEY
+expect_status 1 "$RDMCP" --key "$WORK/other" "$src/data" "$(hosts 1)"
+grep -q "authentication failed" "$WORK/out" || fail "$(cat "$WORK/out")"
+# a forged proof and a tampered job are refused by the daemon itself
+out=$("$RAW" "$(host_addr 1)" "$PORT" badproof)
+[ "$out" = "refused: authentication failed: the sender does not hold this daemon's key" ] ||
+	fail "bad proof: $out"
+out=$("$RAW" "$(host_addr 1)" "$PORT" tamper "$WORK/key")
+case $out in "refused: authentication failed"*) ;; *) fail "tamper: $out" ;; esac
+out=$("$RAW" "$(host_addr 1)" "$PORT" nojob)
+[ "$out" = dropped ] || fail "unauthenticated job: $out"
+grep -q "failed to authenticate" "$WORK/daemon1.log" || fail "not logged"
+nothing_landed "hostile clients"
+# a client that sends nothing is dropped after the daemon's timeout (1 s)
+out=$("$RAW" "$(host_addr 1)" "$PORT" idle | tr '\n' ' ')
+case $out in "dropped after "*) ;; *) fail "idle: $out" ;; esac
+ms=${out#dropped after }
+ms=${ms%% *}
+note "an idle connection was dropped after $ms ms (timeout 1 s)"
+[ "$ms" -lt 5000 ] || fail "idle connection kept $ms ms"
+# the daemons still serve
+expect_status 0 "$RDMCP" "$src/data" "$(hosts 2)"
+# a missing key: the sender says how to make one (exit 3)
+RDMCP_KEY=$WORK/none expect_status 3 "$RDMCP" "$src/data" "$(hosts 1)"
+grep -q "rdmcp --genkey" "$WORK/err" || fail "$(cat "$WORK/err")"
+# --genkey never replaces a key
+expect_status 3 "$RDMCP" --genkey "$WORK/other"
+grep -q "File exists" "$WORK/err" || fail "$(cat "$WORK/err")"
+# a key others may read: neither side uses it
+chmod 644 "$WORK/other"
+RDMCP_KEY=$WORK/other expect_status 3 "$RDMCP" "$src/data" "$(hosts 1)"
+grep -q "chmod 600" "$WORK/err" || fail "$(cat "$WORK/err")"
+RDMCP_KEY=$WORK/other expect_status 4 "$RDMCP" --serve --listen \
+	"$(host_addr 3):$PORT" --prefix "$WORK/h1"
+grep -q "accessible to other users" "$WORK/err" || fail "$(cat "$WORK/err")"
+printf 'not a key\n' >"$WORK/junk"
+chmod 600 "$WORK/junk"
+RDMCP_KEY=$WORK/junk expect_status 3 "$RDMCP" "$src/data" "$(hosts 1)"
+grep -q "not a key" "$WORK/err" || fail "$(cat "$WORK/err")"
