@@ -13,7 +13,8 @@
 # the VM's CPUs were, and how much of that was rdmcp itself rather than the
 # kernel, since Soft-RoCE under emulation is CPU-bound.
 #
-# Settings: BENCH_MIB (128), BENCH_RUNS (3), BENCH_BLOCK (1M).  Needs root.
+# Settings: BENCH_MIB (128), BENCH_RUNS (3), BENCH_BLOCK (1M),
+# BENCH_INTERRUPTS (0; 1: --interrupts everywhere).  Needs root.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -22,6 +23,7 @@ if [ "${RXE_VM:-}" != 1 ]; then
 	export RXE_VM_NDEV=4 RXE_VM_SHARE=$TOP RXE_VM_MEM=${RXE_VM_MEM:-3072}
 	export RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-1800}
 	exec "$TOP/scripts/rxe-vm.sh" -- "BENCH_MIB=${BENCH_MIB:-128} \
+		BENCH_INTERRUPTS=${BENCH_INTERRUPTS:-0} \
 		BENCH_RUNS=${BENCH_RUNS:-3} BENCH_BLOCK=${BENCH_BLOCK:-1M} \
 		$TOP/scripts/bench-rdma.sh"
 fi
@@ -30,6 +32,9 @@ MIB=${BENCH_MIB:-128}
 RUNS=${BENCH_RUNS:-3}
 BLOCK=${BENCH_BLOCK:-1M}
 RDMCP=$TOP/rdmcp
+# BENCH_INTERRUPTS=1: every rdmcp with --interrupts (no busy polling)
+POLL=
+[ "${BENCH_INTERRUPTS:-0}" = 1 ] && POLL=--interrupts
 D=/tmp/bench-rdma
 PORT=7471
 mkdir -p "$D/src"
@@ -45,7 +50,7 @@ median() {
 DPIDS=()
 for i in 2 3 4; do
 	mkdir -p "$D/h$i$D/src"
-	"$RDMCP" --serve -q --listen "198.18.0.$i:$PORT" --prefix "$D/h$i" &
+	"$RDMCP" --serve -q $POLL --listen "198.18.0.$i:$PORT" --prefix "$D/h$i" &
 	DPIDS+=($!)
 done
 sleep 2
@@ -69,7 +74,7 @@ push() {
 	local hosts=$1
 	shift
 	rm -f "$D"/h*"$D/src/file"
-	timeout 600 "$RDMCP" --bind 198.18.0.1 -b "$BLOCK" "$@" "$D/src/file" "$hosts" |
+	timeout 600 "$RDMCP" --bind 198.18.0.1 -b "$BLOCK" $POLL "$@" "$D/src/file" "$hosts" |
 		tail -1 | sed -n 's/.* in \([0-9.]*\) s,.*/\1/p'
 }
 
@@ -121,7 +126,7 @@ rate() {	# MB/s (10^6) of MIB MiB in $1 seconds
 	awk -v s="$1" -v m="$MIB" 'BEGIN { printf "%.1f", m * 1048576 / s / 1e6 }'
 }
 
-echo "rdmcp bench-rdma: ${MIB} MiB, ${BLOCK} blocks, Soft-RoCE in QEMU (TCG, $(nproc) vCPUs), $RUNS runs, medians"
+echo "rdmcp bench-rdma: ${MIB} MiB, ${BLOCK} blocks, Soft-RoCE in QEMU (TCG, $(nproc) vCPUs), $RUNS runs, medians${POLL:+, $POLL}"
 printf '%-34s %10s %9s  %s\n' "" "MB/s" "ratio" "VM CPU busy (in rdmcp)"
 printf '%-34s %10s %9s\n' "ib_send_bw rxe0 -> rxe1 (1 MiB)" "$perf_mbs" ""
 printf '%-34s %10s %9s  %s%% (%s%%)\n' "rdmcp verbs 1 -> 1" "$(rate "$v1")" \
