@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "auth.h"
 #include "hostlist.h"
 #include "proto.h"
 #include "push.h"
@@ -58,6 +59,7 @@ struct opts {
 	const char *failed_file;
 	bool json;		/* --json: JSON Lines on stdout */
 	const char *key;	/* --key */
+	int retries;		/* --retries */
 	const char *genkey;	/* --genkey FILE */
 };
 
@@ -80,6 +82,13 @@ int write_host_file(const char *path, const struct hostlist *hl,
 int run_serve(const struct opts *o);
 int run_plan(const struct opts *o);
 int run_genkey(const struct opts *o);
+
+/* Load the key of --key, $RDMCP_KEY or the default; 0, or -1 after a
+ * message. */
+int load_key(const struct opts *o, struct auth_key *key);
+
+/* Logging to stderr at `normal` level, adjusted by -q/-v. */
+void setup_logging(int verbose, enum log_level normal);
 
 /* Output of a push. */
 void report_replica(const struct opts *o, const struct push_report *r);

@@ -32,7 +32,7 @@ log_to_stderr(void *ctx, enum log_level level, const char *msg)
 		fprintf(stderr, "rdmcp: %s%s\n", tags[level], msg);
 }
 
-static void
+void
 setup_logging(int verbose, enum log_level normal)
 {
 	enum log_level max = verbose < 0 ? LOG_WARN : normal + verbose;
@@ -55,7 +55,7 @@ key_path(const struct opts *o)
 	return env != NULL && env[0] != '\0' ? env : AUTH_DEFAULT_KEY;
 }
 
-static int
+int
 load_key(const struct opts *o, struct auth_key *key)
 {
 	struct rd_err err = { 0 };
@@ -84,182 +84,6 @@ run_genkey(const struct opts *o)
 		warnx_("wrote a new key to %s; copy it (mode 0600) to every "
 		       "host that sends or serves", o->genkey);
 	return EXIT_ALL_OK;
-}
-
-/* ---------------------------------------------------------------------
- * push
- */
-
-/* Where each source lands: DIR/basename with -d, else its own absolute
- * path.  Returns the array (strings owned by it) or NULL after an error. */
-static char **
-destinations(const struct opts *o, char **sources, size_t n)
-{
-	char cwd[4096], **dests = calloc(n ? n : 1, sizeof(*dests));
-	size_t i, j;
-
-	if (dests == NULL || getcwd(cwd, sizeof(cwd)) == NULL) {
-		warnx_("cannot get the current directory: %s",
-		       strerror(errno));
-		free(dests);
-		return NULL;
-	}
-	if (o->dest_dir != NULL && o->dest_dir[0] != '/') {
-		warnx_("destination directory '%s' must be absolute",
-		       o->dest_dir);
-		goto fail;
-	}
-	for (i = 0; i < n; i++) {
-		char *abs = path_absolute(cwd, sources[i]);
-
-		if (abs != NULL && o->dest_dir != NULL) {
-			char *dir = path_absolute("/", o->dest_dir);
-
-			free(abs);
-			abs = dir ? path_join(dir, path_base(sources[i])) : NULL;
-			free(dir);
-		}
-		if (abs == NULL || strcmp(abs, "/") == 0) {
-			warnx_("no destination for '%s'", sources[i]);
-			free(abs);
-			goto fail;
-		}
-		dests[i] = abs;
-		for (j = 0; j < i; j++)
-			if (strcmp(dests[j], abs) == 0) {
-				warnx_("'%s' and '%s' would both land on %s",
-				       sources[j], sources[i], abs);
-				goto fail;
-			}
-	}
-	return dests;
-fail:
-	for (i = 0; i < n; i++)
-		free(dests[i]);
-	free(dests);
-	return NULL;
-}
-
-/* The failed hosts, compressed, on one line: for a launcher to exclude. */
-static void
-print_failed(const struct hostlist *hl, const bool *failed)
-{
-	char *list = hosts_compressed(hl, failed, true);
-
-	if (list != NULL && list[0] != '\0')
-		fprintf(stderr, "rdmcp: failed: %s\n", list);
-	free(list);
-}
-
-/* --ok-file and --failed-file; returns false if one could not be written. */
-static bool
-write_host_files(const struct opts *o, const struct hostlist *hl,
-		 const bool *failed)
-{
-	bool ok = true;
-
-	if (o->ok_file != NULL)
-		ok &= write_host_file(o->ok_file, hl, failed, false) == 0;
-	if (o->failed_file != NULL)
-		ok &= write_host_file(o->failed_file, hl, failed, true) == 0;
-	return ok;
-}
-
-static void
-json_summary(const struct hostlist *hl, const struct push_summary *sum,
-	     const bool *failed, int status)
-{
-	char *ok = hosts_compressed(hl, failed, false);
-	char *bad = hosts_compressed(hl, failed, true);
-
-	report_json_summary(sum, ok, bad, status);
-	free(ok);
-	free(bad);
-}
-
-struct push_ctx {
-	const struct opts *o;
-	bool *failed;
-	bool *ok;
-};
-
-static void
-on_push_report(void *ctx, const struct push_report *r)
-{
-	struct push_ctx *pc = ctx;
-
-	if (!r->ok)
-		pc->failed[r->index] = true;
-	else
-		pc->ok[r->index] = true;
-	report_replica(pc->o, r);
-}
-
-int
-run_push(const struct opts *o)
-{
-	struct hostlist hl = { 0 };
-	struct rd_err err = { 0 };
-	struct push_summary sum;
-	struct push_ctx pc = { o, NULL, NULL };
-	struct auth_key key;
-	size_t nfiles = 0, i;
-	char **dests = NULL;
-	int nargs, rc = EXIT_USAGE;
-
-	setup_logging(o->verbose, LOG_WARN);
-	if (gather_hosts(o, &hl, &nargs) < 0) {
-		fprintf(stderr, "Try 'rdmcp --help'.\n");
-		goto out;
-	}
-	if (load_key(o, &key) < 0) {
-		rc = EXIT_SENDER;
-		goto out;
-	}
-	nfiles = (size_t)nargs;
-	dests = destinations(o, o->args, nfiles);
-	pc.failed = calloc(hl.n, sizeof(bool));
-	pc.ok = calloc(hl.n, sizeof(bool));
-	if (dests == NULL || pc.failed == NULL || pc.ok == NULL)
-		goto out;
-	struct push_cfg cfg = {
-		.sources = (const char *const *)o->args,
-		.dests = (const char *const *)dests, .nfiles = nfiles,
-		.hosts = (const char *const *)hl.hosts, .nhosts = hl.n,
-		.default_port = o->port, .alg = o->alg,
-		.block_size = o->block_size, .verify = o->verify,
-		.force = o->force, .timeout_ms = o->timeout_ms,
-		.connect_timeout_ms = o->connect_timeout_ms,
-		.window = o->window, .report = on_push_report, .ctx = &pc,
-		.transport = o->transport, .bind = o->bind,
-		.verbs = { .device = o->device, .gid_index = o->gid_index,
-			   .interrupts = o->interrupts },
-		.key = &key,
-	};
-	if (push_run(&cfg, &sum, &err) < 0) {
-		warnx_("%s", err.msg);
-		for (i = 0; i < hl.n; i++)
-			pc.failed[i] = !pc.ok[i];
-		print_failed(&hl, pc.failed);
-		write_host_files(o, &hl, pc.failed);
-		rc = EXIT_SENDER;
-		goto out;
-	}
-	report_summary(o, &sum);
-	print_failed(&hl, pc.failed);
-	rc = sum.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
-	if (!write_host_files(o, &hl, pc.failed))
-		rc = EXIT_SENDER;
-	if (o->json)
-		json_summary(&hl, &sum, pc.failed, rc);
-out:
-	for (i = 0; dests != NULL && i < nfiles; i++)
-		free(dests[i]);
-	free(dests);
-	free(pc.failed);
-	free(pc.ok);
-	hostlist_clear(&hl);
-	return rc;
 }
 
 /* ---------------------------------------------------------------------

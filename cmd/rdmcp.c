@@ -28,6 +28,7 @@ enum {
 	OPT_JSON,
 	OPT_KEY,
 	OPT_OK_FILE,
+	OPT_RETRIES,
 	OPT_BLOCKS,
 	OPT_CONNECT_TIMEOUT,
 	OPT_DEVICE,
@@ -71,6 +72,7 @@ static const struct option long_options[] = {
 	{ "port", required_argument, NULL, 'p' },
 	{ "prefix", required_argument, NULL, OPT_PREFIX },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "timeout", required_argument, NULL, 't' },
@@ -118,6 +120,9 @@ usage(FILE *out)
 "  -p, --port PORT          daemon port of hosts given without one\n"
 "                           (default %d)\n"
 "  -t, --timeout SECS       a peer silent this long has failed (default 30)\n"
+"      --retries N          send again, N times at most, to the hosts that\n"
+"                           failed in a way that sending again may cure\n"
+"                           (default 1)\n"
 "      --connect-timeout SECS  give up connecting after this (default 5)\n"
 "      --bind ADDR          send from this local address\n"
 "      --json               print JSON Lines on stdout instead: one object\n"
@@ -268,6 +273,11 @@ parse_option(struct opts *o, int c, const char *arg)
 	case OPT_KEY:
 		o->key = arg;
 		return -1;
+	case OPT_RETRIES:
+		if (parse_size(arg, 100, &v) < 0)
+			return bad_usage("bad retry count '%s' (0 to 100)", arg);
+		o->retries = (int)v;
+		return -1;
 	case OPT_JSON:
 		o->json = true;
 		return -1;
@@ -378,6 +388,7 @@ defaults(struct opts *o)
 	o->connect_timeout_ms = 5000;
 	o->transport = TRANSPORT_AUTO;
 	o->gid_index = -1;
+	o->retries = 1;
 }
 
 int

@@ -22,7 +22,7 @@ _rdmcp() {
 	-x | --exclude | --bind | --gid-index)
 		return ;;
 	-b | --block-size | -p | --port | -t | --timeout | --connect-timeout | \
-	--listen | --hosts | --blocks | --window)
+	--listen | --hosts | --blocks | --window | --retries)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -47,6 +47,7 @@ struct phost {
 	uint32_t rank;
 	uint16_t rdma_port;	/* offered in ACCEPT, 0: no RDMA */
 	uint8_t nonce[AUTH_NONCE_LEN];	/* ours, for this daemon */
+	bool refused;			/* it turned the job down */
 };
 
 /* After the first failure inside the group, wait this long before aborting
@@ -112,7 +113,7 @@ report(struct push *p, struct phost *h, bool ok, int error,
 		.index = h->idx, .host = h->name, .addr = h->addrstr,
 		.ok = ok, .error = error, .reason = reason,
 		.seconds = elapsed(p), .rank = h->rank,
-		.bytes = p->sum->bytes,
+		.bytes = p->sum->bytes, .permanent = h->refused,
 	};
 
 	if (ok) {
@@ -299,6 +300,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_REFUSE:
 	case MSG_FAIL:
 		copy_text(text, sizeof(text), body, f->len);
+		h->refused = f->type == MSG_REFUSE;
 		if (h->st == HS_DONE)
 			relay_failed(h, text);
 		else
@@ -362,6 +364,7 @@ on_challenge(struct phost *h, const struct frame *f, const uint8_t *body)
 		return -EPROTO;
 	rc = auth_daemon_mac(p->cfg->key, h->nonce, nonce_d, want);
 	if (rc == 0 && !auth_mac_equal(want, theirs)) {
+		h->refused = true;
 		host_fail(h, -EACCES, "authentication failed: the daemon at "
 			  "%s does not hold our key", h->addrstr);
 		return 0;

@@ -33,6 +33,9 @@ struct push_report {
 	bool ok;		/* holds a complete copy */
 	int error;		/* -errno when !ok */
 	const char *reason;	/* why, when !ok */
+	bool permanent;		/* the host refused the job itself (a file
+				 * exists, a path outside its roots, the
+				 * key...): sending again cannot help */
 	double seconds;		/* since the push started */
 	uint32_t rank;		/* in the group, 0 if never started */
 	uint64_t bytes;		/* size of the replica */

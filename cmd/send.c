@@ -1,0 +1,323 @@
+/*
+ * rdmcp FILE... HOSTS: the sending side on the command line.  Runs the
+ * push, then again for the hosts that failed (--retries), and reports one
+ * outcome per host.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "cmd.h"
+#include "hostlist.h"
+#include "log.h"
+#include "path.h"
+
+/* ---------------------------------------------------------------------
+ * push
+ */
+
+/* Where each source lands: DIR/basename with -d, else its own absolute
+ * path.  Returns the array (strings owned by it) or NULL after an error. */
+static char **
+destinations(const struct opts *o, char **sources, size_t n)
+{
+	char cwd[4096], **dests = calloc(n ? n : 1, sizeof(*dests));
+	size_t i, j;
+
+	if (dests == NULL || getcwd(cwd, sizeof(cwd)) == NULL) {
+		warnx_("cannot get the current directory: %s",
+		       strerror(errno));
+		free(dests);
+		return NULL;
+	}
+	if (o->dest_dir != NULL && o->dest_dir[0] != '/') {
+		warnx_("destination directory '%s' must be absolute",
+		       o->dest_dir);
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		char *abs = path_absolute(cwd, sources[i]);
+
+		if (abs != NULL && o->dest_dir != NULL) {
+			char *dir = path_absolute("/", o->dest_dir);
+
+			free(abs);
+			abs = dir ? path_join(dir, path_base(sources[i])) : NULL;
+			free(dir);
+		}
+		if (abs == NULL || strcmp(abs, "/") == 0) {
+			warnx_("no destination for '%s'", sources[i]);
+			free(abs);
+			goto fail;
+		}
+		dests[i] = abs;
+		for (j = 0; j < i; j++)
+			if (strcmp(dests[j], abs) == 0) {
+				warnx_("'%s' and '%s' would both land on %s",
+				       sources[j], sources[i], abs);
+				goto fail;
+			}
+	}
+	return dests;
+fail:
+	for (i = 0; i < n; i++)
+		free(dests[i]);
+	free(dests);
+	return NULL;
+}
+
+/* The failed hosts, compressed, on one line: for a launcher to exclude. */
+static void
+print_failed(const struct hostlist *hl, const bool *failed)
+{
+	char *list = hosts_compressed(hl, failed, true);
+
+	if (list != NULL && list[0] != '\0')
+		fprintf(stderr, "rdmcp: failed: %s\n", list);
+	free(list);
+}
+
+/* --ok-file and --failed-file; returns false if one could not be written. */
+static bool
+write_host_files(const struct opts *o, const struct hostlist *hl,
+		 const bool *failed)
+{
+	bool ok = true;
+
+	if (o->ok_file != NULL)
+		ok &= write_host_file(o->ok_file, hl, failed, false) == 0;
+	if (o->failed_file != NULL)
+		ok &= write_host_file(o->failed_file, hl, failed, true) == 0;
+	return ok;
+}
+
+static void
+json_summary(const struct hostlist *hl, const struct push_summary *sum,
+	     const bool *failed, int status)
+{
+	char *ok = hosts_compressed(hl, failed, false);
+	char *bad = hosts_compressed(hl, failed, true);
+
+	report_json_summary(sum, ok, bad, status);
+	free(ok);
+	free(bad);
+}
+
+/* The state of a push across attempts.  Indices are into the host list;
+ * an attempt sends to `pending` (its report indices map through it). */
+struct sender {
+	const struct opts *o;
+	const struct hostlist *hl;
+	bool *ok;		/* holds a complete copy */
+	bool *failed;		/* failed for good */
+	bool *retry;		/* failed in this attempt, may be retried */
+	size_t *pending;
+	size_t npending;
+	bool last;		/* no attempt after this one */
+	double offset;		/* seconds from the first attempt's start */
+	struct push_summary total;
+};
+
+static double
+now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A host's outcome in this attempt: reported now, unless it failed in a
+ * way another attempt may cure. */
+static void
+on_push_report(void *ctx, const struct push_report *r)
+{
+	struct sender *sd = ctx;
+	struct push_report out = *r;
+	size_t idx = sd->pending[r->index];
+
+	out.index = idx;
+	out.seconds += sd->offset;
+	if (r->ok) {
+		sd->ok[idx] = true;
+		if (sd->total.ok++ == 0)
+			sd->total.first_ok = out.seconds;
+		sd->total.last_ok = out.seconds;
+	} else if (!sd->last && !r->permanent) {
+		sd->retry[idx] = true;
+		if (sd->o->verbose > 0)
+			warnx_("%s failed (%s); will retry", r->host, r->reason);
+		return;
+	} else {
+		sd->failed[idx] = true;
+	}
+	report_replica(sd->o, &out);
+}
+
+/* The hosts of the next attempt; returns their count. */
+static size_t
+next_pending(struct sender *sd)
+{
+	size_t i;
+
+	sd->npending = 0;
+	for (i = 0; i < sd->hl->n; i++) {
+		if (sd->retry[i])
+			sd->pending[sd->npending++] = i;
+		sd->retry[i] = false;
+	}
+	return sd->npending;
+}
+
+/* One attempt to the pending hosts.  Returns push_run's status. */
+static int
+attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
+	struct rd_err *err)
+{
+	struct push_summary sum;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sd->npending; i++)
+		hosts[i] = sd->hl->hosts[sd->pending[i]];
+	cfg->hosts = hosts;
+	cfg->nhosts = sd->npending;
+	rc = push_run(cfg, &sum, err);
+	if (rc == 0) {
+		sd->total.bytes = sum.bytes;
+		sd->total.transport = sum.transport;
+	}
+	return rc;
+}
+
+static void
+announce_retry(const struct sender *sd, int round)
+{
+	bool *pick = calloc(sd->hl->n, sizeof(*pick));
+	char *list = NULL;
+	size_t i;
+
+	for (i = 0; pick != NULL && i < sd->npending; i++)
+		pick[sd->pending[i]] = true;
+	if (pick != NULL)
+		list = hosts_compressed(sd->hl, pick, true);
+	free(pick);
+	if (sd->o->verbose >= 0 && list != NULL)
+		warnx_("retrying %zu host%s that failed (attempt %d of %d): %s",
+		       sd->npending, sd->npending > 1 ? "s" : "", round + 1,
+		       sd->o->retries + 1, list);
+	free(list);
+}
+
+/* Attempts until every host has an outcome.  Returns 0, or -1 if the
+ * sender itself failed (message printed). */
+static int
+run_attempts(struct sender *sd, struct push_cfg *cfg)
+{
+	struct rd_err err = { 0 };
+	const char **hosts = calloc(sd->hl->n, sizeof(*hosts));
+	double start = now_seconds();
+	int round, rc = 0;
+
+	if (hosts == NULL)
+		return -1;
+	for (round = 0; rc == 0 && sd->npending > 0; round++) {
+		sd->last = round >= sd->o->retries;
+		sd->offset = now_seconds() - start;
+		rc = attempt(sd, cfg, hosts, &err);
+		if (rc == 0 && next_pending(sd) > 0)
+			announce_retry(sd, round + 1);
+	}
+	sd->total.seconds = now_seconds() - start;
+	free(hosts);
+	if (rc < 0)
+		warnx_("%s", err.msg);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Every host's final outcome: the summary, the failed line, the files.
+ * Returns the exit status. */
+static int
+finish(struct sender *sd, int rc)
+{
+	const struct opts *o = sd->o;
+	size_t i;
+
+	sd->total.hosts = sd->hl->n;
+	sd->total.failed = 0;
+	for (i = 0; i < sd->hl->n; i++) {
+		sd->failed[i] = !sd->ok[i];
+		sd->total.failed += sd->failed[i];
+	}
+	if (rc == EXIT_ALL_OK) {
+		report_summary(o, &sd->total);
+		rc = sd->total.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
+	}
+	print_failed(sd->hl, sd->failed);
+	if (!write_host_files(o, sd->hl, sd->failed))
+		rc = EXIT_SENDER;
+	if (o->json)
+		json_summary(sd->hl, &sd->total, sd->failed, rc);
+	return rc;
+}
+
+int
+run_push(const struct opts *o)
+{
+	struct hostlist hl = { 0 };
+	struct sender sd = { .o = o, .hl = &hl };
+	struct auth_key key;
+	size_t nfiles = 0, i;
+	char **dests = NULL;
+	int nargs, rc = EXIT_USAGE;
+
+	setup_logging(o->verbose, LOG_WARN);
+	if (gather_hosts(o, &hl, &nargs) < 0) {
+		fprintf(stderr, "Try 'rdmcp --help'.\n");
+		goto out;
+	}
+	if (load_key(o, &key) < 0) {
+		rc = EXIT_SENDER;
+		goto out;
+	}
+	nfiles = (size_t)nargs;
+	dests = destinations(o, o->args, nfiles);
+	sd.ok = calloc(hl.n, sizeof(bool));
+	sd.failed = calloc(hl.n, sizeof(bool));
+	sd.retry = calloc(hl.n, sizeof(bool));
+	sd.pending = calloc(hl.n, sizeof(size_t));
+	if (dests == NULL || !sd.ok || !sd.failed || !sd.retry || !sd.pending)
+		goto out;
+	for (i = 0; i < hl.n; i++)
+		sd.pending[i] = i;
+	sd.npending = hl.n;
+	struct push_cfg cfg = {
+		.sources = (const char *const *)o->args,
+		.dests = (const char *const *)dests, .nfiles = nfiles,
+		.default_port = o->port, .alg = o->alg,
+		.block_size = o->block_size, .verify = o->verify,
+		.force = o->force, .timeout_ms = o->timeout_ms,
+		.connect_timeout_ms = o->connect_timeout_ms,
+		.window = o->window, .report = on_push_report, .ctx = &sd,
+		.transport = o->transport, .bind = o->bind,
+		.verbs = { .device = o->device, .gid_index = o->gid_index,
+			   .interrupts = o->interrupts },
+		.key = &key,
+	};
+	rc = run_attempts(&sd, &cfg) < 0 ? EXIT_SENDER : EXIT_ALL_OK;
+	rc = finish(&sd, rc);
+out:
+	for (i = 0; dests != NULL && i < nfiles; i++)
+		free(dests[i]);
+	free(dests);
+	free(sd.ok);
+	free(sd.failed);
+	free(sd.retry);
+	free(sd.pending);
+	hostlist_clear(&hl);
+	return rc;
+}
