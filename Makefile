@@ -37,7 +37,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
-	check-asan check-rdma demo bench bench-rdma clean install uninstall
+	check-asan check-rdma demo bench bench-rdma fuzz clean install uninstall
 
 all: $(BIN)
 
@@ -97,6 +97,29 @@ check-asan:
 		exit 1; fi
 	@echo "check-asan: no sanitizer reports"
 
+# libFuzzer (clang) on every decoder of network and command-line input,
+# with ASan and UBSan, for FUZZ_SECONDS; crashes land in build-fuzz/ and
+# fail the target.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE \
+	-DRDMCP_VERSION='"$(VERSION)"' $(shell $(PKG_CONFIG) --cflags $(PKGS)) -Isrc
+fuzz:
+	@mkdir -p build-fuzz/corpus build-fuzz/crashes
+	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc \
+		$(shell $(PKG_CONFIG) --cflags $(PKGS)) -o build-fuzz/mkseeds \
+		fuzz/mkseeds.c src/proto.c src/wire.c src/net.c src/log.c \
+		src/schedule.c src/binomial.c $(LIBS)
+	build-fuzz/mkseeds build-fuzz/corpus
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o build-fuzz/fuzz_decoders \
+		fuzz/fuzz_decoders.c $(SRCS) $(LIBS)
+	build-fuzz/fuzz_decoders -max_total_time=$(FUZZ_SECONDS) \
+		-max_len=65536 -print_final_stats=1 \
+		-artifact_prefix=build-fuzz/crashes/ build-fuzz/corpus 2>&1 | \
+		grep -E "^(stat::|#[0-9]+ *DONE|==|SUMMARY|artifact|Done)" ; \
+	test -z "$$(ls build-fuzz/crashes)"
+
 # The RDMA tests, inside a VM with Soft-RoCE devices (root, QEMU).
 check-rdma: $(BIN)
 	@scripts/check-rdma.sh
@@ -111,7 +134,7 @@ bench-rdma: rdmcp
 	@scripts/bench-rdma.sh
 
 clean:
-	rm -rf build build-asan rdmcp
+	rm -rf build build-asan build-fuzz rdmcp
 
 install: rdmcp
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \

@@ -8,7 +8,7 @@
 #   RDMA:   libibverbs-dev, librdmacm-dev (the verbs transport, next)
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
 #           benchmarks on network namespaces), procps, mandoc (man page lint),
-#           jq (checks the --json output),
+#           jq (checks the --json output), clang (libFuzzer: make fuzz),
 #           and QEMU with what scripts/rxe-vm.sh builds the Soft-RoCE VM from
 set -euo pipefail
 
@@ -25,6 +25,7 @@ PACKAGES=(
 	mandoc
 	procps
 	jq
+	clang
 	# the Soft-RoCE VM of make check-rdma (scripts/rxe-vm.sh)
 	qemu-system-x86
 	busybox-static

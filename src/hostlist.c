@@ -57,12 +57,18 @@ syntax_error(struct parser *ps, const char *at, const char *what)
 		       "");
 }
 
+static size_t
+hostlist_cap(const struct hostlist *hl)
+{
+	return hl->max > 0 && hl->max < HOSTLIST_MAX ? hl->max : HOSTLIST_MAX;
+}
+
 static int
 hostlist_add(struct hostlist *hl, const char *s, size_t n)
 {
 	char **grown, *copy;
 
-	if (hl->n >= HOSTLIST_MAX)
+	if (hl->n >= hostlist_cap(hl))
 		return -E2BIG;
 	copy = strndup(s, n);
 	if (copy == NULL)
@@ -301,9 +307,9 @@ parse_entry(struct parser *ps, const char *p, const char *end)
 	if (p == end)
 		return syntax_error(ps, p, "empty entry");
 	rc = split_entry(ps, p, end);
-	if (rc == 0 && count_hosts(ps) + ps->hl->n > HOSTLIST_MAX)
+	if (rc == 0 && count_hosts(ps) + ps->hl->n > hostlist_cap(ps->hl))
 		rc = rd_errf(ps->err, -E2BIG, "the host list expands to more "
-			     "than %d hosts", HOSTLIST_MAX);
+			     "than %zu hosts", hostlist_cap(ps->hl));
 	if (rc == 0)
 		rc = expand(ps, p, 0, 0);
 	free_parts(ps);

@@ -26,6 +26,7 @@
 struct hostlist {
 	char **hosts;
 	size_t n;
+	size_t max;	/* refuse to grow beyond this; 0: HOSTLIST_MAX */
 };
 
 /* Append the hosts of `spec` to `hl` (start from a zeroed hostlist).

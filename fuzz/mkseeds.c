@@ -1,0 +1,66 @@
+/*
+ * mkseeds DIR - write a starting corpus for fuzz_decoders: one valid
+ * input per decoder (selector byte, then the encoding).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "net.h"
+#include "proto.h"
+#include "wire.h"
+
+static void
+put(const char *dir, const char *name, uint8_t sel, const void *p, size_t n)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (f == NULL)
+		return;
+	fputc(sel, f);
+	fwrite(p, 1, n, f);
+	fclose(f);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct job_file files[2] = { { (char *)"/a/b", 5000, 0755 },
+				     { (char *)"/a/c", 0, 0644 } };
+	struct job job = { .alg = SCHED_BINOMIAL, .block_size = 1 << 20,
+			   .timeout_ms = 30000, .window = 16, .nfiles = 2,
+			   .files = files, .origin = (char *)"seed" };
+	struct sockaddr_storage addrs[3];
+	uint16_t ports[3] = { 0, 4791, 4792 };
+	struct roster ro = { .rank = 1, .n = 3, .addrs = addrs,
+			     .rdma_ports = ports };
+	struct frame fr = { .type = MSG_JOB, .len = 100 };
+	uint8_t hdr[PROTO_FRAME_LEN], hello[PROTO_TOKEN_LEN + 8] = { 0 };
+	struct wbuf w;
+	const char *hl = "node[01-16,20],rack[1-2]n[1-3]:7000,[::1]:5,10.0.0.1";
+	const char *js = "a\"b\\\n\x01\xc3\xa9\xff";
+
+	if (argc != 2)
+		return 2;
+	net_parse_numeric("127.0.0.2", 7471, &addrs[0]);
+	net_parse_numeric("10.0.0.3", 7471, &addrs[1]);
+	net_parse_numeric("fd00::5", 7000, &addrs[2]);
+	frame_encode(&fr, hdr);
+	put(argv[1], "frame", 0, hdr, sizeof(hdr));
+	wbuf_init(&w);
+	job_encode(&job, &w);
+	put(argv[1], "job", 1, w.data, w.len);
+	wbuf_free(&w);
+	wbuf_init(&w);
+	roster_encode(&ro, &w);
+	put(argv[1], "roster", 2, w.data, w.len);
+	wbuf_free(&w);
+	hello[PROTO_TOKEN_LEN + 7] = 1;
+	put(argv[1], "hello", 3, hello, sizeof(hello));
+	put(argv[1], "rdma-hello", 4, hello, sizeof(hello));
+	put(argv[1], "hostlist", 5, hl, strlen(hl));
+	put(argv[1], "json", 6, js, strlen(js));
+	return 0;
+}
