@@ -60,6 +60,7 @@ struct opts {
 	bool json;		/* --json: JSON Lines on stdout */
 	const char *key;	/* --key */
 	int retries;		/* --retries */
+	bool progress;		/* --progress: even when not a terminal */
 	const char *genkey;	/* --genkey FILE */
 };
 
@@ -97,6 +98,12 @@ void report_summary(const struct opts *o, const struct push_summary *s);
 /* The --json summary object, with the final exit status. */
 void report_json_summary(const struct push_summary *s, const char *ok_hosts,
 			 const char *failed_hosts, int status);
+
+/* The live progress line on stderr: wanted (a terminal, or --progress)?
+ * Show (throttled to 10 a second), and erase before other output. */
+bool progress_wanted(const struct opts *o);
+void progress_show(const struct push_progress *pr);
+void progress_clear(void);
 
 /* "1.5 MiB", "512 B" */
 void format_bytes(char *buf, size_t len, double bytes);

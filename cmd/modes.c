@@ -25,6 +25,7 @@ log_to_stderr(void *ctx, enum log_level level, const char *msg)
 					    "" };
 	uv_timeval64_t tv;
 
+	progress_clear();
 	if (level >= LOG_DEBUG && uv_gettimeofday(&tv) == 0)
 		fprintf(stderr, "rdmcp: %lld.%06d %s\n", (long long)tv.tv_sec,
 			tv.tv_usec, msg);

@@ -28,6 +28,7 @@ enum {
 	OPT_JSON,
 	OPT_KEY,
 	OPT_OK_FILE,
+	OPT_PROGRESS,
 	OPT_RETRIES,
 	OPT_BLOCKS,
 	OPT_CONNECT_TIMEOUT,
@@ -71,6 +72,7 @@ static const struct option long_options[] = {
 	{ "plan", no_argument, NULL, OPT_PLAN },
 	{ "port", required_argument, NULL, 'p' },
 	{ "prefix", required_argument, NULL, OPT_PREFIX },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -127,6 +129,8 @@ usage(FILE *out)
 "      --bind ADDR          send from this local address\n"
 "      --json               print JSON Lines on stdout instead: one object\n"
 "                           per replica, then a summary (see rdmcp(1))\n"
+"      --progress           show the progress line on stderr even when it\n"
+"                           is not a terminal (it is shown on terminals)\n"
 "  -q, --quiet              print only failures\n"
 "  -v, --verbose            more detail (repeat for more)\n"
 "\n"
@@ -272,6 +276,9 @@ parse_option(struct opts *o, int c, const char *arg)
 		return -1;
 	case OPT_KEY:
 		o->key = arg;
+		return -1;
+	case OPT_PROGRESS:
+		o->progress = true;
 		return -1;
 	case OPT_RETRIES:
 		if (parse_size(arg, 100, &v) < 0)

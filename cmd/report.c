@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+#include <unistd.h>
+
 #include "cmd.h"
 #include "json.h"
 
@@ -16,6 +19,7 @@ warnx_(const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear();
 	fputs("rdmcp: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -103,6 +107,7 @@ report_replica(const struct opts *o, const struct push_report *r)
 {
 	char rate[48];
 
+	progress_clear();
 	if (o->json) {
 		json_replica(r);
 	} else if (!r->ok) {
@@ -134,4 +139,75 @@ report_summary(const struct opts *o, const struct push_summary *s)
 		       s->transport);
 	printf("\n");
 	fflush(stdout);
+}
+
+/* ---------------------------------------------------------------------
+ * The progress line: stderr, redrawn in place at most 10 times a second,
+ * erased before anything else is printed and at the end.
+ */
+
+static bool progress_drawn;
+static double progress_at = -1;
+
+bool
+progress_wanted(const struct opts *o)
+{
+	return o->progress || (o->verbose >= 0 && isatty(STDERR_FILENO));
+}
+
+void
+progress_clear(void)
+{
+	if (progress_drawn) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		progress_drawn = false;
+	}
+}
+
+static void
+format_eta(char *buf, size_t len, double seconds)
+{
+	long s = (long)(seconds + 0.5);
+
+	if (seconds < 0 || seconds > 359999)
+		snprintf(buf, len, "--:--");
+	else if (s >= 3600)
+		snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60,
+			 s % 60);
+	else
+		snprintf(buf, len, "%ld:%02ld", s / 60, s % 60);
+}
+
+void
+progress_show(const struct push_progress *pr)
+{
+	struct timespec ts;
+	char done[32], total[32], rate[48], eta[32];
+	double now, each, per_s, pct;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (progress_at >= 0 && now - progress_at < 0.1)
+		return;
+	progress_at = now;
+	if (pr->hosts == 0 || pr->bytes_total == 0)
+		return;
+	each = (double)pr->bytes_done / (double)pr->hosts;
+	per_s = pr->seconds > 0 ? each / pr->seconds : 0;
+	pct = 100.0 * (double)pr->bytes_done / (double)pr->bytes_total;
+	format_bytes(done, sizeof(done), each);
+	format_bytes(total, sizeof(total),
+		     (double)pr->bytes_total / (double)pr->hosts);
+	format_rate(rate, sizeof(rate), each, pr->seconds);
+	format_eta(eta, sizeof(eta), per_s > 0 ?
+		   ((double)pr->bytes_total / (double)pr->hosts - each) / per_s
+		   : -1);
+	fprintf(stderr, "\r\033[K%s of %s (%.0f%%)  %s  ETA %s  %zu/%zu hosts "
+		"done%s", done, total, pct, rate, eta, pr->done, pr->hosts,
+		pr->failed ? "," : "");
+	if (pr->failed)
+		fprintf(stderr, " %zu failed", pr->failed);
+	fflush(stderr);
+	progress_drawn = true;
 }

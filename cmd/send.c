@@ -158,6 +158,12 @@ on_push_report(void *ctx, const struct push_report *r)
 	report_replica(sd->o, &out);
 }
 
+static void
+on_progress(void *ctx, const struct push_progress *pr)
+{
+	progress_show(pr);
+}
+
 /* The hosts of the next attempt; returns their count. */
 static size_t
 next_pending(struct sender *sd)
@@ -206,6 +212,7 @@ announce_retry(const struct sender *sd, int round)
 	if (pick != NULL)
 		list = hosts_compressed(sd->hl, pick, true);
 	free(pick);
+	progress_clear();
 	if (sd->o->verbose >= 0 && list != NULL)
 		warnx_("retrying %zu host%s that failed (attempt %d of %d): %s",
 		       sd->npending, sd->npending > 1 ? "s" : "", round + 1,
@@ -247,6 +254,7 @@ finish(struct sender *sd, int rc)
 	const struct opts *o = sd->o;
 	size_t i;
 
+	progress_clear();
 	sd->total.hosts = sd->hl->n;
 	sd->total.failed = 0;
 	for (i = 0; i < sd->hl->n; i++) {
@@ -307,6 +315,7 @@ run_push(const struct opts *o)
 		.verbs = { .device = o->device, .gid_index = o->gid_index,
 			   .interrupts = o->interrupts },
 		.key = &key,
+		.progress = progress_wanted(o) ? on_progress : NULL,
 	};
 	rc = run_attempts(&sd, &cfg) < 0 ? EXIT_SENDER : EXIT_ALL_OK;
 	rc = finish(&sd, rc);

@@ -66,6 +66,7 @@ enum proto_type {
 	MSG_AUTH,	/* sender's nonce (auth.h) */
 	MSG_CHALLENGE,	/* daemon's nonce and proof */
 	MSG_PROOF,	/* sender's proof, bound to the JOB that follows */
+	MSG_PROGRESS,	/* daemon -> sender: blocks held (val), now and then */
 	MSG_HELLO = 16,
 	MSG_SIGNAL,
 	MSG_BLOCK,

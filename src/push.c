@@ -48,6 +48,7 @@ struct phost {
 	uint16_t rdma_port;	/* offered in ACCEPT, 0: no RDMA */
 	uint8_t nonce[AUTH_NONCE_LEN];	/* ours, for this daemon */
 	bool refused;			/* it turned the job down */
+	uint64_t held;			/* blocks it reported holding */
 };
 
 /* After the first failure inside the group, wait this long before aborting
@@ -98,12 +99,37 @@ elapsed(const struct push *p)
 
 static void maybe_start(struct push *p);
 static void maybe_finish(struct push *p);
+static void progress(struct push *p);
 static void abort_group(struct push *p, const struct phost *cause,
 			const char *why);
 
 /* ---------------------------------------------------------------------
  * Outcomes
  */
+
+/* Sum up the daemons' reports for cfg->progress. */
+static void
+progress(struct push *p)
+{
+	struct push_progress pr = { .hosts = p->nh, .seconds = elapsed(p) };
+	uint64_t bytes = p->sum->bytes, bs = p->cfg->block_size, got;
+	size_t i;
+
+	if (p->cfg->progress == NULL)
+		return;
+	pr.bytes_total = bytes * p->nh;
+	for (i = 0; i < p->nh; i++) {
+		const struct phost *h = &p->h[i];
+
+		got = h->held * bs < bytes ? h->held * bs : bytes;
+		if (h->st == HS_DONE)
+			got = bytes;
+		pr.bytes_done += got;
+		pr.done += h->st == HS_DONE;
+		pr.failed += h->st == HS_FAILED;
+	}
+	p->cfg->progress(p->cfg->ctx, &pr);
+}
 
 static void
 report(struct push *p, struct phost *h, bool ok, int error,
@@ -155,6 +181,7 @@ host_fail(struct phost *h, int error, const char *fmt, ...)
 		p->undecided--;
 	p->unfinished--;
 	report(p, h, false, error, reason);
+	progress(p);
 	if (was == HS_RUNNING)
 		abort_group(p, h, reason);
 	if (was < HS_ACCEPTED)
@@ -168,6 +195,7 @@ host_done(struct phost *h)
 	h->st = HS_DONE;
 	h->p->unfinished--;
 	report(h->p, h, true, 0, NULL);
+	progress(h->p);
 	maybe_finish(h->p);
 }
 
@@ -308,6 +336,12 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		return 0;
 	case MSG_COMPLETE:
 		return on_complete_msg(h, f);
+	case MSG_PROGRESS:
+		if (h->st != HS_RUNNING)
+			return 0;	/* may cross an abort */
+		h->held = f->val;
+		progress(h->p);
+		return 0;
 	default:
 		return -EPROTO;
 	}

@@ -41,6 +41,14 @@ struct push_report {
 	uint64_t bytes;		/* size of the replica */
 };
 
+/* How far a push is, for progress displays. */
+struct push_progress {
+	uint64_t bytes_done;	/* summed over the replicas */
+	uint64_t bytes_total;	/* replica size times hosts */
+	size_t done, failed, hosts;
+	double seconds;		/* since the push started */
+};
+
 struct push_cfg {
 	const char *const *sources;
 	const char *const *dests;	/* absolute destination per source */
@@ -60,6 +68,9 @@ struct push_cfg {
 	struct vb_cfg verbs;		/* device, GID index, polling */
 	const struct auth_key *key;	/* proves us to the daemons */
 	void (*report)(void *ctx, const struct push_report *r);
+	/* Optional: called as daemons report progress (every 200 ms or so
+	 * each) and outcomes; throttle as needed. */
+	void (*progress)(void *ctx, const struct push_progress *pr);
 	void *ctx;
 };
 

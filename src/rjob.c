@@ -58,7 +58,10 @@ struct rjob {
 	struct vb_dev *dev;	/* RDMA device offered, or NULL */
 	uv_timer_t reaper;
 	bool reaper_armed, reaped, stopping;
+	uint64_t progress_at;	/* loop time of the last PROGRESS */
 };
+
+#define PROGRESS_MS 200
 
 static const struct conn_ops ctl_ops, parked_ops;
 
@@ -222,13 +225,30 @@ maybe_land(struct rjob *j)
 static int
 blocks_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
 {
-	return store_iov(ctx, block, iov, max);
+	return store_iov(((struct rjob *)ctx)->st, block, iov, max);
+}
+
+/* Tell the sender how far we are, at most every PROGRESS_MS. */
+static void
+maybe_progress(struct rjob *j)
+{
+	uint64_t now = uv_now(j->env->loop);
+
+	if (now - j->progress_at < PROGRESS_MS)
+		return;
+	j->progress_at = now;
+	send_frame(j, MSG_PROGRESS, eng_held(j->eng), NULL);
 }
 
 static int
 blocks_arrived(void *ctx, uint64_t block)
 {
-	return store_arrived(ctx, block);
+	struct rjob *j = ctx;
+	int rc = store_arrived(j->st, block);
+
+	if (rc == 0)
+		maybe_progress(j);
+	return rc;
 }
 
 static void
@@ -368,7 +388,7 @@ start_engine(struct rjob *j, struct rd_err *err)
 		 * that to the sender, which aborts the group */
 		.connect_wait_ms = j->env->connect_timeout_ms +
 				   j->job->timeout_ms,
-		.io = { blocks_iov, blocks_arrived, j->st },
+		.io = { blocks_iov, blocks_arrived, j },
 		.complete = on_complete, .done = on_done, .ctx = j,
 	};
 	int rc;
