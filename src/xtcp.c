@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "net.h"
+#include "ranktab.h"
 
 /* A posted receive: where the next block from a peer goes. */
 struct precv {
@@ -41,8 +42,7 @@ struct xtcp {
 	bool has_bind;
 	unsigned connect_timeout_ms;
 	unsigned timeout_ms;
-	struct xpeer **peers;	/* sorted by rank */
-	size_t npeers, cap;
+	struct ranktab peers;	/* struct xpeer by rank */
 };
 
 static const struct conn_ops xtcp_conn_ops;
@@ -54,44 +54,24 @@ static const struct conn_ops xtcp_conn_ops;
 static struct xpeer *
 peer_find(const struct xtcp *x, uint32_t rank)
 {
-	size_t lo = 0, hi = x->npeers, mid;
-
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (x->peers[mid]->rank == rank)
-			return x->peers[mid];
-		if (x->peers[mid]->rank < rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return rt_find(&x->peers, rank);
 }
 
 static int
 peer_add(struct xtcp *x, uint32_t rank, struct xpeer **out)
 {
-	struct xpeer *p, **grown;
-	size_t i;
+	struct xpeer *p = calloc(1, sizeof(*p));
+	int rc;
 
-	if (x->npeers == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 8;
-
-		grown = realloc(x->peers, cap * sizeof(*grown));
-		if (grown == NULL)
-			return -ENOMEM;
-		x->peers = grown;
-		x->cap = cap;
-	}
-	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return -ENOMEM;
 	p->x = x;
 	p->rank = rank;
-	for (i = x->npeers; i > 0 && x->peers[i - 1]->rank > rank; i--)
-		x->peers[i] = x->peers[i - 1];
-	x->peers[i] = p;
-	x->npeers++;
+	rc = rt_add(&x->peers, rank, p);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
 	*out = p;
 	return 0;
 }
@@ -345,9 +325,9 @@ xtcp_free(struct xp *xp)
 	struct xtcp *x = (struct xtcp *)xp;
 	size_t i;
 
-	for (i = 0; i < x->npeers; i++)
-		peer_free(x->peers[i]);
-	free(x->peers);
+	for (i = 0; i < x->peers.n; i++)
+		peer_free(rt_at(&x->peers, i));
+	rt_clear(&x->peers);
 	free(x->addrs);
 	free(x);
 }

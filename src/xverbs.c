@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 
 #include "net.h"
+#include "ranktab.h"
 #include "slots.h"
 #include "wire.h"
 
@@ -102,8 +103,7 @@ struct xvb {
 	struct sockaddr_storage bind;
 	struct vb *vb;
 	struct vb_dev *dev;
-	struct vpeer **peers;		/* sorted by rank */
-	size_t npeers, peercap;
+	struct ranktab peers;		/* struct vpeer by rank */
 	struct region *regions;
 	size_t nregions;
 	struct ring rring, sring;	/* receive and send bounce buffers */
@@ -227,18 +227,7 @@ xvb_parse_hello(const void *pdata, uint8_t len, struct xvb_hello *h)
 static struct vpeer *
 peer_find(const struct xvb *x, uint32_t rank)
 {
-	size_t lo = 0, hi = x->npeers, mid;
-
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (x->peers[mid]->rank == rank)
-			return x->peers[mid];
-		if (x->peers[mid]->rank < rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return rt_find(&x->peers, rank);
 }
 
 static void on_data_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc);
@@ -255,22 +244,14 @@ vqp_init(struct vqp *q, struct vpeer *p, uint8_t kind)
 							  : on_sig_wc, q);
 }
 
+static void peer_free(struct xvb *x, struct vpeer *p);
+
 static int
 peer_add(struct xvb *x, uint32_t rank, struct vpeer **out)
 {
-	struct vpeer *p, **grown;
-	size_t i;
+	struct vpeer *p = calloc(1, sizeof(*p));
+	int rc;
 
-	if (x->npeers == x->peercap) {
-		size_t cap = x->peercap ? x->peercap * 2 : 8;
-
-		grown = realloc(x->peers, cap * sizeof(*grown));
-		if (grown == NULL)
-			return -ENOMEM;
-		x->peers = grown;
-		x->peercap = cap;
-	}
-	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return -ENOMEM;
 	p->x = x;
@@ -280,12 +261,14 @@ peer_add(struct xvb *x, uint32_t rank, struct vpeer **out)
 	vqp_init(&p->data, p, KIND_DATA);
 	vqp_init(&p->sig, p, KIND_SIGNAL);
 	p->deadline = uv_now(x->cfg.loop) + x->cfg.connect_timeout_ms;
-	for (i = x->npeers; i > 0 && x->peers[i - 1]->rank > rank; i--)
-		x->peers[i] = x->peers[i - 1];
-	x->peers[i] = p;
-	x->npeers++;
+	rc = p->data.slot && p->sig.slot ? rt_add(&x->peers, rank, p)
+					 : -ENOMEM;
+	if (rc < 0) {
+		peer_free(x, p);
+		return rc;
+	}
 	*out = p;
-	return p->data.slot && p->sig.slot ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* Reverse order of creation: queue pairs and ids, then their memory. */
@@ -854,8 +837,8 @@ on_deadline(uv_timer_t *t)
 	uint64_t now = uv_now(t->loop);
 	size_t i;
 
-	for (i = 0; i < x->npeers; i++) {
-		struct vpeer *p = x->peers[i];
+	for (i = 0; i < x->peers.n; i++) {
+		struct vpeer *p = rt_at(&x->peers, i);
 
 		if (!p->up && !p->lost && now >= p->deadline) {
 			log_info("rdma: rank %u: no connection after %u ms",
@@ -1045,9 +1028,9 @@ xvb_free(struct xp *xp)
 	struct psend *s, *sn;
 	size_t i;
 
-	for (i = 0; i < x->npeers; i++)
-		peer_free(x, x->peers[i]);
-	free(x->peers);
+	for (i = 0; i < x->peers.n; i++)
+		peer_free(x, rt_at(&x->peers, i));
+	rt_clear(&x->peers);
 	for (s = x->whead; s != NULL; s = sn) {
 		sn = s->next;
 		free(s);

@@ -18,7 +18,7 @@
 
 #include "store.h"
 
-static char scratch[PATH_MAX];
+static char scratch[256];	/* a mkdtemp in /tmp */
 
 static void
 setup(void)
@@ -316,7 +316,7 @@ expect_create_fails(struct job *job, const struct store_policy *pol,
 START_TEST(confinement)
 {
 	static const size_t sizes[] = { 10, 10 };
-	char inside[PATH_MAX];
+	char inside[512];
 	const char *roots[] = { inside };
 	struct store_policy pol = { .roots = roots, .nroots = 1 };
 	struct job *job = landing_job(sizes, 2, 4096);

@@ -1,0 +1,53 @@
+/*
+ * ranktab: items stay sorted by rank whatever the insertion order, a rank
+ * is held once, and lookups find exactly what was added.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ranktab.h"
+
+START_TEST(sorted_unique_found)
+{
+	static const uint32_t order[] = { 7, 2, 9, 0, 5, 100, 3, 8, 1, 4, 6 };
+	struct ranktab t = { 0 };
+	int items[101];
+	size_t i;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		ck_assert_int_eq(rt_add(&t, order[i], &items[order[i]]), 0);
+	ck_assert_int_eq(rt_add(&t, 5, &items[5]), -EEXIST);
+	ck_assert_uint_eq(t.n, 11);
+	for (i = 1; i < t.n; i++)
+		ck_assert_uint_lt(t.e[i - 1].rank, t.e[i].rank);
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		ck_assert_ptr_eq(rt_find(&t, order[i]), &items[order[i]]);
+	ck_assert_ptr_null(rt_find(&t, 10));
+	ck_assert_ptr_null(rt_find(&t, 101));
+	ck_assert_ptr_eq(rt_at(&t, 0), &items[0]);
+	ck_assert_ptr_eq(rt_at(&t, 10), &items[100]);
+	rt_clear(&t);
+	ck_assert_uint_eq(t.n, 0);
+	ck_assert_ptr_null(rt_find(&t, 7));
+	rt_clear(&t);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("ranktab");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, sorted_unique_found);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
