@@ -56,7 +56,7 @@ $(B)/cmd/%.o: cmd/%.c $(wildcard src/*.h cmd/*.h) Makefile
 $(BIN): $(patsubst cmd/%.c,$(B)/cmd/%.o,$(wildcard cmd/*.c)) $(B)/librdmcp.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(LDFLAGS)
 
-$(B)/tests/%: tests/unit/%.c $(B)/librdmcp.a
+$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/librdmcp.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Isrc -o $@ $< $(B)/librdmcp.a \
 		$(CHECK_LIBS) $(LIBS) $(LDFLAGS)

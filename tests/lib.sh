@@ -59,21 +59,38 @@ host_addr() {
 	echo "127.0.0.$(($1 + 1))"
 }
 
+# start_daemon I [options]: a daemon for host I on its address, writing
+# below $WORK/hI (its --prefix), logging to $WORK/daemonI.log; run under
+# the command in DAEMON_WRAP if set (e.g. to lower a limit).
+DAEMON_WRAP=()
+start_daemon() {
+	local i=$1
+	shift
+	mkdir -p "$WORK/h$i"
+	"${DAEMON_WRAP[@]}" "$RDMCP" --serve --listen "$(host_addr "$i"):$PORT" \
+		--prefix "$WORK/h$i" -v "$@" 2>>"$WORK/daemon$i.log" &
+	DAEMON_PIDS[$i]=$!
+}
+
 # start_daemons N [extra options]: daemons for hosts 1..N on 127.0.0.2..,
 # each writing below $WORK/hI (its --prefix).  Waits until all listen.
 start_daemons() {
-	local n=$1 i addr
+	local n=$1 i
 	shift
 	for i in $(seq 1 "$n"); do
-		addr=$(host_addr "$i")
-		mkdir -p "$WORK/h$i"
-		"$RDMCP" --serve --listen "$addr:$PORT" --prefix "$WORK/h$i" \
-			-v "$@" 2>>"$WORK/daemon$i.log" &
-		DAEMON_PIDS[$i]=$!
+		start_daemon "$i" "$@"
 	done
 	for i in $(seq 1 "$n"); do
 		wait_listening "$(host_addr "$i")" || fail "daemon $i did not start"
 	done
+}
+
+# restart_daemon I [options]: stop host I's daemon if it runs, start a new
+# one with these options and wait until it listens.
+restart_daemon() {
+	kill_daemon "$1"
+	start_daemon "$@"
+	wait_listening "$(host_addr "$1")" || fail "daemon $1 did not restart"
 }
 
 # wait_listening ADDR: until something accepts on ADDR:$PORT (5 s at most).
@@ -89,6 +106,7 @@ wait_listening() {
 }
 
 kill_daemon() {
+	[ -n "${DAEMON_PIDS[$1]:-}" ] || return 0
 	{
 		kill -9 "${DAEMON_PIDS[$1]}" || true
 		wait "${DAEMON_PIDS[$1]}" || true

@@ -18,16 +18,11 @@ start_daemons 2
 cp "$WORK/key" "$WORK/key3"
 chown nobody "$WORK/key3"
 chmod 711 "$WORK"
-setpriv --reuid=nobody --regid=nogroup --clear-groups \
-	env RDMCP_KEY="$WORK/key3" "$RDMCP" --serve -v \
-	--listen "$(host_addr 3):$PORT" --prefix "$WORK/h3" \
-	2>>"$WORK/daemon3.log" &
-DAEMON_PIDS[3]=$!
-"$RDMCP" --serve -v --listen "$(host_addr 4):$PORT" --prefix "$WORK/h4" \
-	2>>"$WORK/daemon4.log" &
-DAEMON_PIDS[4]=$!
-wait_listening "$(host_addr 3)" && wait_listening "$(host_addr 4)" ||
-	fail "daemons 3 and 4 did not start"
+DAEMON_WRAP=(setpriv --reuid=nobody --regid=nogroup --clear-groups
+	env RDMCP_KEY="$WORK/key3")
+restart_daemon 3
+DAEMON_WRAP=()
+restart_daemon 4
 src=$WORK/src
 mkdir -p "$src"
 make_file "$src/data" $((4 << 20))

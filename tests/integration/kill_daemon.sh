@@ -37,11 +37,5 @@ for victim in 3 1 8; do
 		[ -z "$left" ] || fail "host $i left $left"
 	done
 	rm -f "$WORK/h$victim$src"/.data.rdmcp-*
-	start_daemon_again() {
-		"$RDMCP" --serve --listen "$(host_addr "$1"):$PORT" \
-			--prefix "$WORK/h$1" -v 2>>"$WORK/daemon$1.log" &
-		DAEMON_PIDS[$1]=$!
-		wait_listening "$(host_addr "$1")"
-	}
-	start_daemon_again "$victim"
+	restart_daemon "$victim"
 done

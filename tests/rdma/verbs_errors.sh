@@ -17,21 +17,15 @@ expect_status 3 "${nolock[@]}" "$RDMCP" "${SENDER[@]}" --transport verbs \
 grep -q "locked-memory limit (ulimit -l, RLIMIT_MEMLOCK) is 1.0 MiB; raise it" \
 	"$WORK/err" || fail "sender memlock: $(cat "$WORK/err")"
 note "sender: $(head -1 "$WORK/err" | cut -c1-150)"
-kill_daemon 2
-"${nolock[@]}" "$RDMCP" --serve --transport verbs --listen \
-	"$(host_addr 2):$PORT" --prefix "$WORK/h2" 2>>"$WORK/daemon2.log" &
-DAEMON_PIDS[2]=$!
-wait_listening "$(host_addr 2)"
+DAEMON_WRAP=("${nolock[@]}")
+restart_daemon 2 --transport verbs
+DAEMON_WRAP=()
 expect_status 1 push --transport verbs "$src/data" "$(hosts 2)"
 grep -q "$(host_addr 2):$PORT *FAILED.*locked-memory limit" "$WORK/out" ||
 	fail "receiver memlock: $(cat "$WORK/out")"
 note "receiver: $(grep FAILED "$WORK/out" | cut -c1-150)"
 # the wrong device for the address
-kill_daemon 2
-"$RDMCP" --serve --transport verbs --device rxe3 --listen \
-	"$(host_addr 2):$PORT" --prefix "$WORK/h2" 2>>"$WORK/daemon2.log" &
-DAEMON_PIDS[2]=$!
-wait_listening "$(host_addr 2)"
+restart_daemon 2 --transport verbs --device rxe3
 expect_status 1 push --transport verbs "$src/data" "$(host_addr 2):$PORT"
 grep -q "is served by rxe2, not by rxe3 (--device)" "$WORK/out" ||
 	fail "device: $(cat "$WORK/out")"
@@ -51,11 +45,7 @@ grep -q "no RDMA device serves 127.0.0.9" "$WORK/out" ||
 # insists on the wrong device), verbs where everyone can, tcp when asked
 expect_status 0 push --force "$src/data" "$(hosts 2)"
 grep -q "over tcp" "$WORK/out" || fail "auto, one without: $(cat "$WORK/out")"
-kill_daemon 2
-"$RDMCP" --serve --listen "$(host_addr 2):$PORT" --prefix "$WORK/h2" \
-	2>>"$WORK/daemon2.log" &
-DAEMON_PIDS[2]=$!
-wait_listening "$(host_addr 2)"
+restart_daemon 2
 expect_status 0 push --force "$src/data" "$(hosts 2)"
 grep -q "over verbs" "$WORK/out" || fail "auto: $(cat "$WORK/out")"
 expect_status 0 push --force --transport tcp "$src/data" "$(hosts 2)"

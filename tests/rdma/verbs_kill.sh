@@ -30,9 +30,5 @@ for victim in 2 4; do
 	done
 	note "victim $victim: $(grep FAILED "$WORK/out" | head -2 | tr -s ' ' | cut -c1-110)"
 	rm -f "$WORK/h$victim$src"/.data.rdmcp-*
-	"$RDMCP" --serve -vvv --transport verbs --listen \
-		"$(host_addr "$victim"):$PORT" --prefix "$WORK/h$victim" \
-		2>>"$WORK/daemon$victim.log" &
-	DAEMON_PIDS[$victim]=$!
-	wait_listening "$(host_addr "$victim")"
+	restart_daemon "$victim" -vv --transport verbs
 done

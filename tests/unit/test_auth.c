@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "unit.h"
 #include "auth.h"
 
 START_TEST(hmac_rfc4231)
@@ -127,16 +128,10 @@ main(void)
 {
 	Suite *s = suite_create("auth");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, hmac_rfc4231);
 	tcase_add_test(tc, key_files);
 	tcase_add_test(tc, proofs_depend_on_everything);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(s);
 }

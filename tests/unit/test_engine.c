@@ -12,6 +12,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "unit.h"
 #include "conn.h"
 #include "engine.h"
 #include "net.h"
@@ -414,13 +415,6 @@ engine_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(engine_suite());
-
 	signal(SIGPIPE, SIG_IGN);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(engine_suite());
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit.h"
 #include "hostlist.h"
 
 /* The expansion of spec, joined with spaces. */
@@ -255,11 +256,5 @@ hostlist_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(hostlist_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(hostlist_suite());
 }

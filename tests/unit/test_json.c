@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "unit.h"
 #include "json.h"
 
 static void
@@ -46,15 +47,9 @@ main(void)
 {
 	Suite *s = suite_create("json");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, escapes);
 	tcase_add_test(tc, utf8);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(s);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit.h"
 #include "net.h"
 #include "proto.h"
 #include "wire.h"
@@ -362,11 +363,5 @@ proto_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(proto_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(proto_suite());
 }

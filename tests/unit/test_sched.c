@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit.h"
 #include "../../src/schedule.h"
 
 /* ck_assert logs every passing check through a pipe; the simulation makes
@@ -365,11 +366,5 @@ sched_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(sched_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(sched_suite());
 }

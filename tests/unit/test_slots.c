@@ -6,6 +6,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "unit.h"
 #include "slots.h"
 
 START_TEST(slots_hand_out_and_take_back)
@@ -174,11 +175,5 @@ slots_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(slots_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(slots_suite());
 }

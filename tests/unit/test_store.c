@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "unit.h"
 #include "store.h"
 
 static char scratch[256];	/* a mkdtemp in /tmp */
@@ -367,11 +368,5 @@ store_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(store_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(store_suite());
 }
