@@ -78,8 +78,7 @@ struct push {
 	uint32_t crc;
 	struct phost *suspect;	/* the peer rank 0's engine lost */
 	char suspect_why[300];
-	char relay_why[400];		/* a done host failed to relay, or
-					 * the sender's engine failed */
+	char abort_why[512];		/* what broke the group first */
 	enum proto_transport group;	/* the transport the group uses */
 	struct sockaddr_storage src;	/* our address towards the hosts */
 	bool has_src;
@@ -221,13 +220,8 @@ abort_now(uv_timer_t *t)
 		if (p->h[i].st == HS_FAILED && p->h[i].rank > 0)
 			at += snprintf(at, end - at, "%s %s",
 				       named++ ? "," : "", p->h[i].name);
-	if (named == 0 && p->relay_why[0] != '\0')
-		snprintf(reason, sizeof(reason), "%s", p->relay_why);
-	else if (named == 0 && p->suspect != NULL)
-		snprintf(reason, sizeof(reason), "aborted: the sender lost its "
-			 "data connection to %s", p->suspect->name);
-	else if (named == 0)
-		snprintf(at, end - at, " the sender's connections");
+	if (named == 0)
+		snprintf(reason, sizeof(reason), "aborted: %s", p->abort_why);
 	for (i = 0; i < p->nh; i++) {
 		if (p->h[i].st != HS_RUNNING)
 			continue;
@@ -245,6 +239,7 @@ abort_group(struct push *p, const struct phost *cause, const char *why)
 	if (p->aborting)
 		return;
 	p->aborting = true;
+	snprintf(p->abort_why, sizeof(p->abort_why), "%s", why);
 	log_info("group broken (%s: %s); aborting in %d ms",
 		 cause != NULL ? cause->name : "sender", why, ABORT_GRACE_MS);
 	uv_timer_start(&p->aborter, abort_now, ABORT_GRACE_MS, 0);
@@ -279,13 +274,11 @@ copy_text(char *dst, size_t len, const uint8_t *body, uint64_t n)
 static void
 relay_failed(struct phost *h, const char *text)
 {
-	struct push *p = h->p;
+	char why[400];
 
-	if (p->relay_why[0] == '\0')
-		snprintf(p->relay_why, sizeof(p->relay_why),
-			 "aborted: %s could not relay: %.300s", h->name,
-			 text);
-	abort_group(p, h, text);
+	snprintf(why, sizeof(why), "%s could not relay: %.300s", h->name,
+		 text);
+	abort_group(h->p, h, why);
 }
 
 static int
@@ -504,17 +497,15 @@ on_engine_done(void *ctx, int status, uint32_t peer)
 		if (peer < p->members && p->by_rank[peer] != NULL) {
 			/* Its control connection, if the daemon died, will
 			 * say so within the grace period; else this is why. */
-			snprintf(why, sizeof(why), "lost connection to %s: %s",
-				 p->by_rank[peer]->name, eng_strerror(status));
+			snprintf(why, sizeof(why), "the sender lost its data "
+				 "connection to %s: %s", p->by_rank[peer]->name,
+				 eng_strerror(status));
 			p->suspect = p->by_rank[peer];
 			snprintf(p->suspect_why, sizeof(p->suspect_why),
 				 "data connection from the sender lost: %s",
 				 eng_strerror(status));
 		} else {
-			snprintf(why, sizeof(why), "sender: %s",
-				 eng_strerror(status));
-			snprintf(p->relay_why, sizeof(p->relay_why),
-				 "aborted: the sender failed: %s",
+			snprintf(why, sizeof(why), "the sender failed: %s",
 				 eng_strerror(status));
 		}
 		abort_group(p, NULL, why);
