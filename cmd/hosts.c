@@ -39,27 +39,36 @@ open_host_file(const char *path)
 static char *
 slurp(const char *path)
 {
-	char *text;
+	char *text = NULL, *grown;
+	size_t len = 0, cap = 0;
 	ssize_t n = 1;
-	size_t len = 0;
 	int fd = open_host_file(path);
 
-	if (fd < 0)
-		return NULL;
-	text = malloc(MAX_HOSTFILE + 1);
-	while (text != NULL && len < MAX_HOSTFILE && n != 0) {
-		n = read(fd, text + len, MAX_HOSTFILE - len);
+	while (fd >= 0 && n != 0) {
+		if (len + 1 >= cap) {
+			cap = cap ? cap * 2 : 65536;
+			grown = cap <= MAX_HOSTFILE + 1 ? realloc(text, cap) : NULL;
+			if (grown == NULL) {
+				warnx_("host file '%s' is too large", path);
+				break;
+			}
+			text = grown;
+		}
+		n = read(fd, text + len, cap - len - 1);
 		if (n < 0 && errno != EINTR) {
 			warnx_("cannot read host file '%s': %s", path,
 			       strerror(errno));
-			free(text);
-			text = NULL;
+			break;
 		}
 		len += n > 0 ? (size_t)n : 0;
 	}
-	close(fd);
-	if (text != NULL)
-		text[len] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (n != 0) {		/* stopped early: an error */
+		free(text);
+		return NULL;
+	}
+	text[len] = '\0';
 	return text;
 }
 

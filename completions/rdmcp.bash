@@ -10,7 +10,7 @@ _rdmcp() {
 	-d | --dest | --root | --prefix)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
-	-f | --hostfile | --ok-file | --failed-file)
+	-f | --hostfile | --ok-file | --failed-file | --key | --genkey)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--transport)

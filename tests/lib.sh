@@ -115,9 +115,14 @@ kill_daemon() {
 
 # hosts N -> "127.0.0.2:P,...": the first N hosts.
 hosts() {
+	host_list host_addr 1 "$1"
+}
+
+# host_list ADDR_FN FROM TO -> "ADDR:PORT,..." for hosts FROM..TO.
+host_list() {
 	local i list=""
-	for i in $(seq 1 "$1"); do
-		list="$list${list:+,}$(host_addr "$i"):$PORT"
+	for i in $(seq "$2" "$3"); do
+		list="$list${list:+,}$("$1" "$i"):$PORT"
 	done
 	echo "$list"
 }
@@ -263,9 +268,5 @@ cluster_daemons() {
 
 # cluster_hosts N -> the daemons of hosts 2..N as a host list.
 cluster_hosts() {
-	local i list=""
-	for i in $(seq 2 "$1"); do
-		list="$list${list:+,}$(cluster_addr "$i"):$PORT"
-	done
-	echo "$list"
+	host_list cluster_addr 2 "$1"
 }
