@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "auth.h"
 #include "hostlist.h"
@@ -30,6 +31,8 @@ struct opts {
 	enum sched_alg alg;
 	uint32_t block_size;
 	const char *dest_dir;
+	bool recursive;		/* -r */
+	bool preserve;		/* -p: modification times */
 	bool force;
 	bool verify;
 	uint16_t port;
@@ -47,6 +50,9 @@ struct opts {
 	const char **roots;
 	size_t nroots;
 	const char *prefix;
+	uid_t owner_uid;	/* --owner, -1 if not given */
+	gid_t owner_gid;
+	bool allow_setid;
 	/* plan */
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;

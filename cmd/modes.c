@@ -135,6 +135,8 @@ run_serve(const struct opts *o)
 		.transport = o->transport,
 		.verbs = { .device = o->device, .gid_index = o->gid_index,
 			   .interrupts = o->interrupts },
+		.owner_uid = o->owner_uid, .owner_gid = o->owner_gid,
+		.allow_setid = o->allow_setid,
 	};
 
 	setup_logging(o->verbose, LOG_INFO);

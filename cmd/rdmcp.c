@@ -5,7 +5,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,12 +24,14 @@
 #endif
 
 enum {
-	OPT_BIND = 256,
+	OPT_ALLOW_SETID = 256,
+	OPT_BIND,
 	OPT_FAILED_FILE,
 	OPT_GENKEY,
 	OPT_JSON,
 	OPT_KEY,
 	OPT_OK_FILE,
+	OPT_OWNER,
 	OPT_PROGRESS,
 	OPT_RETRIES,
 	OPT_BLOCKS,
@@ -50,6 +54,7 @@ enum {
 /* Sorted by long name. */
 static const struct option long_options[] = {
 	{ "algorithm", required_argument, NULL, 'a' },
+	{ "allow-setid", no_argument, NULL, OPT_ALLOW_SETID },
 	{ "bind", required_argument, NULL, OPT_BIND },
 	{ "block-size", required_argument, NULL, 'b' },
 	{ "blocks", required_argument, NULL, OPT_BLOCKS },
@@ -69,11 +74,14 @@ static const struct option long_options[] = {
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "ok-file", required_argument, NULL, OPT_OK_FILE },
+	{ "owner", required_argument, NULL, OPT_OWNER },
 	{ "plan", no_argument, NULL, OPT_PLAN },
-	{ "port", required_argument, NULL, 'p' },
+	{ "port", required_argument, NULL, 'P' },
 	{ "prefix", required_argument, NULL, OPT_PREFIX },
+	{ "preserve", no_argument, NULL, 'p' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "recursive", no_argument, NULL, 'r' },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "serve", no_argument, NULL, OPT_SERVE },
@@ -106,7 +114,13 @@ usage(FILE *out)
 "\n"
 "Sending:\n"
 "  -d, --dest DIR           land files in DIR on every host (default: the\n"
-"                           same absolute path as the source)\n"
+"                           same absolute path as the source); DIR must\n"
+"                           exist, or with a trailing slash (DIR/) it is\n"
+"                           made where it is missing\n"
+"  -r, --recursive          copy directories: the whole tree, as one\n"
+"                           transfer; symbolic links are kept as links\n"
+"  -p, --preserve           also give copies their modification times\n"
+"                           (modes are always kept)\n"
 "  -a, --algorithm ALG      binomial (default), chain, tree or sequential\n"
 "  -b, --block-size SIZE    block size, with K, M or G suffix (default 1M)\n"
 "      --verify             compare a crc32 of every copy with the source\n"
@@ -119,7 +133,7 @@ usage(FILE *out)
 "      --ok-file FILE       write the hosts that got a complete copy to\n"
 "                           FILE, as one host list\n"
 "      --failed-file FILE   write the hosts that did not to FILE\n"
-"  -p, --port PORT          daemon port of hosts given without one\n"
+"  -P, --port PORT          daemon port of hosts given without one\n"
 "                           (default %d)\n"
 "  -t, --timeout SECS       a peer silent this long has failed (default 30)\n"
 "      --retries N          send again, N times at most, to the hosts that\n"
@@ -141,6 +155,11 @@ usage(FILE *out)
 "                           unless --prefix is given)\n"
 "      --prefix DIR         land every destination path below DIR, e.g.\n"
 "                           to run several daemons on one machine\n"
+"      --owner USER[:GROUP] a daemon running as root gives what it\n"
+"                           creates to USER (default: the owner of the\n"
+"                           --root it lands under)\n"
+"      --allow-setid        keep set-user-ID and set-group-ID bits\n"
+"                           (dropped by default)\n"
 "\n"
 "Authentication (both sides):\n"
 "      --key FILE           the cluster's shared key (default $RDMCP_KEY,\n"
@@ -212,6 +231,58 @@ parse_size(const char *s, uint64_t max, uint64_t *out)
 	if (*end != '\0' || v > max / mul)
 		return -EINVAL;
 	*out = v * mul;
+	return 0;
+}
+
+/* A user or group: a name, or a number. */
+static int
+parse_id(const char *s, bool group, unsigned *out)
+{
+	struct passwd *pw;
+	struct group *gr;
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*s >= '0' && *s <= '9' && *end == '\0' && v < UINT_MAX) {
+		*out = (unsigned)v;
+		return 0;
+	}
+	if (group) {
+		gr = getgrnam(s);
+		*out = gr ? gr->gr_gid : 0;
+		return gr ? 0 : -ENOENT;
+	}
+	pw = getpwnam(s);
+	*out = pw ? pw->pw_uid : 0;
+	return pw ? 0 : -ENOENT;
+}
+
+/* --owner USER[:GROUP]; without a group, the user's own group. */
+static int
+parse_owner(const char *arg, uid_t *uid, gid_t *gid)
+{
+	char user[256];
+	const char *colon = strchr(arg, ':');
+	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+	struct passwd *pw;
+	unsigned u, g;
+
+	if (len == 0 || len >= sizeof(user))
+		return -EINVAL;
+	memcpy(user, arg, len);
+	user[len] = '\0';
+	if (parse_id(user, false, &u) < 0)
+		return -ENOENT;
+	if (colon != NULL && parse_id(colon + 1, true, &g) < 0)
+		return -ENOENT;
+	if (colon == NULL) {
+		pw = getpwuid(u);
+		if (pw == NULL)
+			return -ENOENT;
+		g = pw->pw_gid;
+	}
+	*uid = u;
+	*gid = g;
 	return 0;
 }
 
@@ -295,6 +366,19 @@ parse_option(struct opts *o, int c, const char *arg)
 		o->failed_file = arg;
 		return -1;
 	case 'p':
+		o->preserve = true;
+		return -1;
+	case 'r':
+		o->recursive = true;
+		return -1;
+	case OPT_ALLOW_SETID:
+		o->allow_setid = true;
+		return -1;
+	case OPT_OWNER:
+		return parse_owner(arg, &o->owner_uid, &o->owner_gid) < 0
+			       ? bad_usage("unknown user or group in '%s'", arg)
+			       : -1;
+	case 'P':
 		if (parse_size(arg, 65535, &v) < 0 || v == 0)
 			return bad_usage("bad port '%s'", arg);
 		o->port = (uint16_t)v;
@@ -396,6 +480,8 @@ defaults(struct opts *o)
 	o->transport = TRANSPORT_AUTO;
 	o->gid_index = -1;
 	o->retries = 1;
+	o->owner_uid = (uid_t)-1;
+	o->owner_gid = (gid_t)-1;
 }
 
 int
@@ -406,7 +492,7 @@ main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	defaults(&o);
-	while ((c = getopt_long(argc, argv, "a:b:d:f:hp:qt:vVx:", long_options,
+	while ((c = getopt_long(argc, argv, "a:b:d:f:hpP:qrt:vVx:", long_options,
 				NULL)) != -1) {
 		rc = parse_option(&o, c, optarg);
 		if (rc >= 0)

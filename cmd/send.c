@@ -4,6 +4,7 @@
  * outcome per host.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,60 +15,109 @@
 #include "cmd.h"
 #include "hostlist.h"
 #include "log.h"
+#include "manifest.h"
 #include "path.h"
 
 /* ---------------------------------------------------------------------
  * push
  */
 
-/* Where each source lands: DIR/basename with -d, else its own absolute
- * path.  Returns the array (strings owned by it) or NULL after an error. */
-static char **
-destinations(const struct opts *o, char **sources, size_t n)
+/* Where source `src` lands: DIR/basename with -d, else its own absolute
+ * path.  NULL after a message. */
+static char *
+destination(const struct opts *o, const char *cwd, const char *src)
+{
+	char *abs = path_absolute(cwd, src), *dir;
+
+	if (abs != NULL && o->dest_dir != NULL) {
+		dir = path_absolute("/", o->dest_dir);
+		free(abs);
+		abs = dir ? path_join(dir, path_base(src)) : NULL;
+		free(dir);
+	}
+	if (abs == NULL || strcmp(abs, "/") == 0) {
+		warnx_("no destination for '%s'", src);
+		free(abs);
+		return NULL;
+	}
+	return abs;
+}
+
+/* -d DIR/ (a trailing slash): DIR is made where it is missing. */
+static int
+add_dest_dir(const struct opts *o, struct manifest *m)
+{
+	size_t len = o->dest_dir ? strlen(o->dest_dir) : 0;
+	char *dir;
+	int rc;
+
+	if (len < 2 || o->dest_dir[len - 1] != '/')
+		return 0;
+	dir = path_absolute("/", o->dest_dir);
+	rc = dir ? mf_add_dir(m, dir, 0755) : -ENOMEM;
+	free(dir);
+	return rc;
+}
+
+/* Two sources may not land on one name. */
+static bool
+lands_twice(char **dests, size_t n, char **sources)
+{
+	size_t j;
+
+	for (j = 0; j + 1 < n; j++)
+		if (strcmp(dests[j], dests[n - 1]) == 0) {
+			warnx_("'%s' and '%s' would both land on %s",
+			       sources[j], sources[n - 1], dests[j]);
+			return true;
+		}
+	return false;
+}
+
+/* The manifest of the sources: every file, with -r every tree, and where
+ * each lands.  Returns 0, or an exit status after a message. */
+static int
+build_manifest(const struct opts *o, char **sources, size_t n,
+	       struct manifest **out)
 {
 	char cwd[4096], **dests = calloc(n ? n : 1, sizeof(*dests));
-	size_t i, j;
+	struct manifest *m = mf_new();
+	struct rd_err err = { 0 };
+	int rc = EXIT_USAGE;
+	size_t i;
 
-	if (dests == NULL || getcwd(cwd, sizeof(cwd)) == NULL) {
-		warnx_("cannot get the current directory: %s",
-		       strerror(errno));
-		free(dests);
-		return NULL;
+	*out = NULL;
+	if (dests == NULL || m == NULL || getcwd(cwd, sizeof(cwd)) == NULL) {
+		warnx_("cannot start: %s", strerror(errno));
+		goto out;
 	}
 	if (o->dest_dir != NULL && o->dest_dir[0] != '/') {
 		warnx_("destination directory '%s' must be absolute",
 		       o->dest_dir);
-		goto fail;
+		goto out;
 	}
+	if (add_dest_dir(o, m) < 0)
+		goto out;
 	for (i = 0; i < n; i++) {
-		char *abs = path_absolute(cwd, sources[i]);
-
-		if (abs != NULL && o->dest_dir != NULL) {
-			char *dir = path_absolute("/", o->dest_dir);
-
-			free(abs);
-			abs = dir ? path_join(dir, path_base(sources[i])) : NULL;
-			free(dir);
-		}
-		if (abs == NULL || strcmp(abs, "/") == 0) {
-			warnx_("no destination for '%s'", sources[i]);
-			free(abs);
-			goto fail;
-		}
-		dests[i] = abs;
-		for (j = 0; j < i; j++)
-			if (strcmp(dests[j], abs) == 0) {
-				warnx_("'%s' and '%s' would both land on %s",
-				       sources[j], sources[i], abs);
-				goto fail;
-			}
+		dests[i] = destination(o, cwd, sources[i]);
+		if (dests[i] == NULL || lands_twice(dests, i + 1, sources))
+			goto out;
 	}
-	return dests;
-fail:
+	rc = EXIT_SENDER;
 	for (i = 0; i < n; i++)
+		if (mf_add(m, sources[i], dests[i], o->recursive, &err) < 0) {
+			warnx_("%s", err.msg);
+			goto out;
+		}
+	*out = m;
+	m = NULL;
+	rc = 0;
+out:
+	for (i = 0; dests != NULL && i < n; i++)
 		free(dests[i]);
 	free(dests);
-	return NULL;
+	mf_free(m);
+	return rc;
 }
 
 /* The failed hosts, compressed, on one line: for a launcher to exclude. */
@@ -273,39 +323,57 @@ finish(struct sender *sd, int rc)
 	return rc;
 }
 
+/* Sources are mapped: one truncated while we read it raises SIGBUS.  The
+ * members then see the sender go without its final go, and discard. */
+static void
+on_sigbus(int sig)
+{
+	static const char msg[] = "rdmcp: a source file shrank while it was "
+				  "being sent; no host keeps a copy\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(EXIT_SENDER);
+	_exit(EXIT_SENDER);
+}
+
 int
 run_push(const struct opts *o)
 {
 	struct hostlist hl = { 0 };
 	struct sender sd = { .o = o, .hl = &hl };
+	struct manifest *mf = NULL;
 	struct auth_key key;
-	size_t nfiles = 0, i;
-	char **dests = NULL;
+	size_t i;
 	int nargs, rc = EXIT_USAGE;
 
 	setup_logging(o->verbose, LOG_WARN);
+	signal(SIGBUS, on_sigbus);
 	if (gather_hosts(o, &hl, &nargs) < 0) {
 		fprintf(stderr, "Try 'rdmcp --help'.\n");
 		goto out;
 	}
-	if (load_key(o, &key) < 0) {
-		rc = EXIT_SENDER;
-		goto out;
-	}
-	nfiles = (size_t)nargs;
-	dests = destinations(o, o->args, nfiles);
 	sd.ok = calloc(hl.n, sizeof(bool));
 	sd.failed = calloc(hl.n, sizeof(bool));
 	sd.retry = calloc(hl.n, sizeof(bool));
 	sd.pending = calloc(hl.n, sizeof(size_t));
-	if (dests == NULL || !sd.ok || !sd.failed || !sd.retry || !sd.pending)
+	if (!sd.ok || !sd.failed || !sd.retry || !sd.pending)
 		goto out;
+	rc = build_manifest(o, o->args, (size_t)nargs, &mf);
+	if (rc == EXIT_SENDER)
+		rc = finish(&sd, rc);
+	if (rc != 0)
+		goto out;
+	if (load_key(o, &key) < 0) {
+		rc = EXIT_SENDER;
+		goto out;
+	}
 	for (i = 0; i < hl.n; i++)
 		sd.pending[i] = i;
 	sd.npending = hl.n;
 	struct push_cfg cfg = {
-		.sources = (const char *const *)o->args,
-		.dests = (const char *const *)dests, .nfiles = nfiles,
+		.files = mf_entries(mf), .sources = mf_sources(mf),
+		.nfiles = mf_count(mf), .times = o->preserve,
 		.default_port = o->port, .alg = o->alg,
 		.block_size = o->block_size, .verify = o->verify,
 		.force = o->force, .timeout_ms = o->timeout_ms,
@@ -320,9 +388,7 @@ run_push(const struct opts *o)
 	rc = run_attempts(&sd, &cfg) < 0 ? EXIT_SENDER : EXIT_ALL_OK;
 	rc = finish(&sd, rc);
 out:
-	for (i = 0; dests != NULL && i < nfiles; i++)
-		free(dests[i]);
-	free(dests);
+	mf_free(mf);
 	free(sd.ok);
 	free(sd.failed);
 	free(sd.retry);

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The fewest bytes a job entry takes: path length, type, size, mode,
+ * time. */
+#define JOB_MIN_ENTRY (4 + 1 + 8 + 4 + 8 + 4)
+
 void
 frame_encode(const struct frame *f, uint8_t out[PROTO_FRAME_LEN])
 {
@@ -108,9 +112,16 @@ job_encode(const struct job *job, struct wbuf *w)
 	wput_str(w, job->origin != NULL ? job->origin : "");
 	wput_u32(w, job->nfiles);
 	for (i = 0; i < job->nfiles; i++) {
-		wput_str(w, job->files[i].path);
-		wput_u64(w, job->files[i].size);
-		wput_u32(w, job->files[i].mode);
+		const struct job_file *f = &job->files[i];
+
+		wput_str(w, f->path);
+		wput_u8(w, f->type);
+		wput_u64(w, f->size);
+		wput_u32(w, f->mode);
+		wput_u64(w, (uint64_t)f->mtime_sec);
+		wput_u32(w, f->mtime_nsec);
+		if (f->type == JF_LINK)
+			wput_str(w, f->target != NULL ? f->target : "");
 	}
 	return w->err;
 }
@@ -128,8 +139,10 @@ job_free(struct job *job)
 
 	if (job == NULL)
 		return;
-	for (i = 0; i < job->nfiles && job->files != NULL; i++)
+	for (i = 0; i < job->nfiles && job->files != NULL; i++) {
 		free(job->files[i].path);
+		free(job->files[i].target);
+	}
 	free(job->files);
 	free(job->origin);
 	free(job);
@@ -172,9 +185,27 @@ job_decode_header(struct rbuf *r, struct job *job, struct rd_err *err)
 			       transport);
 	job->transport = (enum proto_transport)transport;
 	if (job->nfiles > PROTO_MAX_FILES ||
-	    job->nfiles > (r->len - r->off) / 16)
+	    job->nfiles > (r->len - r->off) / JOB_MIN_ENTRY)
 		return rd_errf(err, -EBADMSG, "bad file count %u",
 			       job->nfiles);
+	return 0;
+}
+
+static int
+job_decode_entry(struct rbuf *r, struct job_file *f, struct rd_err *err)
+{
+	uint64_t sec;
+
+	if (rget_str(r, PROTO_MAX_PATH, &f->path) < 0 ||
+	    rget_u8(r, &f->type) < 0 || rget_u64(r, &f->size) < 0 ||
+	    rget_u32(r, &f->mode) < 0 || rget_u64(r, &sec) < 0 ||
+	    rget_u32(r, &f->mtime_nsec) < 0)
+		return rd_errf(err, -EBADMSG, "truncated file entry");
+	f->mtime_sec = (int64_t)sec;
+	if (f->type == JF_LINK &&
+	    (rget_str(r, PROTO_MAX_PATH, &f->target) < 0 ||
+	     f->target[0] == '\0'))
+		return rd_errf(err, -EBADMSG, "bad symbolic link entry");
 	return 0;
 }
 
@@ -182,14 +213,23 @@ static int
 job_decode_file(struct rbuf *r, struct job_file *f, uint64_t *total,
 		struct rd_err *err)
 {
-	if (rget_str(r, PROTO_MAX_PATH, &f->path) < 0 ||
-	    rget_u64(r, &f->size) < 0 || rget_u32(r, &f->mode) < 0)
-		return rd_errf(err, -EBADMSG, "truncated file entry");
+	int rc = job_decode_entry(r, f, err);
+
+	if (rc < 0)
+		return rc;
 	if (f->path[0] != '/')
 		return rd_errf(err, -EBADMSG, "destination '%s' is not "
 			       "absolute", f->path);
+	if (f->type > JF_LINK)
+		return rd_errf(err, -EBADMSG, "unknown entry type %u",
+			       f->type);
+	if (f->type != JF_FILE && f->size != 0)
+		return rd_errf(err, -EBADMSG, "%s has a size but is not a "
+			       "file", f->path);
 	if (f->mode & ~07777u)
 		return rd_errf(err, -EBADMSG, "bad mode %o", f->mode);
+	if (f->mtime_nsec >= 1000000000u)
+		return rd_errf(err, -EBADMSG, "bad time stamp");
 	if (f->size > (UINT64_MAX >> 2) - *total)
 		return rd_errf(err, -EBADMSG, "total size overflows");
 	*total += f->size;

@@ -14,7 +14,9 @@
  *   REFUSE   d->s  val: errno, body: reason
  *   START    s->d  body: the member's rank, the group's transport, every
  *                  member's address and rdma_cm port
- *   CRC      s->d  val: crc32 of the whole stream (with --verify)
+ *   CRC      s->d  every block is out and no source changed: the member
+ *                  may land once it holds every block; val: crc32 of the
+ *                  whole stream (with --verify, else 0)
  *   COMPLETE d->s  val: crc32 of what the member wrote; files in place
  *   FAIL     d->s  val: errno, arg: peer rank involved or NO_PEER,
  *                  body: reason
@@ -39,7 +41,7 @@
 #include "schedule.h"
 #include "wire.h"
 
-#define PROTO_VERSION 1
+#define PROTO_VERSION 2
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -100,12 +102,25 @@ const char *proto_transport_name(enum proto_transport t);
 /* Job flags. */
 #define JOB_VERIFY 0x1u		/* end-to-end crc32 before landing */
 #define JOB_FORCE 0x2u		/* replace existing destination files */
-#define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE)
+#define JOB_TIMES 0x4u		/* give entries their modification times */
+#define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES)
+
+/* What a manifest entry is.  Entries come in tree order: a directory
+ * before anything inside it. */
+enum job_ftype {
+	JF_FILE = 0,		/* regular file: `size` bytes of the stream */
+	JF_DIR = 1,		/* directory: created, or merged into */
+	JF_LINK = 2,		/* symbolic link to `target`, never followed */
+};
 
 struct job_file {
 	char *path;		/* absolute destination path */
-	uint64_t size;
+	uint8_t type;		/* enum job_ftype */
+	uint64_t size;		/* JF_FILE only; 0 otherwise */
 	uint32_t mode;		/* permission bits (07777) */
+	int64_t mtime_sec;	/* modification time (used with JOB_TIMES) */
+	uint32_t mtime_nsec;
+	char *target;		/* JF_LINK: the link's text; else NULL */
 };
 
 struct job {

@@ -76,6 +76,8 @@ struct push {
 	uv_work_t crc_work;
 	bool crc_busy, crc_ready;
 	uint32_t crc;
+	bool sent_all;		/* rank 0's engine sent every block */
+	bool go_sent;		/* the final CRC frame went to the members */
 	struct phost *suspect;	/* the peer rank 0's engine lost */
 	char suspect_why[300];
 	char abort_why[512];		/* what broke the group first */
@@ -98,6 +100,7 @@ elapsed(const struct push *p)
 
 static void maybe_start(struct push *p);
 static void maybe_finish(struct push *p);
+static void maybe_go(struct push *p);
 static void progress(struct push *p);
 static void abort_group(struct push *p, const struct phost *cause,
 			const char *why);
@@ -493,6 +496,9 @@ on_engine_done(void *ctx, int status, uint32_t peer)
 	char why[400];
 
 	p->eng_done = true;
+	p->sent_all = status == 0;
+	if (status == 0)
+		maybe_go(p);
 	if (status < 0) {
 		if (peer < p->members && p->by_rank[peer] != NULL) {
 			/* Its control connection, if the daemon died, will
@@ -525,6 +531,30 @@ engine_arrived(void *ctx, uint64_t block)
 	return 0;
 }
 
+/* Once every block is out (and with --verify its crc known), and no source
+ * changed meanwhile, tell the members they may land: the CRC frame.  A
+ * source that changed aborts the group instead: its copies could mix old
+ * and new bytes. */
+static void
+maybe_go(struct push *p)
+{
+	struct frame f = { .type = MSG_CRC };
+	struct rd_err err = { 0 };
+	size_t i;
+
+	if (p->go_sent || !p->sent_all || (p->cfg->verify && !p->crc_ready))
+		return;
+	p->go_sent = true;
+	if (store_check_sources(p->st, &err) < 0) {
+		abort_group(p, NULL, err.msg);
+		return;
+	}
+	f.val = p->crc;
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_RUNNING)
+			conn_send_copy(p->h[i].c, &f, NULL);
+}
+
 static void
 crc_run(uv_work_t *w)
 {
@@ -537,17 +567,12 @@ static void
 crc_after(uv_work_t *w, int status)
 {
 	struct push *p = w->data;
-	struct frame f = { .type = MSG_CRC };
-	size_t i;
 
 	p->crc_busy = false;
 	if (status < 0)
 		return;
 	p->crc_ready = true;
-	f.val = p->crc;
-	for (i = 0; i < p->nh; i++)
-		if (p->h[i].st == HS_RUNNING)
-			conn_send_copy(p->h[i].c, &f, NULL);
+	maybe_go(p);
 	maybe_finish(p);
 }
 
@@ -830,7 +855,8 @@ build_job(struct push *p, struct rd_err *err)
 		.window = cfg->window ? cfg->window : ENG_DEFAULT_WINDOW,
 		.transport = cfg->transport,
 		.flags = (cfg->verify ? JOB_VERIFY : 0) |
-			 (cfg->force ? JOB_FORCE : 0),
+			 (cfg->force ? JOB_FORCE : 0) |
+			 (cfg->times ? JOB_TIMES : 0),
 		.nfiles = (uint32_t)cfg->nfiles,
 	};
 	char host[256] = "";
@@ -846,8 +872,10 @@ build_job(struct push *p, struct rd_err *err)
 	if (job.files == NULL)
 		return -ENOMEM;
 	for (i = 0; i < cfg->nfiles; i++) {
-		job.files[i].path = (char *)cfg->dests[i];
-		store_file(p->st, i, &job.files[i].size, &job.files[i].mode);
+		job.files[i] = cfg->files[i];
+		if (cfg->sources[i] != NULL)	/* as opened, not as listed */
+			store_file(p->st, i, &job.files[i].size,
+				   &job.files[i].mode);
 	}
 	wbuf_init(&p->jobmsg);
 	rc = job_encode(&job, &p->jobmsg);

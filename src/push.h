@@ -50,9 +50,12 @@ struct push_progress {
 };
 
 struct push_cfg {
+	/* what to send (manifest.h): entries with their destinations, and
+	 * the local path of each regular file (NULL for the others) */
+	const struct job_file *files;
 	const char *const *sources;
-	const char *const *dests;	/* absolute destination per source */
 	size_t nfiles;
+	bool times;			/* give entries their mtimes (-p) */
 	const char *const *hosts;	/* "host", "host:port", "[v6]:port" */
 	size_t nhosts;
 	uint16_t default_port;

@@ -196,9 +196,9 @@ maybe_land(struct rjob *j)
 
 	if (!j->complete || j->landed || j->state != JS_RUNNING)
 		return;
+	if (!j->crc_known)
+		return;		/* the sender's go: its sources did not change */
 	if (j->job->flags & JOB_VERIFY) {
-		if (!j->crc_known)
-			return;
 		crc = store_stream_crc(j->st);
 		if (crc != j->crc_expected) {
 			job_fail(j, -EIO, "checksum mismatch: wrote %08x, the "
@@ -456,7 +456,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_START:
 		return on_start(j, f, body);
 	case MSG_CRC:
-		if (j->state != JS_RUNNING || !(j->job->flags & JOB_VERIFY))
+		if (j->state != JS_RUNNING || j->crc_known)
 			return -EPROTO;
 		j->crc_known = true;
 		j->crc_expected = (uint32_t)f->val;
@@ -503,6 +503,10 @@ setup_run(uv_work_t *w)
 		.roots = j->env->roots, .nroots = j->env->nroots,
 		.prefix = j->env->prefix,
 		.force = (j->job->flags & JOB_FORCE) != 0,
+		.allow_setid = j->env->allow_setid,
+		.set_owner = j->env->set_owner,
+		.uid = j->env->uid, .gid = j->env->gid,
+		.owner_of_root = j->env->owner_of_root,
 	};
 
 	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include "conn.h"
@@ -32,6 +33,12 @@ struct rjob_env {
 	size_t nroots;
 	const char *prefix;		/* prepended to destinations, or NULL */
 	unsigned connect_timeout_ms;
+	/* ownership and set-id policy (see store_policy in dest.h) */
+	bool set_owner;
+	uid_t uid;
+	gid_t gid;
+	bool owner_of_root;
+	bool allow_setid;
 	struct vb *vb;			/* RDMA, or NULL: TCP only */
 	uint16_t rdma_port;		/* where vb listens */
 	/* The job is gone; called once, just before its memory is freed. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "conn.h"
 #include "net.h"
@@ -425,6 +426,25 @@ serve_verbs(struct serve *s, struct rd_err *err)
 	return 0;
 }
 
+/* Files a root daemon creates belong to --owner, else to the owner of
+ * the root they land under; others keep the daemon's own. */
+static int
+serve_ownership(struct serve *s, struct rd_err *err)
+{
+	bool set = s->cfg.owner_uid != (uid_t)-1 ||
+		   s->cfg.owner_gid != (gid_t)-1;
+
+	s->env.set_owner = set;
+	s->env.uid = s->cfg.owner_uid;
+	s->env.gid = s->cfg.owner_gid;
+	s->env.allow_setid = s->cfg.allow_setid;
+	if (geteuid() != 0)
+		return set ? rd_errf(err, -EPERM, "--owner needs the daemon "
+				     "to run as root") : 0;
+	s->env.owner_of_root = !set;
+	return 0;
+}
+
 int
 serve_new(const struct serve_cfg *cfg, struct serve **out,
 	  struct rd_err *err)
@@ -444,6 +464,8 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 		.connect_timeout_ms = cfg->connect_timeout_ms,
 		.gone = job_gone, .ctx = s,
 	};
+	if (rc == 0)
+		rc = serve_ownership(s, err);
 	if (rc == 0)
 		rc = serve_listen(s, err);
 	if (rc == 0)

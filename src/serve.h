@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include "auth.h"
@@ -42,6 +43,12 @@ struct serve_cfg {
 	enum proto_transport transport;
 	struct vb_cfg verbs;		/* device, GID index, polling */
 	struct auth_key key;		/* senders must prove they hold it */
+	/* Who owns what jobs create, when the daemon runs as root: uid/gid
+	 * if either is not -1, else the owner of the root a file lands under.
+	 * Setting them needs root. */
+	uid_t owner_uid;
+	gid_t owner_gid;
+	bool allow_setid;		/* keep set-user/group-ID bits */
 };
 
 /* Check the roots, bind and listen.  Returns 0 or -errno with a reason. */

@@ -14,11 +14,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "dest.h"
 #include "path.h"
 
 struct sfile {
-	char *path;	/* sender: the source; receiver: the final name */
-	char *tmp;	/* receiver: the temporary, until committed */
+	char *path;	/* sender: the source, or NULL */
+	struct stat sb;	/* sender: the source when opened */
 	uint64_t off;	/* offset in the stream */
 	uint64_t size;
 	uint32_t mode;
@@ -27,7 +28,7 @@ struct sfile {
 
 struct store {
 	bool receiver;
-	bool force;
+	struct dest *dest;	/* receiver: where the files land */
 	uint32_t bsize;
 	uint64_t total;
 	uint64_t blocks;
@@ -106,7 +107,6 @@ map_file(int fd, uint64_t size, bool writable, uint8_t **out)
 static int
 open_source(struct sfile *f, const char *path, struct rd_err *err)
 {
-	struct stat sb;
 	int fd, rc;
 
 	f->path = strdup(path);
@@ -116,14 +116,15 @@ open_source(struct sfile *f, const char *path, struct rd_err *err)
 	if (fd < 0)
 		return rd_errf(err, -errno, "cannot open %s: %s", path,
 			       strerror(errno));
-	rc = fstat(fd, &sb) < 0 ? -errno : 0;
-	if (rc == 0 && S_ISDIR(sb.st_mode))
-		rc = rd_errf(err, -EISDIR, "%s is a directory", path);
-	else if (rc == 0 && !S_ISREG(sb.st_mode))
+	rc = fstat(fd, &f->sb) < 0 ? -errno : 0;
+	if (rc == 0 && S_ISDIR(f->sb.st_mode))
+		rc = rd_errf(err, -EISDIR, "%s is a directory (-r copies "
+			     "directories)", path);
+	else if (rc == 0 && !S_ISREG(f->sb.st_mode))
 		rc = rd_errf(err, -EINVAL, "%s is not a regular file", path);
 	if (rc == 0) {
-		f->size = (uint64_t)sb.st_size;
-		f->mode = sb.st_mode & 07777;
+		f->size = (uint64_t)f->sb.st_size;
+		f->mode = f->sb.st_mode & 07777;
 		rc = map_file(fd, f->size, false, &f->map);
 		if (rc < 0)
 			rd_errf(err, rc, "cannot map %s: %s", path,
@@ -146,7 +147,8 @@ store_open_sources(const char *const *paths, size_t n, uint32_t block_size,
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < n; i++) {
-		rc = open_source(&st->f[i], paths[i], err);
+		rc = paths[i] != NULL ? open_source(&st->f[i], paths[i], err)
+				      : 0;
 		if (rc < 0) {
 			store_free(st);
 			return rc;
@@ -157,148 +159,48 @@ store_open_sources(const char *const *paths, size_t n, uint32_t block_size,
 	return 0;
 }
 
+static bool
+same_timespec(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+int
+store_check_sources(const struct store *st, struct rd_err *err)
+{
+	const struct sfile *f;
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		f = &st->f[i];
+		if (f->path == NULL)
+			continue;
+		if (stat(f->path, &sb) < 0)
+			return rd_errf(err, -ESTALE, "source %s changed while "
+				       "it was sent: %s", f->path,
+				       strerror(errno));
+		if (sb.st_dev != f->sb.st_dev || sb.st_ino != f->sb.st_ino ||
+		    sb.st_size != f->sb.st_size ||
+		    !same_timespec(&sb.st_mtim, &f->sb.st_mtim) ||
+		    !same_timespec(&sb.st_ctim, &f->sb.st_ctim))
+			return rd_errf(err, -ESTALE, "source %s changed while "
+				       "it was sent", f->path);
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------------
  * Receiver
  */
 
-static bool
-under_roots(const struct store_policy *pol, const char *dir)
-{
-	size_t i;
-
-	for (i = 0; i < pol->nroots; i++)
-		if (path_under(pol->roots[i], dir))
-			return true;
-	return false;
-}
-
-/* Where file `path` of a job lands: the directory, resolved and checked
- * against the roots, and the final name in it. */
+/* dest_prepare made file i's temporary: map it. */
 static int
-resolve_destination(const char *path, const struct store_policy *pol,
-		    char **final, struct rd_err *err)
+map_temporary(void *ctx, size_t i, int fd)
 {
-	char *full = NULL, *parent = NULL, real[PATH_MAX];
-	int rc = 0;
+	struct store *st = ctx;
 
-	*final = NULL;
-	if (!path_is_clean(path) || strcmp(path, "/") == 0)
-		return rd_errf(err, -EINVAL, "destination '%s' is not a clean "
-			       "absolute file path", path);
-	full = pol->prefix ? path_absolute(pol->prefix, path + 1)
-			   : strdup(path);
-	parent = full ? path_parent(full) : NULL;
-	if (parent == NULL) {
-		rc = -ENOMEM;
-	} else if (realpath(parent, real) == NULL) {
-		rc = rd_errf(err, -errno, "destination directory %s: %s",
-			     parent, strerror(errno));
-	} else if (!under_roots(pol, real)) {
-		rc = rd_errf(err, -EACCES, "destination directory %s is not "
-			     "under a --root of this daemon", parent);
-	} else {
-		*final = path_join(real, path_base(full));
-		rc = *final ? 0 : -ENOMEM;
-	}
-	free(parent);
-	free(full);
-	return rc;
-}
-
-static int
-check_existing(const char *final, bool force, struct rd_err *err)
-{
-	struct stat sb;
-
-	if (lstat(final, &sb) < 0)
-		return errno == ENOENT ? 0
-				       : rd_errf(err, -errno, "%s: %s", final,
-						 strerror(errno));
-	if (S_ISDIR(sb.st_mode))
-		return rd_errf(err, -EISDIR, "%s is a directory", final);
-	if (!force)
-		return rd_errf(err, -EEXIST, "%s exists (--force replaces "
-			       "it)", final);
-	return 0;
-}
-
-static int
-reserve(int fd, uint64_t size, const char *final, struct rd_err *err)
-{
-	int rc;
-
-	if (size == 0)
-		return 0;
-	rc = posix_fallocate(fd, 0, (off_t)size);
-	if (rc == EOPNOTSUPP || rc == EINVAL)
-		rc = ftruncate(fd, (off_t)size) < 0 ? errno : 0;
-	if (rc == ENOSPC || rc == EDQUOT)
-		return rd_errf(err, -rc, "%s: %s (%llu bytes needed)", final,
-			       strerror(rc), (unsigned long long)size);
-	if (rc != 0)
-		return rd_errf(err, -rc, "cannot reserve space for %s: %s",
-			       final, strerror(rc));
-	return 0;
-}
-
-static int
-create_temporary(struct sfile *f, struct rd_err *err)
-{
-	char *dir = path_parent(f->path), *name = NULL;
-	int fd = -1, rc = -ENOMEM;
-
-	if (dir == NULL || asprintf(&name, ".%s.rdmcp-XXXXXX",
-				    path_base(f->path)) < 0)
-		goto out;
-	f->tmp = path_join(dir, name);
-	if (f->tmp == NULL)
-		goto out;
-	fd = mkostemp(f->tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = rd_errf(err, -errno, "cannot create a file in %s: %s",
-			     dir, strerror(errno));
-		free(f->tmp);
-		f->tmp = NULL;
-		goto out;
-	}
-	rc = reserve(fd, f->size, f->path, err);
-	if (rc == 0)
-		rc = map_file(fd, f->size, true, &f->map);
-	if (rc < 0)
-		rd_errf(err, rc, "cannot map %s: %s", f->tmp, strerror(-rc));
-out:
-	if (fd >= 0)
-		close(fd);
-	free(name);
-	free(dir);
-	return rc;
-}
-
-static int
-cmp_paths(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* No two files of one job may land on the same name. */
-static int
-check_duplicates(const struct store *st, struct rd_err *err)
-{
-	char **names = malloc((st->n ? st->n : 1) * sizeof(*names));
-	size_t i;
-	int rc = 0;
-
-	if (names == NULL)
-		return -ENOMEM;
-	for (i = 0; i < st->n; i++)
-		names[i] = st->f[i].path;
-	qsort(names, st->n, sizeof(*names), cmp_paths);
-	for (i = 1; i < st->n && rc == 0; i++)
-		if (strcmp(names[i - 1], names[i]) == 0)
-			rc = rd_errf(err, -EINVAL, "%s appears twice in the job",
-				     names[i]);
-	free(names);
-	return rc;
+	return map_file(fd, st->f[i].size, true, &st->f[i].map);
 }
 
 int
@@ -313,20 +215,14 @@ store_create(const struct job *job, const struct store_policy *pol,
 	rc = store_alloc(job->nfiles, job->block_size, true, &st);
 	if (rc < 0)
 		return rc;
-	st->force = pol->force;
-	for (i = 0; i < st->n && rc == 0; i++) {
+	for (i = 0; i < st->n; i++) {
 		st->f[i].size = job->files[i].size;
 		st->f[i].mode = job->files[i].mode;
-		rc = resolve_destination(job->files[i].path, pol, &st->f[i].path,
-					 err);
-		if (rc == 0)
-			rc = check_existing(st->f[i].path, pol->force, err);
 	}
-	if (rc == 0)
-		rc = check_duplicates(st, err);
-	for (i = 0; i < st->n && rc == 0; i++)
-		rc = create_temporary(&st->f[i], err);
+	rc = dest_prepare(job, pol, map_temporary, st, &st->dest, err);
 	if (rc < 0) {
+		if (err != NULL && err->code == 0)
+			rd_errf(err, rc, "%s", strerror(-rc));
 		store_free(st);
 		return rc;
 	}
@@ -463,52 +359,10 @@ store_compute_crc(const struct store *st)
 	return (uint32_t)crc;
 }
 
-/* ---------------------------------------------------------------------
- * Landing
- */
-
-static int
-land(struct sfile *f, bool force, struct rd_err *err)
-{
-	/* set-id bits are never created */
-	mode_t mode = f->mode & 01777;
-
-	if (chmod(f->tmp, mode) < 0)
-		return rd_errf(err, -errno, "cannot set mode of %s: %s",
-			       f->tmp, strerror(errno));
-	if (renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->path,
-		      force ? 0 : RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno == EINVAL && !force) {
-		/* no RENAME_NOREPLACE here: link() never replaces either */
-		if (link(f->tmp, f->path) == 0) {
-			unlink(f->tmp);
-			return 0;
-		}
-	}
-	if (errno == EEXIST)
-		return rd_errf(err, -EEXIST, "%s appeared during the "
-			       "transfer (--force replaces it)", f->path);
-	return rd_errf(err, -errno, "cannot rename %s into place: %s",
-		       f->path, strerror(errno));
-}
-
 int
 store_commit(struct store *st, struct rd_err *err)
 {
-	size_t i;
-	int rc;
-
-	for (i = 0; i < st->n; i++) {
-		if (st->f[i].tmp == NULL)
-			continue;
-		rc = land(&st->f[i], st->force, err);
-		if (rc < 0)
-			return rc;
-		free(st->f[i].tmp);
-		st->f[i].tmp = NULL;
-	}
-	return 0;
+	return dest_commit(st->dest, err);
 }
 
 uint64_t
@@ -553,12 +407,9 @@ store_free(struct store *st)
 	for (i = 0; i < st->n; i++) {
 		if (st->f[i].map != NULL)
 			munmap(st->f[i].map, (size_t)st->f[i].size);
-		if (st->f[i].tmp != NULL) {
-			unlink(st->f[i].tmp);
-			free(st->f[i].tmp);
-		}
 		free(st->f[i].path);
 	}
+	dest_free(st->dest);
 	free(st->f);
 	free(st->full);
 	free(st->crc);

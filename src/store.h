@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "dest.h"
 #include "log.h"
 #include "proto.h"
 
@@ -33,22 +34,20 @@ struct store_source {
 };
 
 /* Open and map source files; sizes and modes are read here and can be
- * listed with store_file().  Directories and special files are refused. */
+ * listed with store_file().  A NULL path is an entry without data (a
+ * directory or link of the manifest).  Directories and special files are
+ * refused. */
 int store_open_sources(const char *const *paths, size_t n,
 		       uint32_t block_size, struct store **out,
 		       struct rd_err *err);
 
-/* Receiver policy. */
-struct store_policy {
-	const char *const *roots;	/* clean absolute directories */
-	size_t nroots;
-	const char *prefix;		/* prepended to paths, or NULL */
-	bool force;			/* replace existing files */
-};
+/* Check that no source changed (size, times, identity) since it was
+ * opened: a copy taken from a file that changed under us may be
+ * inconsistent.  -ESTALE with the file named in `err`. */
+int store_check_sources(const struct store *st, struct rd_err *err);
 
-/* Create temporaries for every file of the job, reserving their space.
- * Refuses (with a reason) paths outside the roots, existing destinations
- * without force, directories in the way, missing parents. */
+/* Create every entry of the job where it will land (dest.h), files
+ * under temporary names with their space reserved and mapped. */
 int store_create(const struct job *job, const struct store_policy *pol,
 		 struct store **out, struct rd_err *err);
 
@@ -69,7 +68,7 @@ uint32_t store_stream_crc(const struct store *st);
  * safe to run on another thread). */
 uint32_t store_compute_crc(const struct store *st);
 
-/* Set modes and rename every temporary into place. */
+/* Modes, times, and every temporary renamed into place (dest.h). */
 int store_commit(struct store *st, struct rd_err *err);
 
 uint64_t store_total(const struct store *st);

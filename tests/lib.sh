@@ -176,7 +176,9 @@ expect_status() {
 	watchdog "$pid" "${RDMCP_CMD_LIMIT:-240}" "$*" &
 	dog=$!
 	wait "$pid" || rc=$?
-	kill "$dog" 2>/dev/null || true
+	# SIGKILL: a TERM could reach the watchdog's subshell before it has
+	# reset the traps it inherited, and run this test's cleanup there
+	kill -KILL "$dog" 2>/dev/null || true
 	wait "$dog" 2>/dev/null || true
 	if [ -e "$WORK/hung" ]; then
 		cat "$WORK/out" "$WORK/err" >&2

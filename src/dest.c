@@ -1,0 +1,707 @@
+/*
+ * dest - where a job's entries land (see dest.h).
+ */
+#include "dest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "path.h"
+
+struct dent {
+	char *lex;		/* destination with the prefix, as sent */
+	char *final;		/* where it lands, resolved, for messages */
+	char *dir;		/* directory holding it now, below its root */
+	char *inside;		/* a merged directory: itself, below its root */
+	char *name;		/* its name there: temporary or final */
+	const char *base;	/* its final name (in final) */
+	size_t root;
+	long parent;		/* its directory's entry, or -1 if on disk */
+	uint8_t type;
+	uint32_t mode;
+	struct timespec mtime;
+	bool made;		/* created by this job */
+	bool top;		/* under a temporary name: renamed at commit */
+	bool merged;		/* a directory that existed: left alone */
+	bool placed;		/* renamed into place */
+};
+
+struct dest {
+	struct dent *e;
+	size_t n;
+	size_t *dirs;		/* directory entries, by lex */
+	size_t ndirs;
+	const char *const *roots;
+	size_t nroots;
+	int *rootfd;
+	struct stat *rootst;
+	bool force, times;
+	uint32_t mask;		/* mode bits we may set */
+	bool set_owner;
+	uid_t uid;
+	gid_t gid;
+	bool owner_of_root;
+	bool committed;
+	/* the last directory opened */
+	int cache_fd;
+	size_t cache_root;
+	char *cache_dir;
+};
+
+/* ---------------------------------------------------------------------
+ * Opening directories beneath a root
+ */
+
+/* Open `rel` below `rootfd` following no link: the fallback where the
+ * kernel has no openat2. */
+static int
+walk_beneath(int rootfd, const char *rel)
+{
+	char buf[PATH_MAX], *save = NULL, *comp;
+	int fd = dup(rootfd), next;
+
+	if (fd < 0)
+		return -errno;
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf)) {
+		close(fd);
+		return -ENAMETOOLONG;
+	}
+	for (comp = strtok_r(buf, "/", &save); comp != NULL;
+	     comp = strtok_r(NULL, "/", &save)) {
+		if (strcmp(comp, "..") == 0)
+			next = -1, errno = EXDEV;
+		else
+			next = openat(fd, comp, O_RDONLY | O_DIRECTORY |
+				      O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -errno;
+		fd = next;
+	}
+	return fd;
+}
+
+/* A directory `rel` ("" for the root itself) beneath `rootfd`; -EXDEV if
+ * resolving it would leave the root. */
+static int
+open_beneath(int rootfd, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, rootfd, rel[0] ? rel : ".", &how,
+			  sizeof(how));
+
+	if (fd >= 0)
+		return (int)fd;
+	if (errno == ENOSYS || errno == EPERM)	/* old kernel, or seccomp */
+		return walk_beneath(rootfd, rel);
+	return -errno;
+}
+
+/* The directory `dir` below root `root`, opened once and cached. */
+static int
+dir_fd(struct dest *d, size_t root, const char *dir)
+{
+	int fd;
+
+	if (d->cache_fd >= 0 && d->cache_root == root &&
+	    strcmp(d->cache_dir, dir) == 0)
+		return d->cache_fd;
+	fd = open_beneath(d->rootfd[root], dir);
+	if (fd < 0)
+		return fd;
+	if (d->cache_fd >= 0)
+		close(d->cache_fd);
+	free(d->cache_dir);
+	d->cache_dir = strdup(dir);
+	if (d->cache_dir == NULL) {
+		close(fd);
+		d->cache_fd = -1;
+		return -ENOMEM;
+	}
+	d->cache_fd = fd;
+	d->cache_root = root;
+	return fd;
+}
+
+/* "dir/name", or "name" when dir is the root (""). */
+static char *
+rel_join(const char *dir, const char *name)
+{
+	return dir[0] ? path_join(dir, name) : strdup(name);
+}
+
+/* ---------------------------------------------------------------------
+ * Setting up
+ */
+
+static int
+open_roots(struct dest *d, struct rd_err *err)
+{
+	size_t i;
+
+	d->rootfd = malloc((d->nroots ? d->nroots : 1) * sizeof(*d->rootfd));
+	d->rootst = calloc(d->nroots ? d->nroots : 1, sizeof(*d->rootst));
+	if (d->rootfd == NULL || d->rootst == NULL)
+		return -ENOMEM;
+	for (i = 0; i < d->nroots; i++)
+		d->rootfd[i] = -1;
+	for (i = 0; i < d->nroots; i++) {
+		d->rootfd[i] = open(d->roots[i], O_RDONLY | O_DIRECTORY |
+				    O_CLOEXEC);
+		if (d->rootfd[i] < 0 || fstat(d->rootfd[i], &d->rootst[i]) < 0)
+			return rd_errf(err, -errno, "root %s: %s", d->roots[i],
+				       strerror(errno));
+	}
+	return 0;
+}
+
+static int
+cmp_lex(const void *a, const void *b, void *arg)
+{
+	const struct dent *e = arg;
+
+	return strcmp(e[*(const size_t *)a].lex, e[*(const size_t *)b].lex);
+}
+
+/* Sort every entry by destination: duplicates are refused, and the
+ * directories are kept in that order to look parents up. */
+static int
+index_entries(struct dest *d, struct rd_err *err)
+{
+	size_t *all = malloc((d->n ? d->n : 1) * sizeof(*all)), i;
+	int rc = 0;
+
+	d->dirs = malloc((d->n ? d->n : 1) * sizeof(*d->dirs));
+	if (all == NULL || d->dirs == NULL) {
+		free(all);
+		return -ENOMEM;
+	}
+	for (i = 0; i < d->n; i++)
+		all[i] = i;
+	qsort_r(all, d->n, sizeof(*all), cmp_lex, d->e);
+	for (i = 0; i < d->n && rc == 0; i++) {
+		if (i > 0 && strcmp(d->e[all[i - 1]].lex, d->e[all[i]].lex) == 0)
+			rc = rd_errf(err, -EINVAL, "%s appears twice in the "
+				     "job", d->e[all[i]].lex);
+		if (d->e[all[i]].type == JF_DIR)
+			d->dirs[d->ndirs++] = all[i];
+	}
+	free(all);
+	return rc;
+}
+
+/* The directory entry of this job whose destination is `lex`, or -1. */
+static long
+find_dir(const struct dest *d, const char *lex)
+{
+	size_t lo = 0, hi = d->ndirs, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		c = strcmp(d->e[d->dirs[mid]].lex, lex);
+		if (c == 0)
+			return (long)d->dirs[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static int
+copy_entries(struct dest *d, const struct job *job, const char *prefix,
+	     struct rd_err *err)
+{
+	const struct job_file *f;
+	size_t i;
+
+	for (i = 0; i < d->n; i++) {
+		f = &job->files[i];
+		if (!path_is_clean(f->path) || strcmp(f->path, "/") == 0)
+			return rd_errf(err, -EINVAL, "destination '%s' is not "
+				       "a clean absolute path", f->path);
+		d->e[i].lex = prefix ? path_absolute(prefix, f->path + 1)
+				     : strdup(f->path);
+		if (d->e[i].lex == NULL)
+			return -ENOMEM;
+		d->e[i].type = f->type;
+		d->e[i].mode = f->mode & d->mask;
+		d->e[i].mtime.tv_sec = (time_t)f->mtime_sec;
+		d->e[i].mtime.tv_nsec = f->mtime_nsec;
+	}
+	return 0;
+}
+
+/* Which root holds the existing directory `real`, and where below it. */
+static int
+locate(const struct dest *d, const char *real, size_t *root,
+       const char **rel)
+{
+	size_t i, len;
+
+	for (i = 0; i < d->nroots; i++) {
+		if (!path_under(d->roots[i], real))
+			continue;
+		len = strlen(d->roots[i]);
+		*root = i;
+		*rel = real + len + (real[len] == '/' ? 1 : 0);
+		if (strcmp(d->roots[i], "/") == 0)
+			*rel = real + 1;
+		return 0;
+	}
+	return -EACCES;
+}
+
+/* Entry i's parent exists on disk: resolve it to a root. */
+static int
+place_on_disk(struct dest *d, struct dent *e, struct rd_err *err)
+{
+	char *parent = path_parent(e->lex), real[PATH_MAX];
+	const char *rel;
+	int rc = 0;
+
+	if (parent == NULL)
+		return -ENOMEM;
+	if (realpath(parent, real) == NULL)
+		rc = rd_errf(err, -errno, "destination directory %s: %s",
+			     parent, strerror(errno));
+	else if (locate(d, real, &e->root, &rel) < 0)
+		rc = rd_errf(err, -EACCES, "destination directory %s is not "
+			     "under a --root of this daemon", parent);
+	else if ((e->dir = strdup(rel)) == NULL ||
+		 (e->final = path_join(real, path_base(e->lex))) == NULL)
+		rc = -ENOMEM;
+	free(parent);
+	return rc;
+}
+
+/* Entry e lies in directory entry p of the same job: in the directory
+ * itself if it existed, else in what the job makes of it (its directory
+ * is known once p is made: see create_entry). */
+static int
+place_in_job(struct dent *e, const struct dent *p)
+{
+	e->root = p->root;
+	e->final = path_join(p->final, path_base(e->lex));
+	if (p->merged && (e->dir = strdup(p->inside)) == NULL)
+		return -ENOMEM;
+	return e->final != NULL ? 0 : -ENOMEM;
+}
+
+/* A directory entry that exists (perhaps through a link): where it really
+ * is, which must be under a root too. */
+static int
+merge_into(struct dest *d, struct dent *e, struct rd_err *err)
+{
+	char real[PATH_MAX];
+	const char *rel;
+
+	if (realpath(e->final, real) == NULL)
+		return rd_errf(err, -errno, "%s: %s", e->final,
+			       strerror(errno));
+	if (locate(d, real, &e->root, &rel) < 0)
+		return rd_errf(err, -EACCES, "%s leads out of the --root "
+			       "directories of this daemon", e->final);
+	e->merged = true;
+	e->inside = strdup(rel);
+	return e->inside != NULL ? 0 : -ENOMEM;
+}
+
+static const char *
+kind_of(mode_t m)
+{
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISSOCK(m))
+		return "a socket";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "a device";
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	return S_ISDIR(m) ? "a directory" : "a file";
+}
+
+/* What is at e's final name decides how it lands. */
+static int
+check_existing(struct dest *d, struct dent *e, struct rd_err *err)
+{
+	struct stat sb;
+	int fd = dir_fd(d, e->root, e->dir);
+
+	if (fd < 0)
+		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+	if (fstatat(fd, e->base, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : rd_errf(err, -errno, "%s: %s",
+						     e->final, strerror(errno));
+	if (e->type == JF_DIR) {
+		if (S_ISLNK(sb.st_mode) && fstatat(fd, e->base, &sb, 0) < 0)
+			return rd_errf(err, -errno, "%s: %s", e->final,
+				       strerror(errno));
+		if (!S_ISDIR(sb.st_mode))
+			return rd_errf(err, -ENOTDIR, "%s exists and is %s, "
+				       "not a directory", e->final,
+				       kind_of(sb.st_mode));
+		return merge_into(d, e, err);
+	}
+	if (S_ISDIR(sb.st_mode))
+		return rd_errf(err, -EISDIR, "%s is a directory", e->final);
+	if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
+		return rd_errf(err, -EINVAL, "%s is %s; rdmcp replaces only "
+			       "files and symbolic links", e->final,
+			       kind_of(sb.st_mode));
+	if (!d->force)
+		return rd_errf(err, -EEXIST, "%s exists (--force replaces "
+			       "it)", e->final);
+	return 0;
+}
+
+/* Find entry i's place and what is already there. */
+static int
+resolve_entry(struct dest *d, size_t i, struct rd_err *err)
+{
+	struct dent *e = &d->e[i];
+	char *parent = path_parent(e->lex);
+	long p;
+	int rc;
+
+	if (parent == NULL)
+		return -ENOMEM;
+	p = find_dir(d, parent);
+	free(parent);
+	e->parent = p;
+	if (p >= (long)i)
+		return rd_errf(err, -EINVAL, "%s comes before its directory",
+			       e->lex);
+	rc = p >= 0 ? place_in_job(e, &d->e[p]) : place_on_disk(d, e, err);
+	if (rc < 0)
+		return rc;
+	e->base = path_base(e->final);
+	if (p >= 0 && !d->e[p].merged) {
+		e->name = strdup(e->base);	/* inside a new directory */
+		return e->name != NULL ? 0 : -ENOMEM;
+	}
+	/* its parent exists: what is there already decides */
+	rc = check_existing(d, e, err);
+	if (rc < 0)
+		return rc;
+	e->top = !e->merged;	/* made under a temporary name */
+	e->name = strdup(e->base);
+	return e->name != NULL ? 0 : -ENOMEM;
+}
+
+/* ---------------------------------------------------------------------
+ * Creating
+ */
+
+/* A fresh temporary name for e, next to its final name. */
+static int
+temp_name(struct dent *e)
+{
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		r = (uint32_t)rand();
+	free(e->name);
+	/* cut long names so the temporary stays within NAME_MAX */
+	if (asprintf(&e->name, ".%.200s.rdmcp-%08x", e->base, r) < 0) {
+		e->name = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+reserve(int fd, uint64_t size, const char *final, struct rd_err *err)
+{
+	int rc;
+
+	if (size == 0)
+		return 0;
+	rc = posix_fallocate(fd, 0, (off_t)size);
+	if (rc == EOPNOTSUPP || rc == EINVAL)
+		rc = ftruncate(fd, (off_t)size) < 0 ? errno : 0;
+	if (rc == ENOSPC || rc == EDQUOT)
+		return rd_errf(err, -rc, "%s: %s (%llu bytes needed)", final,
+			       strerror(rc), (unsigned long long)size);
+	if (rc != 0)
+		return rd_errf(err, -rc, "cannot reserve space for %s: %s",
+			       final, strerror(rc));
+	return 0;
+}
+
+/* Make entry e under e->name in directory fd: 0, -EEXIST (the name is
+ * taken), or another -errno.  Files come back open in *file. */
+static int
+make_entry(int fd, struct dent *e, const char *target, int *file)
+{
+	*file = -1;
+	if (e->type == JF_DIR)
+		return mkdirat(fd, e->name, 0700) < 0 ? -errno : 0;
+	if (e->type == JF_LINK)
+		return symlinkat(target, fd, e->name) < 0 ? -errno : 0;
+	*file = openat(fd, e->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+		       O_CLOEXEC, 0600);
+	return *file < 0 ? -errno : 0;
+}
+
+/* Give what we made away, when the daemon may and is told to. */
+static int
+give_away(struct dest *d, int fd, struct dent *e)
+{
+	uid_t uid = d->uid;
+	gid_t gid = d->gid;
+
+	if (d->owner_of_root) {
+		uid = d->rootst[e->root].st_uid;
+		gid = d->rootst[e->root].st_gid;
+	} else if (!d->set_owner) {
+		return 0;
+	}
+	return fchownat(fd, e->name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0
+		       ? -errno : 0;
+}
+
+static int
+create_entry(struct dest *d, size_t i, const struct job_file *jf,
+	     dest_file_fn file_cb, void *ctx, struct rd_err *err)
+{
+	struct dent *e = &d->e[i];
+	int fd, file = -1, tries = 0, rc;
+
+	if (e->dir == NULL) {	/* in a directory this job just made */
+		e->dir = rel_join(d->e[e->parent].dir, d->e[e->parent].name);
+		if (e->dir == NULL)
+			return -ENOMEM;
+	}
+	fd = dir_fd(d, e->root, e->dir);
+	if (fd < 0)
+		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+	do {
+		rc = e->top ? temp_name(e) : 0;
+		if (rc == 0)
+			rc = make_entry(fd, e, jf->target, &file);
+	} while (rc == -EEXIST && e->top && ++tries < 100);
+	if (rc < 0)
+		return rd_errf(err, rc, "cannot create %s: %s", e->final,
+			       strerror(-rc));
+	e->made = true;
+	rc = give_away(d, fd, e);
+	if (rc < 0)
+		rd_errf(err, rc, "cannot give %s its owner: %s", e->final,
+			strerror(-rc));
+	if (rc == 0 && file >= 0)
+		rc = reserve(file, jf->size, e->final, err);
+	if (rc == 0 && file >= 0)
+		rc = file_cb(ctx, i, file);
+	if (file >= 0)
+		close(file);
+	return rc;
+}
+
+static int
+dest_alloc(const struct job *job, const struct store_policy *pol,
+	   struct dest **out)
+{
+	struct dest *d = calloc(1, sizeof(*d));
+
+	if (d == NULL)
+		return -ENOMEM;
+	d->n = job->nfiles;
+	d->e = calloc(d->n ? d->n : 1, sizeof(*d->e));
+	if (d->e == NULL) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->roots = pol->roots;
+	d->nroots = pol->nroots;
+	d->force = pol->force;
+	d->times = (job->flags & JOB_TIMES) != 0;
+	d->mask = pol->allow_setid ? 07777 : 01777;
+	d->set_owner = pol->set_owner;
+	d->uid = pol->uid;
+	d->gid = pol->gid;
+	d->owner_of_root = pol->owner_of_root;
+	d->cache_fd = -1;
+	*out = d;
+	return 0;
+}
+
+int
+dest_prepare(const struct job *job, const struct store_policy *pol,
+	     dest_file_fn file, void *ctx, struct dest **out,
+	     struct rd_err *err)
+{
+	struct dest *d;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	rc = dest_alloc(job, pol, &d);
+	if (rc < 0)
+		return rc;
+	rc = open_roots(d, err);
+	if (rc == 0)
+		rc = copy_entries(d, job, pol->prefix, err);
+	if (rc == 0)
+		rc = index_entries(d, err);
+	for (i = 0; i < d->n && rc == 0; i++)
+		rc = resolve_entry(d, i, err);
+	for (i = 0; i < d->n && rc == 0; i++)
+		if (!d->e[i].merged)
+			rc = create_entry(d, i, &job->files[i], file, ctx, err);
+	if (rc < 0) {
+		dest_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Landing
+ */
+
+static int
+finish_entry(struct dest *d, struct dent *e, struct rd_err *err)
+{
+	struct timespec ts[2];
+	int fd = dir_fd(d, e->root, e->dir);
+
+	if (fd < 0)
+		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+	if (e->type != JF_LINK && fchmodat(fd, e->name, e->mode, 0) < 0)
+		return rd_errf(err, -errno, "cannot set the mode of %s: %s",
+			       e->final, strerror(errno));
+	if (!d->times)
+		return 0;
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1] = e->mtime;
+	if (utimensat(fd, e->name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return rd_errf(err, -errno, "cannot set the time of %s: %s",
+			       e->final, strerror(errno));
+	return 0;
+}
+
+/* Rename e's temporary to its final name; never over a directory, and
+ * over a file or link only with force. */
+static int
+place(struct dest *d, struct dent *e, struct rd_err *err)
+{
+	bool replace = d->force && e->type != JF_DIR;
+	int fd = dir_fd(d, e->root, e->dir);
+
+	if (fd < 0)
+		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+	if (renameat2(fd, e->name, fd, e->base,
+		      replace ? 0 : RENAME_NOREPLACE) == 0)
+		goto placed;
+	/* no RENAME_NOREPLACE on this file system: link() never replaces */
+	if (errno == EINVAL && !replace && e->type != JF_DIR &&
+	    linkat(fd, e->name, fd, e->base, 0) == 0) {
+		unlinkat(fd, e->name, 0);
+		goto placed;
+	}
+	if (errno == EEXIST)
+		return rd_errf(err, -EEXIST, "%s appeared during the transfer%s",
+			       e->final, e->type == JF_DIR ? ""
+				       : " (--force replaces it)");
+	return rd_errf(err, -errno, "cannot rename %s into place: %s",
+		       e->final, strerror(errno));
+placed:
+	e->placed = true;
+	return 0;
+}
+
+int
+dest_commit(struct dest *d, struct rd_err *err)
+{
+	size_t i;
+	int rc = 0;
+
+	/* files and links, then directories deepest first: what a directory
+	 * holds is done before it may lose its write permission */
+	for (i = 0; i < d->n && rc == 0; i++)
+		if (d->e[i].made && d->e[i].type != JF_DIR)
+			rc = finish_entry(d, &d->e[i], err);
+	for (i = d->n; i > 0 && rc == 0; i--)
+		if (d->e[i - 1].made && d->e[i - 1].type == JF_DIR)
+			rc = finish_entry(d, &d->e[i - 1], err);
+	for (i = 0; i < d->n && rc == 0; i++)
+		if (d->e[i].top && !d->e[i].placed)
+			rc = place(d, &d->e[i], err);
+	if (rc == 0)
+		d->committed = true;
+	return rc;
+}
+
+/* Remove what this job made and did not place, children first. */
+static void
+remove_made(struct dest *d)
+{
+	struct dent *e;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < d->n; i++) {	/* undo modes a commit may have set */
+		e = &d->e[i];
+		if (e->parent >= 0 && d->e[e->parent].placed)
+			e->placed = true;	/* moved with its directory */
+		if (e->made && !e->placed && e->type == JF_DIR &&
+		    (fd = dir_fd(d, e->root, e->dir)) >= 0)
+			fchmodat(fd, e->name, 0700, 0);
+	}
+	for (i = d->n; i > 0; i--) {
+		e = &d->e[i - 1];
+		if (!e->made || e->placed)
+			continue;
+		fd = dir_fd(d, e->root, e->dir);
+		if (fd < 0 || unlinkat(fd, e->name, e->type == JF_DIR
+						   ? AT_REMOVEDIR : 0) < 0)
+			log_warn("cannot remove %s/%s: %s", e->dir, e->name,
+				 strerror(fd < 0 ? -fd : errno));
+	}
+}
+
+void
+dest_free(struct dest *d)
+{
+	size_t i;
+
+	if (d == NULL)
+		return;
+	if (!d->committed)
+		remove_made(d);
+	if (d->cache_fd >= 0)
+		close(d->cache_fd);
+	free(d->cache_dir);
+	for (i = 0; i < d->n; i++) {
+		free(d->e[i].lex);
+		free(d->e[i].final);
+		free(d->e[i].dir);
+		free(d->e[i].inside);
+		free(d->e[i].name);
+	}
+	for (i = 0; d->rootfd != NULL && i < d->nroots; i++)
+		if (d->rootfd[i] >= 0)
+			close(d->rootfd[i]);
+	free(d->rootfd);
+	free(d->rootst);
+	free(d->dirs);
+	free(d->e);
+	free(d);
+}

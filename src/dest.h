@@ -1,0 +1,72 @@
+/*
+ * dest - where a job's entries land on a receiver, made safely.
+ *
+ * Every entry of the manifest (file, directory, symbolic link) is resolved
+ * against the daemon's roots: its parent directory is either a directory of
+ * the same job or one that exists on disk, found with realpath() and then
+ * opened beneath the root that holds it (openat2 RESOLVE_BENEATH, or a walk
+ * that follows no link where openat2 is missing), so nothing is ever
+ * created outside the roots, even if the tree changes under us.
+ *
+ * Nothing appears under a final name before dest_commit():
+ *   - an entry whose parent exists is created under a temporary name
+ *     (".NAME.rdmcp-XXXXXX") next to its final name;
+ *   - an entry inside a directory the job creates is made under its own
+ *     name inside that directory's temporary, so a new tree appears at
+ *     once, with one rename, when it is complete;
+ *   - directories that exist already are merged into, never replaced, and
+ *     keep their own mode, owner and times.
+ * dest_commit() gives entries their modes (and times, with JOB_TIMES),
+ * deepest first, then renames the temporaries into place.  dest_free()
+ * before a commit removes everything the job created.
+ */
+#ifndef RDMCP_DEST_H
+#define RDMCP_DEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "log.h"
+#include "proto.h"
+
+/* What a daemon lets a job do. */
+struct store_policy {
+	const char *const *roots;	/* clean absolute directories */
+	size_t nroots;
+	const char *prefix;		/* prepended to paths, or NULL */
+	bool force;			/* replace existing files and links */
+	bool allow_setid;		/* keep set-user/group-ID bits */
+	/* Ownership of what the job creates (only root can give it away):
+	 * with set_owner, uid/gid; with owner_of_root, the owner of the root
+	 * the entry lands under; else the daemon's own. */
+	bool set_owner;
+	uid_t uid;
+	gid_t gid;
+	bool owner_of_root;
+};
+
+struct dest;
+
+/* Called for each regular file once its temporary exists with its space
+ * reserved: `fd` is open read-write and is closed after the call.  Return
+ * 0 or -errno. */
+typedef int (*dest_file_fn)(void *ctx, size_t i, int fd);
+
+/* Resolve, check and create every entry of `job` (see above), calling
+ * `file` for each regular file.  Refuses, with a reason in `err`: paths
+ * outside the roots, "..", entries whose parent is neither in the job nor
+ * on disk, existing files and links without force, anything where a
+ * directory should be or a directory where a file should be, devices,
+ * FIFOs and sockets in the way, no space.  On failure nothing is left. */
+int dest_prepare(const struct job *job, const struct store_policy *pol,
+		 dest_file_fn file, void *ctx, struct dest **out,
+		 struct rd_err *err);
+
+/* Modes, times, then renames into place.  0 or -errno with `err` set. */
+int dest_commit(struct dest *d, struct rd_err *err);
+
+/* Remove what was not committed and free; NULL is a no-op. */
+void dest_free(struct dest *d);
+
+#endif

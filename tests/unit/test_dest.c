@@ -1,0 +1,278 @@
+/*
+ * Where a job's entries land: hostile manifests (entries through links,
+ * out of order, out of the root), what is in the way (FIFOs, files,
+ * directories), merging through a link that stays inside the root,
+ * set-ID bits, long names, and that nothing is left when a job is not
+ * committed.  Real files in a scratch directory used as the root.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dest.h"
+#include "unit.h"
+
+static char root[PATH_MAX];
+static const char *roots[1];
+
+static void
+setup(void)
+{
+	char made[64] = "/tmp/rdmcp-test-dest.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(made));
+	ck_assert_ptr_nonnull(realpath(made, root));
+	roots[0] = root;
+}
+
+static void
+teardown(void)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s'; rm -rf '%s'", root,
+		 root);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *
+at(const char *name)
+{
+	static char buf[8][PATH_MAX];
+	static int next;
+	char *p = buf[next++ % 8];
+
+	snprintf(p, PATH_MAX, "%s/%s", root, name);
+	return p;
+}
+
+/* A job of up to 8 entries: "d NAME", "f NAME", "l NAME TARGET". */
+static struct job *
+make_job(const char *const *spec, size_t n)
+{
+	struct job *job = calloc(1, sizeof(*job));
+	char kind, name[300], target[300];
+	size_t i;
+
+	job->nfiles = (uint32_t)n;
+	job->block_size = 4096;
+	job->files = calloc(n, sizeof(*job->files));
+	for (i = 0; i < n; i++) {
+		struct job_file *f = &job->files[i];
+
+		target[0] = '\0';
+		ck_assert_int_ge(sscanf(spec[i], "%c %299s %299s", &kind, name,
+					target), 2);
+		f->path = strdup(name[0] == '/' ? name : at(name));
+		f->type = kind == 'd' ? JF_DIR : kind == 'l' ? JF_LINK : JF_FILE;
+		f->mode = kind == 'd' ? 0755 : 04755;
+		f->size = kind == 'f' ? 10 : 0;
+		if (kind == 'l')
+			f->target = strdup(target);
+	}
+	return job;
+}
+
+static int
+fill(void *ctx, size_t i, int fd)
+{
+	return pwrite(fd, "0123456789", 10, 0) == 10 ? 0 : -EIO;
+}
+
+static int
+run(const char *const *spec, size_t n, bool allow_setid, bool commit,
+    struct rd_err *err)
+{
+	struct store_policy pol = { .roots = roots, .nroots = 1,
+				    .allow_setid = allow_setid };
+	struct job *job = make_job(spec, n);
+	struct dest *d = NULL;
+	int rc;
+
+	rd_err_clear(err);
+	rc = dest_prepare(job, &pol, fill, NULL, &d, err);
+	if (rc == 0 && commit)
+		rc = dest_commit(d, err);
+	dest_free(d);
+	job_free(job);
+	return rc;
+}
+
+/* Names in the root, "" if none, sorted, space-separated. */
+static const char *
+listing(void)
+{
+	static char out[4096];
+	char cmd[PATH_MAX + 64];
+	FILE *p;
+	size_t len;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && find . -mindepth 1 | sort | "
+		 "tr '\\n' ' '", root);
+	p = popen(cmd, "r");
+	len = fread(out, 1, sizeof(out) - 1, p);
+	pclose(p);
+	out[len] = '\0';
+	return out;
+}
+
+START_TEST(tree_lands_whole)
+{
+	const char *spec[] = { "d a", "d a/b", "f a/b/x", "l a/l b/x",
+			       "f a/y" };
+	struct rd_err err;
+	struct stat sb;
+	char buf[64];
+
+	ck_assert_int_eq(run(spec, 5, false, true, &err), 0);
+	ck_assert_str_eq(listing(), "./a ./a/b ./a/b/x ./a/l ./a/y ");
+	ck_assert_int_eq(stat(at("a/b/x"), &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0755);	/* set-ID dropped */
+	ck_assert_int_eq(readlink(at("a/l"), buf, sizeof(buf)), 3);
+}
+END_TEST
+
+START_TEST(setid_kept_when_allowed)
+{
+	const char *spec[] = { "f x" };
+	struct rd_err err;
+	struct stat sb;
+
+	ck_assert_int_eq(run(spec, 1, true, true, &err), 0);
+	ck_assert_int_eq(stat(at("x"), &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 04755);
+}
+END_TEST
+
+START_TEST(uncommitted_leaves_nothing)
+{
+	const char *spec[] = { "d a", "d a/b", "f a/b/x", "l a/l b/x",
+			       "f top" };
+	struct rd_err err;
+
+	ck_assert_int_eq(mkdir(at("keep"), 0755), 0);
+	ck_assert_int_eq(run(spec, 5, false, false, &err), 0);
+	ck_assert_str_eq(listing(), "./keep ");
+}
+END_TEST
+
+START_TEST(through_a_link_entry)
+{
+	/* the link is made by the job itself; its child may not follow it */
+	const char *spec[] = { "d a", "l a/l /etc", "f a/l/passwd" };
+	struct rd_err err;
+
+	ck_assert_int_lt(run(spec, 3, false, true, &err), 0);
+	ck_assert_str_eq(listing(), "");
+}
+END_TEST
+
+START_TEST(child_before_parent)
+{
+	const char *spec[] = { "f a/x", "d a" };
+	struct rd_err err;
+
+	ck_assert_int_eq(run(spec, 2, false, true, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "comes before its directory"));
+	ck_assert_str_eq(listing(), "");
+}
+END_TEST
+
+START_TEST(link_out_of_root)
+{
+	const char *spec[] = { "f esc/x" };
+	struct rd_err err;
+
+	ck_assert_int_eq(symlink("/tmp", at("esc")), 0);
+	ck_assert_int_eq(run(spec, 1, false, true, &err), -EACCES);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not under a --root"));
+	/* as a directory entry to merge into, too */
+	const char *spec2[] = { "d esc", "f esc/x" };
+	ck_assert_int_eq(run(spec2, 2, false, true, &err), -EACCES);
+	ck_assert_ptr_nonnull(strstr(err.msg, "leads out of the --root"));
+}
+END_TEST
+
+START_TEST(merge_through_inner_link)
+{
+	const char *spec[] = { "d alias", "f alias/x" };
+	struct rd_err err;
+
+	ck_assert_int_eq(mkdir(at("real"), 0700), 0);
+	ck_assert_int_eq(symlink(at("real"), at("alias")), 0);
+	ck_assert_int_eq(run(spec, 2, false, true, &err), 0);
+	ck_assert_int_eq(access(at("real/x"), F_OK), 0);
+}
+END_TEST
+
+START_TEST(things_in_the_way)
+{
+	const char *file[] = { "f fifo" };
+	const char *dir[] = { "d f", "f f/x" };
+	const char *onto_dir[] = { "f d" };
+	struct rd_err err;
+
+	ck_assert_int_eq(mkfifo(at("fifo"), 0600), 0);
+	ck_assert_int_eq(run(file, 1, false, true, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "is a FIFO"));
+	ck_assert_int_eq(mkdir(at("d"), 0755), 0);
+	ck_assert_int_eq(run(onto_dir, 1, false, true, &err), -EISDIR);
+	ck_assert_int_eq(close(creat(at("f"), 0600)), 0);
+	ck_assert_int_eq(run(dir, 2, false, true, &err), -ENOTDIR);
+	ck_assert_str_eq(listing(), "./d ./f ./fifo ");
+}
+END_TEST
+
+START_TEST(dot_dot_and_duplicates)
+{
+	const char *dots[] = { "f /x/../y" };
+	const char *twice[] = { "f x", "f x" };
+	struct rd_err err;
+
+	ck_assert_int_eq(run(dots, 1, false, true, &err), -EINVAL);
+	ck_assert_int_eq(run(twice, 2, false, true, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "appears twice"));
+	ck_assert_str_eq(listing(), "");
+}
+END_TEST
+
+START_TEST(long_names)
+{
+	char name[300], spec_s[320];
+	const char *spec[] = { spec_s };
+	struct rd_err err;
+
+	memset(name, 'n', 250);
+	name[250] = '\0';
+	snprintf(spec_s, sizeof(spec_s), "f %s", name);
+	ck_assert_int_eq(run(spec, 1, false, true, &err), 0);
+	ck_assert_int_eq(access(at(name), F_OK), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("dest");
+	TCase *tc = tcase_create("dest");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, tree_lands_whole);
+	tcase_add_test(tc, setid_kept_when_allowed);
+	tcase_add_test(tc, uncommitted_leaves_nothing);
+	tcase_add_test(tc, through_a_link_entry);
+	tcase_add_test(tc, child_before_parent);
+	tcase_add_test(tc, link_out_of_root);
+	tcase_add_test(tc, merge_through_inner_link);
+	tcase_add_test(tc, things_in_the_way);
+	tcase_add_test(tc, dot_dot_and_duplicates);
+	tcase_add_test(tc, long_names);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
