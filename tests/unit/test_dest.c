@@ -18,23 +18,25 @@
 #include "dest.h"
 #include "unit.h"
 
-static char root[PATH_MAX];
+static char root[128];
 static const char *roots[1];
 
 static void
 setup(void)
 {
-	char made[64] = "/tmp/rdmcp-test-dest.XXXXXX";
+	char made[64] = "/tmp/rdmcp-test-dest.XXXXXX", real[PATH_MAX];
 
 	ck_assert_ptr_nonnull(mkdtemp(made));
-	ck_assert_ptr_nonnull(realpath(made, root));
+	ck_assert_ptr_nonnull(realpath(made, real));
+	ck_assert_uint_lt(strlen(real), sizeof(root));
+	memcpy(root, real, strlen(real) + 1);
 	roots[0] = root;
 }
 
 static void
 teardown(void)
 {
-	char cmd[PATH_MAX + 32];
+	char cmd[2 * sizeof(root) + 64];
 
 	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s'; rm -rf '%s'", root,
 		 root);
@@ -44,11 +46,11 @@ teardown(void)
 static char *
 at(const char *name)
 {
-	static char buf[8][PATH_MAX];
+	static char buf[8][sizeof(root) + 320];
 	static int next;
 	char *p = buf[next++ % 8];
 
-	snprintf(p, PATH_MAX, "%s/%s", root, name);
+	snprintf(p, sizeof(buf[0]), "%s/%.300s", root, name);
 	return p;
 }
 
@@ -109,7 +111,7 @@ static const char *
 listing(void)
 {
 	static char out[4096];
-	char cmd[PATH_MAX + 64];
+	char cmd[sizeof(root) + 64];
 	FILE *p;
 	size_t len;
 
