@@ -5,7 +5,7 @@
 #                   RDMA in a Soft-RoCE VM, docs)
 #   make demo       8 daemons on 127.0.0.2-9, push a file, show the report
 #   make bench      benchmarks on an emulated cluster (root, netns + tc)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -136,14 +136,37 @@ bench-rdma: rdmcp
 clean:
 	rm -rf build build-asan build-fuzz rdmcp
 
-install: rdmcp
+# Every file 'make install' writes, below $(DESTDIR); 'make uninstall'
+# removes exactly these, and $(DOCDIR) when it is left empty.
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/vendor-completions
+DOCDIR ?= $(DATADIR)/doc/rdmcp
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+INSTALLED := $(BINDIR)/rdmcp $(MANDIR)/man1/rdmcp.1 $(BASHCOMPDIR)/rdmcp \
+	$(ZSHCOMPDIR)/_rdmcp $(SYSTEMDDIR)/rdmcp.service \
+	$(SYSUSERSDIR)/rdmcp.conf $(DOCDIR)/rdmcp.default \
+	$(DOCDIR)/slurm-prolog-example.sh $(DOCDIR)/spark-hadoop-prolog-example.sh
+
+install: $(BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(DATADIR)/bash-completion/completions
-	install -m 0755 rdmcp $(DESTDIR)$(BINDIR)/rdmcp
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(SYSTEMDDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/rdmcp
 	install -m 0644 man/rdmcp.1 $(DESTDIR)$(MANDIR)/man1/rdmcp.1
-	install -m 0644 completions/rdmcp.bash \
-		$(DESTDIR)$(DATADIR)/bash-completion/completions/rdmcp
+	install -m 0644 completions/rdmcp.bash $(DESTDIR)$(BASHCOMPDIR)/rdmcp
+	install -m 0644 completions/_rdmcp $(DESTDIR)$(ZSHCOMPDIR)/_rdmcp
+	# the unit runs the binary where it is installed (BINDIR, not DESTDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' systemd/rdmcp.service.in \
+		>$(DESTDIR)$(SYSTEMDDIR)/rdmcp.service.tmp
+	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/rdmcp.service.tmp
+	mv -f $(DESTDIR)$(SYSTEMDDIR)/rdmcp.service.tmp \
+		$(DESTDIR)$(SYSTEMDDIR)/rdmcp.service
+	install -m 0644 systemd/rdmcp.sysusers $(DESTDIR)$(SYSUSERSDIR)/rdmcp.conf
+	install -m 0644 systemd/rdmcp.default $(DESTDIR)$(DOCDIR)/rdmcp.default
+	install -m 0755 scripts/slurm-prolog-example.sh \
+		scripts/spark-hadoop-prolog-example.sh $(DESTDIR)$(DOCDIR)/
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/rdmcp $(DESTDIR)$(MANDIR)/man1/rdmcp.1 \
-		$(DESTDIR)$(DATADIR)/bash-completion/completions/rdmcp
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	# our own directory only: shared ones (man1, completions) stay
+	rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR) 2>/dev/null || true

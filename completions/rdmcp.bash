@@ -1,8 +1,26 @@
-# bash completion for rdmcp
+# bash completion for rdmcp(1).  Installed as
+# $(PREFIX)/share/bash-completion/completions/rdmcp.  Keep the options in
+# step with 'rdmcp --help' (tests/completions.sh checks that every option
+# is offered).
 _rdmcp() {
-	local cur prev opts
+	local cur prev words cword i opts
+	local long="--algorithm --bind --block-size --blocks --connect-timeout
+		--dest --device --exclude --failed-file --force --genkey --gid-index
+		--help --hostfile --hosts --interrupts --json --key --listen
+		--ok-file --plan --port --prefix --progress --quiet --retries --root
+		--serve --timeout --transport --verbose --verify --version --window"
+	local short="-a -b -d -f -h -p -q -t -v -V -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	# --opt=value: complete the value as after '--opt value'
+	if [[ $cur == --*=* ]]; then
+		prev=${cur%%=*}
+		cur=${cur#*=}
+	elif [[ $cur == = && $prev == --* ]]; then
+		cur=
+	elif [[ $prev == = && $COMP_CWORD -ge 2 ]]; then
+		prev=${COMP_WORDS[COMP_CWORD - 2]}
+	fi
 	case $prev in
 	-a | --algorithm)
 		COMPREPLY=($(compgen -W "binomial chain tree sequential" -- "$cur"))
@@ -19,17 +37,29 @@ _rdmcp() {
 	--device)
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
 		return ;;
-	-x | --exclude | --bind | --gid-index)
+	-x | --exclude)
+		COMPREPLY=($(compgen -A hostname -- "$cur"))
 		return ;;
 	-b | --block-size | -p | --port | -t | --timeout | --connect-timeout | \
-	--listen | --hosts | --blocks | --window | --retries)
+	--listen | --hosts | --blocks | --window | --retries | --bind | --gid-index)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
-		opts=$(rdmcp --help 2>/dev/null | grep -o -- '--[a-z-]*' | sort -u)
-		COMPREPLY=($(compgen -W "$opts -a -b -d -f -h -p -q -t -v -V -x" -- "$cur"))
+		COMPREPLY=($(compgen -W "$long $short" -- "$cur"))
 		return
 	fi
-	COMPREPLY=($(compgen -f -- "$cur"))
+	# the daemon, --plan and --genkey take no arguments; with -f every
+	# argument is a FILE; else FILE... HOSTS: a file or a host
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		--serve | --plan | --genkey | --genkey=*) return ;;
+		-f | --hostfile | --hostfile=* | -f?*) opts=files ;;
+		esac
+	done
+	if [[ $opts == files ]]; then
+		COMPREPLY=($(compgen -f -- "$cur"))
+	else
+		COMPREPLY=($(compgen -f -- "$cur") $(compgen -A hostname -- "$cur"))
+	fi
 }
 complete -o filenames -F _rdmcp rdmcp

@@ -9,6 +9,8 @@
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
 #           benchmarks on network namespaces), procps, mandoc (man page lint),
 #           jq (checks the --json output), clang (libFuzzer: make fuzz),
+#           zsh (runs the zsh completion), shellcheck (lints the example
+#           scripts), systemd (systemd-analyze verifies the unit),
 #           and QEMU with what scripts/rxe-vm.sh builds the Soft-RoCE VM from
 set -euo pipefail
 
@@ -26,6 +28,9 @@ PACKAGES=(
 	procps
 	jq
 	clang
+	zsh
+	shellcheck
+	systemd
 	# the Soft-RoCE VM of make check-rdma (scripts/rxe-vm.sh)
 	qemu-system-x86
 	busybox-static

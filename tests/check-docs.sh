@@ -8,7 +8,9 @@
 #      documented in the man page but deliberately left out of --help;
 #      every option in the long_options table of cmd/rdmcp.c is in the man
 #      page, and so is every letter of its getopt string;
-#   3. README.md exists and has an '## Architecture' section.
+#   3. README.md exists and has an '## Architecture' section;
+#   4. the bash and zsh completions offer every option of --help
+#      (tests/completions.sh).
 #
 # Prints what it checked; exits 0 only if everything agrees.
 set -euo pipefail
@@ -163,6 +165,11 @@ elif ! grep -qE '^## Architecture[[:space:]]*$' "$README"; then
 	fail "$README has no '## Architecture' section"
 else
 	ok "$README has an '## Architecture' section"
+fi
+
+# --- 4. shell completions --------------------------------------------------
+if [ -x "$RDMCP" ]; then
+	tests/completions.sh || fail "shell completions (tests/completions.sh)"
 fi
 
 if [ "$failures" -gt 0 ]; then

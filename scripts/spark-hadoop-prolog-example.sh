@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# spark-hadoop-prolog-example.sh - stage files (a job's jar, its
+# configuration, a data file) to every worker of a Spark or Hadoop cluster
+# with rdmcp, before the job is submitted:
+#
+#   STAGE_DIR=/opt/jobs/etl spark-hadoop-prolog-example.sh etl.jar etl.conf
+#   spark-submit --jars /opt/jobs/etl/etl.jar ...
+#
+# The workers are those of the cluster's workers file (one host per line,
+# '#' comments), which rdmcp reads with -f.  Each worker must run the
+# daemon (rdmcp --serve, see rdmcp.service) with a root that holds
+# STAGE_DIR, and STAGE_DIR must exist on every worker (rdmcp never creates
+# directories).  The sender needs the cluster's key (RDMCP_KEY or
+# /etc/rdmcp/key).
+#
+# Usage: spark-hadoop-prolog-example.sh FILE...
+#
+# Settings (environment):
+#   STAGE_DIR       where the files land on every worker (absolute;
+#                   required)
+#   WORKERS_FILE    the workers; default the first that exists of
+#                   $SPARK_HOME/conf/workers, $HADOOP_CONF_DIR/workers,
+#                   $HADOOP_HOME/etc/hadoop/workers
+#   STAGED_WORKERS  where to write the workers that hold every file, one
+#                   per line, for SPARK_WORKERS= or HADOOP_WORKERS=
+#                   (default ./workers.staged)
+#   FAILED_FILE     where to write the workers that do not, as one host
+#                   list (default ./workers.failed); removed when none
+#   STAGE_FORCE     1: replace files already in STAGE_DIR (a new version
+#                   of the jar); default 0
+#   RDMCP           the rdmcp program (default: rdmcp from PATH)
+#   RDMCP_OPTS      more rdmcp options, split at blanks (e.g. '-p 7471
+#                   --retries 2'); --verify is always given
+#
+# Needs jq, to read rdmcp's --json report.
+#
+# Exit status:
+#   0  every worker holds every file
+#   1  some workers failed: they are listed with the reasons on stderr and
+#      in FAILED_FILE; STAGED_WORKERS lists the others, so the job may run
+#      on those (SPARK_WORKERS=$STAGED_WORKERS, HADOOP_WORKERS=...)
+#   2  usage error (no files, no workers file, a bad setting or rdmcp
+#      option)
+#   3  nothing was staged, through no fault of the workers: an unreadable
+#      source, no usable key, no jq, an unwritable report file
+set -uo pipefail
+
+me=${0##*/}
+RDMCP=${RDMCP:-rdmcp}
+STAGE_DIR=${STAGE_DIR:-}
+STAGED_WORKERS=${STAGED_WORKERS:-workers.staged}
+FAILED_FILE=${FAILED_FILE:-workers.failed}
+STAGE_FORCE=${STAGE_FORCE:-0}
+read -r -a rdmcp_opts <<<"${RDMCP_OPTS:-}"
+
+say() { echo "$me: $*" >&2; }
+usage() { say "$*"; say "usage: STAGE_DIR=DIR $me FILE..."; exit 2; }
+
+if [ -z "${WORKERS_FILE:-}" ]; then
+	for f in ${SPARK_HOME:+"$SPARK_HOME/conf/workers"} \
+		${HADOOP_CONF_DIR:+"$HADOOP_CONF_DIR/workers"} \
+		${HADOOP_HOME:+"$HADOOP_HOME/etc/hadoop/workers"}; do
+		if [ -f "$f" ]; then
+			WORKERS_FILE=$f
+			break
+		fi
+	done
+fi
+
+[ $# -gt 0 ] || usage "no files to stage"
+[ -n "${WORKERS_FILE:-}" ] ||
+	usage "no workers file: set WORKERS_FILE, SPARK_HOME or HADOOP_CONF_DIR"
+[ -r "$WORKERS_FILE" ] || usage "cannot read the workers file '$WORKERS_FILE'"
+case $STAGE_DIR in
+/?*) ;;
+*) usage "STAGE_DIR must be an absolute directory: '$STAGE_DIR'" ;;
+esac
+case $STAGE_FORCE in
+0) force=() ;;
+1) force=(--force) ;;
+*) usage "STAGE_FORCE is 0 or 1" ;;
+esac
+command -v jq >/dev/null 2>&1 || { say "jq is not installed"; exit 3; }
+for f in "$@"; do
+	if [ ! -f "$f" ] || [ ! -r "$f" ]; then
+		say "cannot read '$f'"
+		exit 3
+	fi
+done
+
+report=$(mktemp "${TMPDIR:-/tmp}/$me.XXXXXX") || exit 3
+trap 'rm -f "$report"' EXIT
+
+# -f: the workers file holds the hosts, so every argument is a FILE
+rc=0
+"$RDMCP" --json --verify -d "$STAGE_DIR" -f "$WORKERS_FILE" \
+	--failed-file "$FAILED_FILE" "${force[@]}" "${rdmcp_opts[@]}" \
+	-- "$@" >"$report" || rc=$?
+
+case $rc in
+0 | 1)
+	# the report: one object per worker, then the summary
+	if ! jq -r 'select(.event == "replica" and .ok) | .host' "$report" \
+		>"$STAGED_WORKERS"; then
+		say "cannot read rdmcp's report, or write $STAGED_WORKERS"
+		exit 3
+	fi
+	summary=$(jq -r 'select(.event == "summary") |
+		"\(.complete) of \(.hosts) workers staged in \(.seconds) s (\(.transport))"' \
+		"$report")
+	say "${summary:-no summary from rdmcp}"
+	;;
+esac
+
+case $rc in
+0)
+	rm -f "$FAILED_FILE"
+	say "every worker holds $* in $STAGE_DIR"
+	exit 0
+	;;
+1)
+	jq -r 'select(.event == "replica" and (.ok | not)) |
+		"  \(.host): \(.reason)"' "$report" >&2
+	say "workers without a copy: $(cat "$FAILED_FILE") (in $FAILED_FILE)"
+	say "the others are in $STAGED_WORKERS: run the job there, e.g."
+	say "  SPARK_WORKERS=$STAGED_WORKERS or HADOOP_WORKERS=$STAGED_WORKERS"
+	exit 1
+	;;
+2)
+	say "rdmcp rejected its arguments (check RDMCP_OPTS and $WORKERS_FILE)"
+	exit 2
+	;;
+3)
+	say "rdmcp could not run the transfer (source, key or $FAILED_FILE); no worker is to blame"
+	exit 3
+	;;
+*)
+	say "rdmcp ($RDMCP) failed with status $rc"
+	exit 3
+	;;
+esac
