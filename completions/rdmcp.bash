@@ -4,12 +4,13 @@
 # is offered).
 _rdmcp() {
 	local cur prev words cword i opts
-	local long="--algorithm --bind --block-size --blocks --connect-timeout
-		--dest --device --exclude --failed-file --force --genkey --gid-index
-		--help --hostfile --hosts --interrupts --json --key --listen
-		--ok-file --plan --port --prefix --progress --quiet --retries --root
-		--serve --timeout --transport --verbose --verify --version --window"
-	local short="-a -b -d -f -h -p -q -t -v -V -x"
+	local long="--algorithm --allow-setid --bind --block-size --blocks
+		--connect-timeout --dest --device --exclude --failed-file --force
+		--genkey --gid-index --help --hostfile --hosts --interrupts --json
+		--key --listen --ok-file --owner --plan --port --prefix --preserve
+		--progress --quiet --recursive --retries --root --serve --timeout
+		--transport --verbose --verify --version --window"
+	local short="-a -b -d -f -h -p -P -q -r -t -v -V -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	# --opt=value: complete the value as after '--opt value'
@@ -40,7 +41,10 @@ _rdmcp() {
 	-x | --exclude)
 		COMPREPLY=($(compgen -A hostname -- "$cur"))
 		return ;;
-	-b | --block-size | -p | --port | -t | --timeout | --connect-timeout | \
+	--owner)
+		COMPREPLY=($(compgen -u -- "$cur"))
+		return ;;
+	-b | --block-size | -P | --port | -t | --timeout | --connect-timeout | \
 	--listen | --hosts | --blocks | --window | --retries | --bind | --gid-index)
 		return ;;
 	esac
