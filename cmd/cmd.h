@@ -88,8 +88,10 @@ int run_genkey(const struct opts *o);
  * message. */
 int load_key(const struct opts *o, struct auth_key *key);
 
-/* Logging to stderr at `normal` level, adjusted by -q/-v. */
-void setup_logging(int verbose, enum log_level normal);
+/* Logging to stderr at `normal` level, adjusted by -q/-v; with stamp_all
+ * every line carries the time (seconds since the epoch, to the
+ * microsecond), otherwise only debug lines do. */
+void setup_logging(int verbose, enum log_level normal, bool stamp_all);
 
 /* Output of a push. */
 void report_replica(const struct opts *o, const struct push_report *r);

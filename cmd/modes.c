@@ -18,6 +18,8 @@
 #include "proto.h"
 #include "serve.h"
 
+/* Debug lines carry the time; so does every line of the daemon (ctx
+ * non-NULL), whose log says when each job failed or was discarded. */
 static void
 log_to_stderr(void *ctx, enum log_level level, const char *msg)
 {
@@ -26,19 +28,21 @@ log_to_stderr(void *ctx, enum log_level level, const char *msg)
 	uv_timeval64_t tv;
 
 	progress_clear();
-	if (level >= LOG_DEBUG && uv_gettimeofday(&tv) == 0)
-		fprintf(stderr, "rdmcp: %lld.%06d %s\n", (long long)tv.tv_sec,
-			tv.tv_usec, msg);
+	if ((ctx != NULL || level >= LOG_DEBUG) && uv_gettimeofday(&tv) == 0)
+		fprintf(stderr, "rdmcp: %lld.%06d %s%s\n",
+			(long long)tv.tv_sec, tv.tv_usec, tags[level], msg);
 	else
 		fprintf(stderr, "rdmcp: %s%s\n", tags[level], msg);
 }
 
 void
-setup_logging(int verbose, enum log_level normal)
+setup_logging(int verbose, enum log_level normal, bool stamp_all)
 {
+	static int stamp;
 	enum log_level max = verbose < 0 ? LOG_WARN : normal + verbose;
 
-	log_setup(log_to_stderr, NULL, max > LOG_TRACE ? LOG_TRACE : max);
+	log_setup(log_to_stderr, stamp_all ? &stamp : NULL,
+		  max > LOG_TRACE ? LOG_TRACE : max);
 }
 
 /* ---------------------------------------------------------------------
@@ -137,7 +141,7 @@ run_serve(const struct opts *o)
 			   .interrupts = o->interrupts },
 	};
 
-	setup_logging(o->verbose, LOG_INFO);
+	setup_logging(o->verbose, LOG_INFO, true);
 	if (o->nargs > 0) {
 		warnx_("--serve takes no FILE or HOSTS arguments");
 		return EXIT_USAGE;

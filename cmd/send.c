@@ -283,7 +283,7 @@ run_push(const struct opts *o)
 	char **dests = NULL;
 	int nargs, rc = EXIT_USAGE;
 
-	setup_logging(o->verbose, LOG_WARN);
+	setup_logging(o->verbose, LOG_WARN, false);
 	if (gather_hosts(o, &hl, &nargs) < 0) {
 		fprintf(stderr, "Try 'rdmcp --help'.\n");
 		goto out;

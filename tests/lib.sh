@@ -27,6 +27,7 @@ cleanup() {
 	{
 		for pid in "${DAEMON_PIDS[@]}"; do
 			kill "$pid" 2>/dev/null || true
+			kill -CONT "$pid" 2>/dev/null || true	# if frozen
 		done
 		for pid in "${DAEMON_PIDS[@]}"; do
 			wait "$pid" 2>/dev/null || true
