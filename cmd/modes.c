@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -111,6 +112,26 @@ on_signal(uv_signal_t *sig, int signum)
 	serve_shutdown(d->srv);
 }
 
+/* A daemon may hold many connections and files: the soft limit on open
+ * files up to the hard one (the daemon sizes its limits from it). */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	rlim_t want;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	want = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+	if (want > rl.rlim_cur) {
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_info("cannot raise the open file limit: %s",
+				 strerror(errno));
+	}
+}
+
 static int
 listen_address(const struct opts *o, struct sockaddr_storage *ss)
 {
@@ -153,6 +174,7 @@ run_serve(const struct opts *o)
 	}
 	if (load_key(o, &cfg.key) < 0)
 		return EXIT_DAEMON;
+	raise_nofile();
 	uv_loop_init(&loop);
 	if (serve_new(&cfg, &d.srv, &err) < 0) {
 		warnx_("%s", err.msg);
