@@ -71,6 +71,11 @@ int run_push(const struct opts *o);
  * Returns 0, or -errno after a message on stderr. */
 int gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles);
 
+/* -EINVAL after a message if hl names this machine (its host name, short
+ * or long, or one of its non-loopback addresses): the sender is the root
+ * of every group, never a destination.  0 otherwise. */
+int refuse_self(const struct hostlist *hl);
+
 /* The hosts with failed[i] == want as a compressed host list (malloc'd),
  * or NULL if out of memory. */
 char *hosts_compressed(const struct hostlist *hl, const bool *failed,
