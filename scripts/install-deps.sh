@@ -9,6 +9,7 @@
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
 #           benchmarks on network namespaces), procps, mandoc (man page lint),
 #           jq (checks the --json output), clang (libFuzzer: make fuzz),
+#           valgrind (make check-valgrind),
 #           and QEMU with what scripts/rxe-vm.sh builds the Soft-RoCE VM from
 set -euo pipefail
 
@@ -26,6 +27,7 @@ PACKAGES=(
 	procps
 	jq
 	clang
+	valgrind
 	# the Soft-RoCE VM of make check-rdma (scripts/rxe-vm.sh)
 	qemu-system-x86
 	busybox-static
