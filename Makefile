@@ -3,6 +3,7 @@
 #   make            build ./rdmcp
 #   make check      build and run every test (unit, integration, cluster,
 #                   RDMA in a Soft-RoCE VM, docs)
+#   make check-valgrind  integration tests with the daemons under valgrind
 #   make demo       8 daemons on 127.0.0.2-9, push a file, show the report
 #   make bench      benchmarks on an emulated cluster (root, netns + tc)
 #   make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
@@ -37,7 +38,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
-	check-asan check-rdma demo bench bench-rdma fuzz clean install uninstall
+	check-asan check-valgrind check-rdma demo bench bench-rdma fuzz clean install uninstall
 
 all: $(BIN)
 
@@ -96,6 +97,14 @@ check-asan:
 		cat build-asan/reports/*; echo "check-asan: sanitizer reports"; \
 		exit 1; fi
 	@echo "check-asan: no sanitizer reports"
+
+# A representative subset of the integration tests (transfers, refusals,
+# authentication, killed senders and daemons, the flood) with every daemon
+# under valgrind: any memory error or definite or indirect leak in any
+# daemon's log fails the target (tests/run-valgrind.sh).
+VALGRIND_TESTS := sizes auth sender_killed kill_daemon dest_errors flood force
+check-valgrind: $(BIN) $(HELPER_BINS)
+	@RDMCP=$(abspath $(BIN)) tests/run-valgrind.sh $(VALGRIND_TESTS)
 
 # libFuzzer (clang) on every decoder of network and command-line input,
 # with ASan and UBSan, for FUZZ_SECONDS; crashes land in build-fuzz/ and

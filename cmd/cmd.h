@@ -77,6 +77,11 @@ int run_push(const struct opts *o);
  * Returns 0, or -errno after a message on stderr. */
 int gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles);
 
+/* -EINVAL after a message if hl names this machine (its host name, short
+ * or long, or one of its non-loopback addresses): the sender is the root
+ * of every group, never a destination.  0 otherwise. */
+int refuse_self(const struct hostlist *hl);
+
 /* The hosts with failed[i] == want as a compressed host list (malloc'd),
  * or NULL if out of memory. */
 char *hosts_compressed(const struct hostlist *hl, const bool *failed,
@@ -94,8 +99,10 @@ int run_genkey(const struct opts *o);
  * message. */
 int load_key(const struct opts *o, struct auth_key *key);
 
-/* Logging to stderr at `normal` level, adjusted by -q/-v. */
-void setup_logging(int verbose, enum log_level normal);
+/* Logging to stderr at `normal` level, adjusted by -q/-v; with stamp_all
+ * every line carries the time (seconds since the epoch, to the
+ * microsecond), otherwise only debug lines do. */
+void setup_logging(int verbose, enum log_level normal, bool stamp_all);
 
 /* Output of a push. */
 void report_replica(const struct opts *o, const struct push_report *r);

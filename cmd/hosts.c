@@ -136,7 +136,7 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
 							   : "");
 		return -EINVAL;
 	}
-	return 0;
+	return refuse_self(hl);
 }
 
 /* hosts[i] with pick[i] == want, compressed; malloc'd or NULL. */

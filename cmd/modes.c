@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -18,6 +19,8 @@
 #include "proto.h"
 #include "serve.h"
 
+/* Debug lines carry the time; so does every line of the daemon (ctx
+ * non-NULL), whose log says when each job failed or was discarded. */
 static void
 log_to_stderr(void *ctx, enum log_level level, const char *msg)
 {
@@ -26,19 +29,21 @@ log_to_stderr(void *ctx, enum log_level level, const char *msg)
 	uv_timeval64_t tv;
 
 	progress_clear();
-	if (level >= LOG_DEBUG && uv_gettimeofday(&tv) == 0)
-		fprintf(stderr, "rdmcp: %lld.%06d %s\n", (long long)tv.tv_sec,
-			tv.tv_usec, msg);
+	if ((ctx != NULL || level >= LOG_DEBUG) && uv_gettimeofday(&tv) == 0)
+		fprintf(stderr, "rdmcp: %lld.%06d %s%s\n",
+			(long long)tv.tv_sec, tv.tv_usec, tags[level], msg);
 	else
 		fprintf(stderr, "rdmcp: %s%s\n", tags[level], msg);
 }
 
 void
-setup_logging(int verbose, enum log_level normal)
+setup_logging(int verbose, enum log_level normal, bool stamp_all)
 {
+	static int stamp;
 	enum log_level max = verbose < 0 ? LOG_WARN : normal + verbose;
 
-	log_setup(log_to_stderr, NULL, max > LOG_TRACE ? LOG_TRACE : max);
+	log_setup(log_to_stderr, stamp_all ? &stamp : NULL,
+		  max > LOG_TRACE ? LOG_TRACE : max);
 }
 
 /* ---------------------------------------------------------------------
@@ -107,6 +112,26 @@ on_signal(uv_signal_t *sig, int signum)
 	serve_shutdown(d->srv);
 }
 
+/* A daemon may hold many connections and files: the soft limit on open
+ * files up to the hard one (the daemon sizes its limits from it). */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	rlim_t want;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	want = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+	if (want > rl.rlim_cur) {
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_info("cannot raise the open file limit: %s",
+				 strerror(errno));
+	}
+}
+
 static int
 listen_address(const struct opts *o, struct sockaddr_storage *ss)
 {
@@ -139,7 +164,7 @@ run_serve(const struct opts *o)
 		.allow_setid = o->allow_setid,
 	};
 
-	setup_logging(o->verbose, LOG_INFO);
+	setup_logging(o->verbose, LOG_INFO, true);
 	if (o->nargs > 0) {
 		warnx_("--serve takes no FILE or HOSTS arguments");
 		return EXIT_USAGE;
@@ -151,6 +176,7 @@ run_serve(const struct opts *o)
 	}
 	if (load_key(o, &cfg.key) < 0)
 		return EXIT_DAEMON;
+	raise_nofile();
 	uv_loop_init(&loop);
 	if (serve_new(&cfg, &d.srv, &err) < 0) {
 		warnx_("%s", err.msg);

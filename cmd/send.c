@@ -347,7 +347,7 @@ run_push(const struct opts *o)
 	size_t i;
 	int nargs, rc = EXIT_USAGE;
 
-	setup_logging(o->verbose, LOG_WARN);
+	setup_logging(o->verbose, LOG_WARN, false);
 	signal(SIGBUS, on_sigbus);
 	if (gather_hosts(o, &hl, &nargs) < 0) {
 		fprintf(stderr, "Try 'rdmcp --help'.\n");

@@ -11,6 +11,7 @@
 #           jq (checks the --json output), clang (libFuzzer: make fuzz),
 #           zsh (runs the zsh completion), shellcheck (lints the example
 #           scripts), systemd (systemd-analyze verifies the unit),
+#           valgrind (make check-valgrind),
 #           and QEMU with what scripts/rxe-vm.sh builds the Soft-RoCE VM from
 set -euo pipefail
 
@@ -31,6 +32,7 @@ PACKAGES=(
 	zsh
 	shellcheck
 	systemd
+	valgrind
 	# the Soft-RoCE VM of make check-rdma (scripts/rxe-vm.sh)
 	qemu-system-x86
 	busybox-static

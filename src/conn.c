@@ -561,6 +561,15 @@ conn_local(const struct conn *c, struct sockaddr_storage *out)
 	return uv_tcp_getsockname(&c->tcp, (struct sockaddr *)out, &len);
 }
 
+int
+conn_remote(const struct conn *c, struct sockaddr_storage *out)
+{
+	int len = sizeof(*out);
+
+	memset(out, 0, sizeof(*out));
+	return uv_tcp_getpeername(&c->tcp, (struct sockaddr *)out, &len);
+}
+
 const char *
 conn_peer(const struct conn *c)
 {

@@ -91,6 +91,9 @@ size_t conn_write_queue(const struct conn *c);
 /* Our own address on this connection. */
 int conn_local(const struct conn *c, struct sockaddr_storage *out);
 
+/* The peer's address; 0 or a negative libuv error. */
+int conn_remote(const struct conn *c, struct sockaddr_storage *out);
+
 /* "address:port" of the peer, for messages. */
 const char *conn_peer(const struct conn *c);
 

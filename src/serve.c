@@ -6,12 +6,15 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "conn.h"
+#include "gate.h"
 #include "net.h"
 #include "path.h"
 #include "proto.h"
@@ -34,6 +37,7 @@ struct fresh {
 	bool refused;	/* a bad JOB was answered; waiting for the close */
 	uint8_t nonce_s[AUTH_NONCE_LEN], nonce_d[AUTH_NONCE_LEN];
 	uint8_t proof[AUTH_MAC_LEN];
+	struct gate_entry ge;	/* counted until it proves itself */
 	struct fresh *prev, *next;
 };
 
@@ -50,6 +54,7 @@ struct serve {
 	struct rjob **jobs;
 	size_t njobs, jobcap;
 	struct fresh *fresh;
+	struct gate *gate;
 	bool stopping;
 };
 
@@ -154,6 +159,7 @@ fresh_unlink(struct fresh *fr)
 		fr->s->fresh = fr->next;
 	if (fr->next != NULL)
 		fr->next->prev = fr->prev;
+	gate_leave(fr->s->gate, &fr->ge);
 }
 
 /* Which frame may come next on a fresh connection; anything else, or a
@@ -298,10 +304,11 @@ static void
 on_incoming(uv_stream_t *server, int status)
 {
 	struct serve *s = server->data;
+	struct sockaddr_storage from;
 	struct fresh *fr;
 
-	if (status < 0) {
-		log_warn("accept: %s", uv_strerror(status));
+	if (status < 0) {	/* e.g. EMFILE: libuv dropped it */
+		gate_accept_failed(s->gate, status);
 		return;
 	}
 	fr = calloc(1, sizeof(*fr));
@@ -319,6 +326,44 @@ on_incoming(uv_stream_t *server, int status)
 	if (s->fresh != NULL)
 		s->fresh->prev = fr;
 	s->fresh = fr;
+	if (conn_remote(fr->c, &from) < 0)
+		memset(&from, 0, sizeof(from));
+	gate_admit(s->gate, &fr->ge, &from);
+}
+
+/* The gate evicts a connection that has not proved itself. */
+static void
+fresh_evict(void *ctx, struct gate_entry *e)
+{
+	struct fresh *fr = (struct fresh *)((char *)e -
+					    offsetof(struct fresh, ge));
+
+	fresh_unlink(fr);
+	conn_free(fr->c);
+	free(fr);
+}
+
+/* Unauthenticated connections: a quarter of the descriptors this process
+ * may open, at most 256, a quarter of those from one address; each gets
+ * the daemon's --timeout to prove itself. */
+static int
+serve_gate(struct serve *s)
+{
+	struct rlimit rl = { .rlim_cur = 1024 };
+	struct gate_cfg gc = {
+		.loop = s->cfg.loop, .deadline_ms = s->cfg.timeout_ms,
+		.evict = fresh_evict, .ctx = s,
+	};
+	rlim_t total;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	total = rl.rlim_cur / 4;
+	gc.max_total = total > 256 ? 256 : total < 4 ? 4 : (unsigned)total;
+	gc.max_per_host = gc.max_total / 4 < 2 ? 2 : gc.max_total / 4;
+	log_info("at most %u unauthenticated connections, %u from one "
+		 "address (open files: %llu)", gc.max_total, gc.max_per_host,
+		 (unsigned long long)rl.rlim_cur);
+	return gate_new(&gc, &s->gate);
 }
 
 /* ---------------------------------------------------------------------
@@ -467,6 +512,8 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 	if (rc == 0)
 		rc = serve_ownership(s, err);
 	if (rc == 0)
+		rc = serve_gate(s);
+	if (rc == 0)
 		rc = serve_listen(s, err);
 	if (rc == 0)
 		rc = serve_verbs(s, err);
@@ -498,10 +545,13 @@ serve_shutdown(struct serve *s)
 	s->listening = false;
 	for (fr = s->fresh; fr != NULL; fr = fn) {
 		fn = fr->next;
+		gate_leave(s->gate, &fr->ge);
 		conn_free(fr->c);
 		free(fr);
 	}
 	s->fresh = NULL;
+	gate_close(s->gate);
+	s->gate = NULL;
 	for (i = 0; i < s->njobs; i++)
 		rjob_stop(s->jobs[i]);
 	if (s->njobs == 0)

@@ -27,6 +27,7 @@ cleanup() {
 	{
 		for pid in "${DAEMON_PIDS[@]}"; do
 			kill "$pid" 2>/dev/null || true
+			kill -CONT "$pid" 2>/dev/null || true	# if frozen
 		done
 		for pid in "${DAEMON_PIDS[@]}"; do
 			wait "$pid" 2>/dev/null || true
@@ -61,13 +62,15 @@ host_addr() {
 
 # start_daemon I [options]: a daemon for host I on its address, writing
 # below $WORK/hI (its --prefix), logging to $WORK/daemonI.log; run under
-# the command in DAEMON_WRAP if set (e.g. to lower a limit).
+# the command in DAEMON_WRAP if set (e.g. to lower a limit), then under
+# the words of $RDMCP_DAEMON_WRAP (e.g. valgrind: make check-valgrind).
 DAEMON_WRAP=()
+read -ra ENV_WRAP <<<"${RDMCP_DAEMON_WRAP:-}"
 start_daemon() {
 	local i=$1
 	shift
 	mkdir -p "$WORK/h$i"
-	"${DAEMON_WRAP[@]}" "$RDMCP" --serve --listen "$(host_addr "$i"):$PORT" \
+	"${DAEMON_WRAP[@]}" "${ENV_WRAP[@]}" "$RDMCP" --serve --listen "$(host_addr "$i"):$PORT" \
 		--prefix "$WORK/h$i" -v "$@" 2>>"$WORK/daemon$i.log" &
 	DAEMON_PIDS[$i]=$!
 }

@@ -1,0 +1,115 @@
+/*
+ * The sender in its own host list.  It is the root of the pipeline and
+ * already holds the files: a daemon on the same machine would only copy
+ * them onto themselves (or fail on --force-less destinations), and its
+ * rank would cost every other host a step.  A list naming this machine is
+ * almost always a whole-cluster list (a host file, a Slurm allocation)
+ * that forgot to leave the sender out, so it is a usage error that says
+ * how to leave it out.
+ *
+ * This machine: its host name, short or with a domain, and the
+ * non-loopback addresses of its interfaces.  Names other than its own
+ * are not resolved (that would cost a lookup per host before the first
+ * byte); loopback addresses stay allowed, for daemons on 127.0.0.x.
+ */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "net.h"
+
+/* a and b name the same host if equal, or one is the other's short name
+ * ("node07" and "node07.cluster"), ignoring case. */
+static bool
+same_name(const char *a, const char *b)
+{
+	size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+
+	if (strcasecmp(a, b) == 0)
+		return true;
+	return (a[la] == '\0' || b[lb] == '\0') && la == lb &&
+	       strncasecmp(a, b, la) == 0;
+}
+
+static bool
+same_addr(const struct sockaddr *sa, const struct sockaddr_storage *ss)
+{
+	if (sa->sa_family != ss->ss_family)
+		return false;
+	if (sa->sa_family == AF_INET)
+		return memcmp(&((const struct sockaddr_in *)sa)->sin_addr,
+			      &((const struct sockaddr_in *)ss)->sin_addr,
+			      sizeof(struct in_addr)) == 0;
+	return sa->sa_family == AF_INET6 &&
+	       memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr,
+		      &((const struct sockaddr_in6 *)ss)->sin6_addr,
+		      sizeof(struct in6_addr)) == 0;
+}
+
+static bool
+is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr)
+			>> 24) == 127;
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+/* Is the numeric address one of this machine's, loopback aside? */
+static bool
+own_addr(const struct sockaddr_storage *ss, struct ifaddrs *ifs)
+{
+	struct ifaddrs *i;
+
+	if (is_loopback(ss))
+		return false;
+	for (i = ifs; i != NULL; i = i->ifa_next)
+		if (i->ifa_addr != NULL && same_addr(i->ifa_addr, ss))
+			return true;
+	return false;
+}
+
+/* Is `entry` (HOST[:PORT]) this machine? */
+static bool
+is_self(const char *entry, const char *me, struct ifaddrs *ifs)
+{
+	struct sockaddr_storage ss;
+	char host[256];
+	uint16_t port;
+
+	if (net_split_hostport(entry, host, sizeof(host), &port, 0) < 0)
+		return false;
+	if (net_parse_numeric(host, 0, &ss) == 0)
+		return own_addr(&ss, ifs);
+	return me[0] != '\0' && same_name(host, me);
+}
+
+int
+refuse_self(const struct hostlist *hl)
+{
+	struct ifaddrs *ifs = NULL;
+	char me[256] = "";
+	size_t i;
+	int rc = 0;
+
+	if (gethostname(me, sizeof(me) - 1) < 0)
+		me[0] = '\0';
+	if (getifaddrs(&ifs) < 0)
+		ifs = NULL;
+	for (i = 0; i < hl->n && rc == 0; i++) {
+		if (!is_self(hl->hosts[i], me, ifs))
+			continue;
+		warnx_("%s is this host (the sender); leave it out, e.g. -x %s",
+		       hl->hosts[i], hl->hosts[i]);
+		rc = -EINVAL;
+	}
+	if (ifs != NULL)
+		freeifaddrs(ifs);
+	return rc;
+}
