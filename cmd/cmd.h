@@ -33,6 +33,7 @@ struct opts {
 	const char *dest_dir;
 	bool recursive;		/* -r */
 	bool preserve;		/* -p: modification times */
+	bool send_libs;		/* --send-libs */
 	bool force;
 	bool verify;
 	uint16_t port;
@@ -71,6 +72,14 @@ struct opts {
 };
 
 int run_push(const struct opts *o);
+
+struct manifest;
+/* --send-libs: if `exe` is a dynamically linked ELF file, add the shared
+ * libraries it needs (but the C library's own, which must match the
+ * nodes' loader) to land in DEST_libs/, DEST being where exe lands.
+ * Returns 0 (nothing to add for other files), or -errno after a message
+ * (a library not found here, ldd missing). */
+int add_libs(struct manifest *m, const char *exe, const char *dest);
 
 /* The hosts of a push (HOSTS argument, -f, or SLURM_JOB_NODELIST; minus
  * -x; without duplicates) into hl, and how many arguments are files.

@@ -45,6 +45,7 @@ enum {
 	OPT_PLAN,
 	OPT_PREFIX,
 	OPT_ROOT,
+	OPT_SEND_LIBS,
 	OPT_SERVE,
 	OPT_TRANSPORT,
 	OPT_VERIFY,
@@ -84,6 +85,7 @@ static const struct option long_options[] = {
 	{ "recursive", no_argument, NULL, 'r' },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "send-libs", no_argument, NULL, OPT_SEND_LIBS },
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "transport", required_argument, NULL, OPT_TRANSPORT },
@@ -121,6 +123,9 @@ usage(FILE *out)
 "                           transfer; symbolic links are kept as links\n"
 "  -p, --preserve           also give copies their modification times\n"
 "                           (modes are always kept)\n"
+"      --send-libs          with an ELF executable, also send the shared\n"
+"                           libraries it needs (but the C library's own)\n"
+"                           to DEST_libs/ next to it\n"
 "  -a, --algorithm ALG      binomial (default), chain, tree or sequential\n"
 "  -b, --block-size SIZE    block size, with K, M or G suffix (default 1M)\n"
 "      --verify             compare a crc32 of every copy with the source\n"
@@ -370,6 +375,9 @@ parse_option(struct opts *o, int c, const char *arg)
 		return -1;
 	case 'r':
 		o->recursive = true;
+		return -1;
+	case OPT_SEND_LIBS:
+		o->send_libs = true;
 		return -1;
 	case OPT_ALLOW_SETID:
 		o->allow_setid = true;

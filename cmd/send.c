@@ -104,11 +104,14 @@ build_manifest(const struct opts *o, char **sources, size_t n,
 			goto out;
 	}
 	rc = EXIT_SENDER;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (mf_add(m, sources[i], dests[i], o->recursive, &err) < 0) {
 			warnx_("%s", err.msg);
 			goto out;
 		}
+		if (o->send_libs && add_libs(m, sources[i], dests[i]) < 0)
+			goto out;
+	}
 	*out = m;
 	m = NULL;
 	rc = 0;

@@ -8,7 +8,8 @@ _rdmcp() {
 		--connect-timeout --dest --device --exclude --failed-file --force
 		--genkey --gid-index --help --hostfile --hosts --interrupts --json
 		--key --listen --ok-file --owner --plan --port --prefix --preserve
-		--progress --quiet --recursive --retries --root --serve --timeout
+		--progress --quiet --recursive --retries --root --send-libs --serve
+		--timeout
 		--transport --verbose --verify --version --window"
 	local short="-a -b -d -f -h -p -P -q -r -t -v -V -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
