@@ -139,6 +139,9 @@ demo: rdmcp
 bench: rdmcp $(HELPER_BINS)
 	@scripts/bench.sh
 
+bench-tree: rdmcp
+	@scripts/bench-tree.sh
+
 bench-rdma: rdmcp
 	@scripts/bench-rdma.sh
 
