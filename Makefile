@@ -38,7 +38,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
-	check-asan check-valgrind check-rdma demo bench bench-rdma fuzz clean install uninstall
+	check-asan check-valgrind check-rdma demo bench bench-tree bench-rdma fuzz clean install uninstall
 
 all: $(BIN)
 
