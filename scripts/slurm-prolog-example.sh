@@ -17,9 +17,10 @@
 #
 # Every node must run the daemon (rdmcp --serve, see rdmcp.service) with
 # a root that holds STAGE_DIR, and the sender needs the cluster's key
-# (RDMCP_KEY or /etc/rdmcp/key).  The hosts are $SLURM_JOB_NODELIST, the
-# batch host included (its daemon gets a copy too).  The sources must not
-# lie in STAGE_DIR.
+# (RDMCP_KEY or /etc/rdmcp/key).  The hosts are $SLURM_JOB_NODELIST but
+# the batch host itself (rdmcp refuses to send to its own host): when it
+# is part of the allocation it gets its copy with cp.  The sources must
+# not lie in STAGE_DIR.
 #
 # Usage: slurm-prolog-example.sh FILE...
 #
@@ -27,8 +28,9 @@
 #   STAGE_DIR      where the files land on every node (absolute; default
 #                  /local/$SLURM_JOB_ID)
 #   STAGE_MKDIR    1 (default): create STAGE_DIR on every node first with
-#                  'srun --ntasks-per-node=1 mkdir -p' (rdmcp never
-#                  creates directories); 0: it exists already
+#                  'srun --ntasks-per-node=1 mkdir -p' (rdmcp makes
+#                  only the last component, with -d DIR/); 0: it exists
+#                  already
 #   FAILED_FILE    where the nodes that did not get a copy are written, as
 #                  one host list for 'srun --exclude' or 'sbatch --exclude'
 #                  (default ./rdmcp-failed.$SLURM_JOB_ID); removed when
@@ -37,7 +39,7 @@
 #                  the rights to, e.g. in PrologSlurmctld); default 0
 #   RDMCP          the rdmcp program (default: rdmcp from PATH)
 #   RDMCP_OPTS     more rdmcp options, split at blanks (e.g. '-b 4M
-#                  --retries 2' or '-p 7471'); --verify is always given
+#                  --retries 2' or '-P 7471'); --verify is always given
 #
 # Exit status:
 #   0  every node holds every file
@@ -89,10 +91,19 @@ if [ "$STAGE_MKDIR" = 1 ]; then
 	fi
 fi
 
+# the batch host, if it is one of the nodes, copies for itself
+self=$(hostname -s)
+if scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null | grep -qx "$self"; then
+	if ! cp -p -- "$@" "$STAGE_DIR/"; then
+		say "could not copy the files to $STAGE_DIR on $self"
+		exit 3
+	fi
+fi
+
 # the node list given explicitly (rdmcp would also take it from the
 # environment when the last argument is a file)
 rc=0
-"$RDMCP" --verify -d "$STAGE_DIR" --failed-file "$FAILED_FILE" \
+"$RDMCP" --verify -d "$STAGE_DIR" -x "$self" --failed-file "$FAILED_FILE" \
 	"${rdmcp_opts[@]}" -- "$@" "$SLURM_JOB_NODELIST" || rc=$?
 
 case $rc in

@@ -29,7 +29,7 @@
 #   STAGE_FORCE     1: replace files already in STAGE_DIR (a new version
 #                   of the jar); default 0
 #   RDMCP           the rdmcp program (default: rdmcp from PATH)
-#   RDMCP_OPTS      more rdmcp options, split at blanks (e.g. '-p 7471
+#   RDMCP_OPTS      more rdmcp options, split at blanks (e.g. '-P 7471
 #                   --retries 2'); --verify is always given
 #
 # Needs jq, to read rdmcp's --json report.

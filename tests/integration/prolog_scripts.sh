@@ -63,9 +63,16 @@ EOF
 chmod 755 "$WORK/bin/srun" "$WORK/bin/scontrol"
 FAKE_PATH=$WORK/bin:$PATH
 
+# no_calls: neither srun nor scontrol was called, but to ask whether the
+# batch host is one of the nodes (scontrol show hostnames)
+no_calls() {
+	! grep -v "^scontrol show hostnames" "$WORK/calls" 2>/dev/null ||
+		fail "called: $(cat "$WORK/calls")"
+}
+
 # --- Slurm ---------------------------------------------------------------
 slurm() {
-	env PATH="$FAKE_PATH" RDMCP="$RDMCP" RDMCP_OPTS="-p $P" \
+	env PATH="$FAKE_PATH" RDMCP="$RDMCP" RDMCP_OPTS="-P $P" \
 		SLURM_JOB_ID=42 SLURM_JOB_NUM_NODES=4 STAGE_DIR="$stage" \
 		"$@"
 }
@@ -104,7 +111,7 @@ prepare_dirs 5 "$stage"
 rm -f "$WORK/calls"
 expect_status 1 slurm SLURM_JOB_NODELIST="127.0.0.[2-6]" STAGE_MKDIR=0 \
 	"$SLURM_SCRIPT" "$src/input.dat"
-[ ! -e "$WORK/calls" ] || fail "called: $(cat "$WORK/calls")"
+no_calls
 assert_staged 4 input.dat
 
 # usage errors (2) and a sender-side problem (3): nothing is drained
@@ -116,7 +123,7 @@ expect_status 2 slurm SLURM_JOB_NODELIST="127.0.0.[2-5]" "$SLURM_SCRIPT"
 expect_status 2 slurm SLURM_JOB_NODELIST="127.0.0.[2-5]" STAGE_DIR=relative \
 	"$SLURM_SCRIPT" "$src/solver"
 expect_status 2 slurm SLURM_JOB_NODELIST="127.0.0.[2-5]" STAGE_MKDIR=0 \
-	RDMCP_OPTS="-p $P --algorithm nosuch" "$SLURM_SCRIPT" "$src/solver"
+	RDMCP_OPTS="-P $P --algorithm nosuch" "$SLURM_SCRIPT" "$src/solver"
 grep -q "rdmcp rejected its arguments" "$WORK/err" || fail "$(cat "$WORK/err")"
 expect_status 3 slurm SLURM_JOB_NODELIST="127.0.0.[2-5]" STAGE_DRAIN=1 \
 	"$SLURM_SCRIPT" "$src/nonexistent"
@@ -125,12 +132,12 @@ grep -q "cannot read" "$WORK/err" || fail "$(cat "$WORK/err")"
 expect_status 3 slurm SLURM_JOB_NODELIST="127.0.0.[2-5]" STAGE_MKDIR=0 \
 	STAGE_DRAIN=1 RDMCP_KEY="$WORK/nokey" "$SLURM_SCRIPT" "$src/solver"
 grep -q "no node is to blame" "$WORK/err" || fail "$(cat "$WORK/err")"
-[ ! -e "$WORK/calls" ] || fail "called: $(cat "$WORK/calls")"
+no_calls
 note "Slurm: usage errors exit 2, sender problems 3, nothing drained"
 
 # --- Spark / Hadoop ------------------------------------------------------
 spark() {
-	env PATH="$FAKE_PATH" RDMCP="$RDMCP" RDMCP_OPTS="-p $P" \
+	env PATH="$FAKE_PATH" RDMCP="$RDMCP" RDMCP_OPTS="-P $P" \
 		STAGE_DIR="$stage" STAGED_WORKERS="$WORK/staged" \
 		FAILED_FILE="$WORK/failed" "$@"
 }
