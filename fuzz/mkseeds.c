@@ -27,10 +27,17 @@ put(const char *dir, const char *name, uint8_t sel, const void *p, size_t n)
 int
 main(int argc, char **argv)
 {
-	struct job_file files[2] = { { (char *)"/a/b", 5000, 0755 },
-				     { (char *)"/a/c", 0, 0644 } };
+	struct job_file files[4] = {
+		{ .path = (char *)"/a", .type = JF_DIR, .mode = 0755 },
+		{ .path = (char *)"/a/b", .size = 5000, .mode = 0755,
+		  .mtime_sec = 1000000000, .mtime_nsec = 5 },
+		{ .path = (char *)"/a/c", .mode = 0644 },
+		{ .path = (char *)"/a/l", .type = JF_LINK, .mode = 0777,
+		  .target = (char *)"b" },
+	};
 	struct job job = { .alg = SCHED_BINOMIAL, .block_size = 1 << 20,
-			   .timeout_ms = 30000, .window = 16, .nfiles = 2,
+			   .timeout_ms = 30000, .window = 16, .nfiles = 4,
+			   .flags = JOB_TIMES,
 			   .files = files, .origin = (char *)"seed" };
 	struct sockaddr_storage addrs[3];
 	uint16_t ports[3] = { 0, 4791, 4792 };

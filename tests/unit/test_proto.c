@@ -39,6 +39,8 @@ sample_job(uint32_t nfiles)
 		job->files[i].path = strdup(path);
 		job->files[i].size = i == 1 ? (5ull << 30) + 7 : i * 1000ull;
 		job->files[i].mode = i == 0 ? 0755 : 0640;
+		job->files[i].mtime_sec = -86400 + (int64_t)i * 1000000007;
+		job->files[i].mtime_nsec = i * 333333333u;
 	}
 	return job;
 }
@@ -87,6 +89,11 @@ START_TEST(job_round_trip)
 		ck_assert_str_eq(back->files[i].path, job->files[i].path);
 		ck_assert_uint_eq(back->files[i].size, job->files[i].size);
 		ck_assert_uint_eq(back->files[i].mode, job->files[i].mode);
+		ck_assert_int_eq(back->files[i].mtime_sec,
+				 job->files[i].mtime_sec);
+		ck_assert_uint_eq(back->files[i].mtime_nsec,
+				  job->files[i].mtime_nsec);
+		ck_assert_uint_eq(back->files[i].type, JF_FILE);
 	}
 	ck_assert_uint_eq(back->total, (5ull << 30) + 7 + 2000);
 	ck_assert_uint_eq(job_blocks(back), (back->total + (1u << 20) - 1) >>
@@ -169,6 +176,15 @@ static void relative(struct job *j)
 	free(j->files[0].path);
 	j->files[0].path = strdup("etc/passwd");
 }
+static void bad_type(struct job *j) { j->files[1].type = 3; }
+static void dir_with_size(struct job *j) { j->files[1].type = JF_DIR; }
+static void bad_nsec(struct job *j) { j->files[0].mtime_nsec = 1000000000; }
+static void empty_link(struct job *j)
+{
+	j->files[0].type = JF_LINK;
+	j->files[0].size = 0;
+	j->files[0].target = strdup("");
+}
 static void overflow(struct job *j)
 {
 	j->files[0].size = UINT64_MAX / 3;
@@ -188,6 +204,35 @@ START_TEST(job_malformed)
 	expect_refused(bad_mode, "mode");
 	expect_refused(relative, "not absolute");
 	expect_refused(overflow, "overflows");
+	expect_refused(bad_type, "entry type");
+	expect_refused(dir_with_size, "not a file");
+	expect_refused(bad_nsec, "time stamp");
+	expect_refused(empty_link, "symbolic link");
+}
+END_TEST
+
+START_TEST(job_links_and_dirs)
+{
+	struct job *job = sample_job(3), *back = NULL;
+	struct rd_err err = { 0 };
+	struct wbuf w;
+
+	job->files[1].type = JF_DIR;
+	job->files[1].size = 0;
+	job->files[2].type = JF_LINK;
+	job->files[2].size = 0;
+	job->files[2].target = strdup("../somewhere/else");
+	wbuf_init(&w);
+	ck_assert_int_eq(job_encode(job, &w), 0);
+	ck_assert_int_eq(job_decode(w.data, w.len, &back, &err), 0);
+	ck_assert_uint_eq(back->files[1].type, JF_DIR);
+	ck_assert_uint_eq(back->files[2].type, JF_LINK);
+	ck_assert_str_eq(back->files[2].target, "../somewhere/else");
+	ck_assert_ptr_null(back->files[0].target);
+	ck_assert_uint_eq(back->total, 0);
+	wbuf_free(&w);
+	job_free(back);
+	job_free(job);
 }
 END_TEST
 
@@ -351,6 +396,7 @@ proto_suite(void)
 	tcase_add_test(tc, job_empty);
 	tcase_add_test(tc, job_truncated);
 	tcase_add_test(tc, job_malformed);
+	tcase_add_test(tc, job_links_and_dirs);
 	tcase_add_test(tc, job_hostile_counts);
 	tcase_add_test(tc, roster_round_trip);
 	tcase_add_test(tc, hello_round_trip);
