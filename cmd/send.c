@@ -15,6 +15,7 @@
 #include "hostlist.h"
 #include "log.h"
 #include "path.h"
+#include "rsh.h"
 
 /* ---------------------------------------------------------------------
  * push
@@ -112,6 +113,7 @@ json_summary(const struct hostlist *hl, const struct push_summary *sum,
 struct sender {
 	const struct opts *o;
 	const struct hostlist *hl;
+	const char **targets;	/* --rsh: "host:port" of each receiver */
 	bool *ok;		/* holds a complete copy */
 	bool *failed;		/* failed for good */
 	bool *retry;		/* failed in this attempt, may be retried */
@@ -141,6 +143,7 @@ on_push_report(void *ctx, const struct push_report *r)
 	size_t idx = sd->pending[r->index];
 
 	out.index = idx;
+	out.host = sd->hl->hosts[idx];	/* as given, even with --rsh */
 	out.seconds += sd->offset;
 	if (r->ok) {
 		sd->ok[idx] = true;
@@ -189,7 +192,8 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	int rc;
 
 	for (i = 0; i < sd->npending; i++)
-		hosts[i] = sd->hl->hosts[sd->pending[i]];
+		hosts[i] = sd->targets != NULL ? sd->targets[sd->pending[i]]
+					       : sd->hl->hosts[sd->pending[i]];
 	cfg->hosts = hosts;
 	cfg->nhosts = sd->npending;
 	rc = push_run(cfg, &sum, err);
@@ -273,12 +277,108 @@ finish(struct sender *sd, int rc)
 	return rc;
 }
 
+/* ---------------------------------------------------------------------
+ * --rsh: receivers without a daemon
+ */
+
+static bool
+use_rsh(const struct opts *o)
+{
+	return o->rsh != NULL && o->rsh[0] != '\0';
+}
+
+/* The key: with --rsh a fresh one for this push alone, else the file's. */
+static int
+sender_key(const struct opts *o, struct auth_key *key)
+{
+	if (!use_rsh(o))
+		return load_key(o, key);
+	if (auth_nonce(key->k) < 0) {
+		warnx_("cannot make a one-time key: no random numbers");
+		return -1;
+	}
+	return 0;
+}
+
+/* The distinct directories the files land in: the receivers' roots. */
+static char **
+dest_dirs(char **dests, size_t n, size_t *ndirs)
+{
+	char **dirs = calloc(n ? n : 1, sizeof(*dirs)), *d;
+	size_t i, j;
+
+	*ndirs = 0;
+	for (i = 0; dirs != NULL && i < n; i++) {
+		d = path_parent(dests[i]);
+		for (j = 0; d != NULL && j < *ndirs; j++)
+			if (strcmp(dirs[j], d) == 0)
+				break;
+		if (d != NULL && j == *ndirs)
+			dirs[(*ndirs)++] = d;
+		else
+			free(d);
+	}
+	return dirs;
+}
+
+/* A host whose receiver did not start: reported, and left out. */
+static void
+report_no_receiver(struct sender *sd, size_t i, const char *reason)
+{
+	struct push_report r = {
+		.index = i, .host = sd->hl->hosts[i], .addr = "",
+		.error = -EHOSTUNREACH, .reason = reason, .permanent = true,
+	};
+
+	sd->failed[i] = true;
+	report_replica(sd->o, &r);
+}
+
+/* Start the receivers and aim the push at them: the hosts that have one
+ * are pending.  Returns 0, or an exit status after a message. */
+static int
+start_receivers(struct sender *sd, char **dests, size_t nfiles,
+		const struct auth_key *key, struct rsh **rsh)
+{
+	const struct opts *o = sd->o;
+	size_t i, ndirs;
+	char **dirs = dest_dirs(dests, nfiles, &ndirs);
+	struct rsh_cfg cfg = {
+		.rsh = o->rsh, .remote_path = o->remote_path,
+		.remote_opts = o->remote_opts, .fanout = o->fanout,
+		.connect_timeout_ms = o->connect_timeout_ms,
+		.timeout_ms = o->timeout_ms, .roots = (const char *const *)dirs,
+		.nroots = ndirs, .verbose = o->verbose,
+	};
+	int rc = dirs == NULL ? -ENOMEM : rsh_start(&cfg, sd->hl, key, rsh);
+
+	for (i = 0; dirs != NULL && i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	if (rc < 0)
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_SENDER;
+	sd->npending = 0;
+	for (i = 0; i < sd->hl->n; i++) {
+		sd->targets[i] = rsh_target(*rsh, i);
+		if (sd->targets[i] == NULL)
+			report_no_receiver(sd, i, rsh_reason(*rsh, i));
+		else
+			sd->pending[sd->npending++] = i;
+	}
+	if (o->verbose > 0)
+		warnx_("receivers started on %zu of %zu hosts in %.3f s "
+		       "(fanout %u)", sd->npending, sd->hl->n,
+		       rsh_seconds(*rsh), o->fanout);
+	return 0;
+}
+
 int
 run_push(const struct opts *o)
 {
 	struct hostlist hl = { 0 };
 	struct sender sd = { .o = o, .hl = &hl };
 	struct auth_key key;
+	struct rsh *rsh = NULL;
 	size_t nfiles = 0, i;
 	char **dests = NULL;
 	int nargs, rc = EXIT_USAGE;
@@ -288,7 +388,7 @@ run_push(const struct opts *o)
 		fprintf(stderr, "Try 'rdmcp --help'.\n");
 		goto out;
 	}
-	if (load_key(o, &key) < 0) {
+	if (sender_key(o, &key) < 0) {
 		rc = EXIT_SENDER;
 		goto out;
 	}
@@ -298,11 +398,20 @@ run_push(const struct opts *o)
 	sd.failed = calloc(hl.n, sizeof(bool));
 	sd.retry = calloc(hl.n, sizeof(bool));
 	sd.pending = calloc(hl.n, sizeof(size_t));
-	if (dests == NULL || !sd.ok || !sd.failed || !sd.retry || !sd.pending)
+	sd.targets = calloc(hl.n, sizeof(char *));
+	if (dests == NULL || !sd.ok || !sd.failed || !sd.retry ||
+	    !sd.pending || !sd.targets)
 		goto out;
 	for (i = 0; i < hl.n; i++)
 		sd.pending[i] = i;
 	sd.npending = hl.n;
+	if (use_rsh(o) && (rc = start_receivers(&sd, dests, nfiles, &key,
+						 &rsh)) != 0)
+		goto out;
+	if (rsh == NULL) {
+		free(sd.targets);
+		sd.targets = NULL;
+	}
 	struct push_cfg cfg = {
 		.sources = (const char *const *)o->args,
 		.dests = (const char *const *)dests, .nfiles = nfiles,
@@ -318,8 +427,10 @@ run_push(const struct opts *o)
 		.progress = progress_wanted(o) ? on_progress : NULL,
 	};
 	rc = run_attempts(&sd, &cfg) < 0 ? EXIT_SENDER : EXIT_ALL_OK;
+	rsh_finish(rsh);	/* the receivers end with the transfer */
 	rc = finish(&sd, rc);
 out:
+	rsh_free(rsh);
 	for (i = 0; dests != NULL && i < nfiles; i++)
 		free(dests[i]);
 	free(dests);
@@ -327,6 +438,7 @@ out:
 	free(sd.failed);
 	free(sd.retry);
 	free(sd.pending);
+	free(sd.targets);
 	hostlist_clear(&hl);
 	return rc;
 }

@@ -692,6 +692,12 @@ rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
 	return 0;
 }
 
+bool
+rjob_landed(const struct rjob *j)
+{
+	return j->landed;
+}
+
 void
 rjob_stop(struct rjob *j)
 {
