@@ -305,7 +305,11 @@ spawn(struct remote *rm, char *const *argv)
 	sigemptyset(&dfl);
 	sigaddset(&dfl, SIGPIPE);	/* ignored here, not in the command */
 	posix_spawnattr_setsigdefault(&at, &dfl);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+	/* a process group of its own, killed as one: helpers of the remote
+	 * shell (an ssh ProxyCommand, a shell) go with it */
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF |
+				 POSIX_SPAWN_SETPGROUP);
 	rc = -posix_spawnp(&rm->pid, argv[0], &fa, &at, argv, environ);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
@@ -321,8 +325,9 @@ out:
 	return rc;
 }
 
-/* Wait up to grace_ms for rm to end, then TERM, then KILL it; returns its
- * wait status, or -1 if it could not be reaped.  Async-signal-safe. */
+/* Wait up to grace_ms for rm to end, then TERM, then KILL its process
+ * group; returns its wait status, or -1 if it could not be reaped.
+ * Async-signal-safe. */
 static int
 reap(struct remote *rm, long grace_ms)
 {
@@ -332,7 +337,7 @@ reap(struct remote *rm, long grace_ms)
 
 	for (k = 0; k < 3 && rm->pid > 0; k++) {
 		if (sigs[k] != 0)
-			kill(rm->pid, sigs[k]);
+			kill(-rm->pid, sigs[k]);
 		for (waited = 0; waited <= (k ? KILL_GRACE_MS : grace_ms);
 		     waited += 10) {
 			if (waitpid(rm->pid, &status, WNOHANG) == rm->pid) {
