@@ -21,6 +21,14 @@ _rdmcp() {
 		return ;;
 	-x | --exclude | --bind | --gid-index)
 		return ;;
+	--rsh)
+		COMPREPLY=($(compgen -c -- "$cur"))
+		return ;;
+	--remote-path)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--remote-opts | --fanout)
+		return ;;
 	-b | --block-size | -p | --port | -t | --timeout | --connect-timeout | \
 	--listen | --hosts | --blocks | --window | --retries)
 		return ;;

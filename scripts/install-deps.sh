@@ -9,7 +9,9 @@
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
 #           benchmarks on network namespaces), procps, mandoc (man page lint),
 #           jq (checks the --json output), clang (libFuzzer: make fuzz),
-#           and QEMU with what scripts/rxe-vm.sh builds the Soft-RoCE VM from
+#           openssh-server and openssh-client (tests/cluster/rsh.sh runs sshd
+#           on the emulated hosts for --rsh), and QEMU with what
+#           scripts/rxe-vm.sh builds the Soft-RoCE VM from
 set -euo pipefail
 
 PACKAGES=(
@@ -26,6 +28,9 @@ PACKAGES=(
 	procps
 	jq
 	clang
+	# --rsh over real ssh (tests/cluster/rsh.sh)
+	openssh-server
+	openssh-client
 	# the Soft-RoCE VM of make check-rdma (scripts/rxe-vm.sh)
 	qemu-system-x86
 	busybox-static
