@@ -69,6 +69,12 @@ struct opts {
 	int retries;		/* --retries */
 	bool progress;		/* --progress: even when not a terminal */
 	const char *genkey;	/* --genkey FILE */
+	/* receivers without a daemon */
+	bool once;		/* --serve --once */
+	const char *rsh;	/* --rsh CMD, else $RDMCP_RSH; "" none */
+	const char *remote_path;	/* --remote-path */
+	const char *remote_opts;	/* --remote-opts */
+	unsigned fanout;	/* --fanout */
 };
 
 int run_push(const struct opts *o);

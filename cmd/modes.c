@@ -17,6 +17,7 @@
 #include "net.h"
 #include "path.h"
 #include "proto.h"
+#include "rsh.h"
 #include "serve.h"
 
 /* Debug lines carry the time; so does every line of the daemon (ctx
@@ -99,6 +100,8 @@ run_genkey(const struct opts *o)
 struct daemon {
 	struct serve *srv;
 	uv_signal_t sigint, sigterm;
+	uv_poll_t in;		/* --once: standard input */
+	bool watching;
 };
 
 static void
@@ -107,8 +110,8 @@ on_signal(uv_signal_t *sig, int signum)
 	struct daemon *d = sig->data;
 
 	log_info("caught signal %d, shutting down", signum);
-	uv_close((uv_handle_t *)&d->sigint, NULL);
-	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_unref((uv_handle_t *)&d->sigint);	/* closed by daemon_stop */
+	uv_unref((uv_handle_t *)&d->sigterm);
 	serve_shutdown(d->srv);
 }
 
@@ -132,19 +135,68 @@ raise_nofile(void)
 	}
 }
 
+/* --listen, else 0.0.0.0 and -p; with --once the port defaults to 0 (the
+ * system picks one), and ADDR:0 asks for that too. */
 static int
 listen_address(const struct opts *o, struct sockaddr_storage *ss)
 {
-	char host[256];
-	uint16_t port;
+	uint16_t port, dflt = o->once ? 0 : o->port;
+	char spec[256], host[256];
+	size_t len;
 
 	if (o->listen == NULL)
-		return net_parse_numeric("0.0.0.0", o->port, ss);
-	if (net_split_hostport(o->listen, host, sizeof(host), &port,
-			       o->port) < 0 ||
+		return net_parse_numeric("0.0.0.0", dflt, ss);
+	len = strlen(o->listen);
+	if (len >= sizeof(spec))
+		return -EINVAL;
+	memcpy(spec, o->listen, len + 1);
+	if (o->once && len > 2 && strcmp(spec + len - 2, ":0") == 0 &&
+	    (spec[0] == '[' || strchr(spec, ':') == spec + len - 2))
+		spec[len - 2] = '\0';	/* net_split_hostport refuses port 0 */
+	if (net_split_hostport(spec, host, sizeof(host), &port, dflt) < 0 ||
 	    net_parse_numeric(host, port, ss) < 0)
 		return -EINVAL;
 	return 0;
+}
+
+/* The key: from standard input with --key -, else the usual file. */
+static int
+serve_key(const struct opts *o, struct auth_key *key)
+{
+	if (o->key != NULL && strcmp(o->key, "-") == 0)
+		return once_read_key(o->timeout_ms, key) < 0 ? -1 : 0;
+	return load_key(o, key);
+}
+
+/* Signals, and with --once the port line and the watch on standard input
+ * (which, like the signals, then keep no loop alive: the daemon stops
+ * when its last job is done). */
+static void
+daemon_start(const struct opts *o, uv_loop_t *loop, struct daemon *d)
+{
+	uv_signal_init(loop, &d->sigint);
+	uv_signal_init(loop, &d->sigterm);
+	d->sigint.data = d->sigterm.data = d;
+	uv_signal_start(&d->sigint, on_signal, SIGINT);
+	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+	if (!o->once)
+		return;
+	uv_unref((uv_handle_t *)&d->sigint);
+	uv_unref((uv_handle_t *)&d->sigterm);
+	once_announce(d->srv);
+	d->watching = once_watch(loop, &d->in, d->srv) == 0;
+	if (!d->watching)
+		log_info("standard input is not a pipe: not watched");
+}
+
+static void
+daemon_stop(uv_loop_t *loop, struct daemon *d)
+{
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	if (d->watching)
+		once_unwatch(&d->in);
+	uv_run(loop, UV_RUN_DEFAULT);
 }
 
 int
@@ -162,7 +214,9 @@ run_serve(const struct opts *o)
 			   .interrupts = o->interrupts },
 		.owner_uid = o->owner_uid, .owner_gid = o->owner_gid,
 		.allow_setid = o->allow_setid,
+		.once = o->once, .idle_ms = o->once ? o->timeout_ms : 0,
 	};
+	int rc;
 
 	setup_logging(o->verbose, LOG_INFO, true);
 	if (o->nargs > 0) {
@@ -174,24 +228,24 @@ run_serve(const struct opts *o)
 		       o->listen);
 		return EXIT_USAGE;
 	}
-	if (load_key(o, &cfg.key) < 0)
+	if (serve_key(o, &cfg.key) < 0)
 		return EXIT_DAEMON;
 	raise_nofile();
 	uv_loop_init(&loop);
-	if (serve_new(&cfg, &d.srv, &err) < 0) {
+	rc = serve_new(&cfg, &d.srv, &err);
+	if (rc < 0) {
 		warnx_("%s", err.msg);
 		uv_loop_close(&loop);
 		return err.code == -EINVAL ? EXIT_USAGE : EXIT_DAEMON;
 	}
-	uv_signal_init(&loop, &d.sigint);
-	uv_signal_init(&loop, &d.sigterm);
-	d.sigint.data = d.sigterm.data = &d;
-	uv_signal_start(&d.sigint, on_signal, SIGINT);
-	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+	daemon_start(o, &loop, &d);
 	uv_run(&loop, UV_RUN_DEFAULT);
+	daemon_stop(&loop, &d);
+	/* --once: whether a transfer landed its files */
+	rc = !o->once || serve_landed(d.srv) ? EXIT_ALL_OK : EXIT_REPLICAS;
 	serve_free(d.srv);
 	uv_loop_close(&loop);
-	return EXIT_ALL_OK;
+	return rc;
 }
 
 /* ---------------------------------------------------------------------

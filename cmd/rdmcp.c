@@ -50,6 +50,11 @@ enum {
 	OPT_TRANSPORT,
 	OPT_VERIFY,
 	OPT_WINDOW,
+	OPT_ONCE,
+	OPT_RSH,
+	OPT_REMOTE_PATH,
+	OPT_REMOTE_OPTS,
+	OPT_FANOUT,
 };
 
 /* Sorted by long name. */
@@ -63,6 +68,7 @@ static const struct option long_options[] = {
 	{ "dest", required_argument, NULL, 'd' },
 	{ "exclude", required_argument, NULL, 'x' },
 	{ "failed-file", required_argument, NULL, OPT_FAILED_FILE },
+	{ "fanout", required_argument, NULL, OPT_FANOUT },
 	{ "hostfile", required_argument, NULL, 'f' },
 	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "force", no_argument, NULL, OPT_FORCE },
@@ -75,6 +81,7 @@ static const struct option long_options[] = {
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "ok-file", required_argument, NULL, OPT_OK_FILE },
+	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "owner", required_argument, NULL, OPT_OWNER },
 	{ "plan", no_argument, NULL, OPT_PLAN },
 	{ "port", required_argument, NULL, 'P' },
@@ -83,8 +90,11 @@ static const struct option long_options[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "recursive", no_argument, NULL, 'r' },
+	{ "remote-opts", required_argument, NULL, OPT_REMOTE_OPTS },
+	{ "remote-path", required_argument, NULL, OPT_REMOTE_PATH },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "rsh", required_argument, NULL, OPT_RSH },
 	{ "send-libs", no_argument, NULL, OPT_SEND_LIBS },
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "timeout", required_argument, NULL, 't' },
@@ -102,13 +112,15 @@ usage(FILE *out)
 	fprintf(out,
 "usage: rdmcp [OPTIONS] FILE... HOSTS\n"
 "       rdmcp [OPTIONS] -f HOSTFILE FILE...\n"
+"       rdmcp --rsh CMD [OPTIONS] FILE... HOSTS\n"
 "       rdmcp --serve --root DIR [--listen ADDR[:PORT]] [OPTIONS]\n"
 "       rdmcp --plan --hosts N --blocks K [--algorithm ALG]\n"
 "       rdmcp --genkey FILE\n"
 "\n"
 "Copy FILEs to every host in HOSTS at once: the data is cut into blocks\n"
 "and the hosts relay blocks to one another (RDMC binomial pipeline), so\n"
-"N copies take about as long as one.  Each host runs 'rdmcp --serve'.\n"
+"N copies take about as long as one.  Each host runs 'rdmcp --serve',\n"
+"or --rsh starts a one-shot receiver on each (ssh, no daemon needed).\n"
 "HOSTS is a host list: host, host:port or [address]:port entries,\n"
 "separated by commas, with ranges as in Slurm and pdsh: node[01-64,70],\n"
 "rack[1-2]n[01-16].  Inside a Slurm allocation HOSTS may be left out:\n"
@@ -166,10 +178,27 @@ usage(FILE *out)
 "      --allow-setid        keep set-user-ID and set-group-ID bits\n"
 "                           (dropped by default)\n"
 "\n"
+"Receivers without a daemon:\n"
+"      --rsh CMD            start a one-shot receiver on every host with\n"
+"                           'CMD HOST rdmcp --serve --once ...' (e.g. ssh;\n"
+"                           CMD is split into words; default $RDMCP_RSH)\n"
+"                           and push to them; no daemon or key file needed\n"
+"      --fanout N           at most N remote commands starting at once\n"
+"                           (default 32)\n"
+"      --remote-path PATH   rdmcp on the hosts (default: rdmcp in PATH)\n"
+"      --remote-opts OPTS   append OPTS to the remote command line (%%h: the\n"
+"                           host), e.g. '--prefix /tmp/%%h'\n"
+"      --once               with --serve: listen on a port of the system's\n"
+"                           choice unless --listen names one, print\n"
+"                           'RDMCP-PORT n', exit after one complete\n"
+"                           transfer, at the end of standard input, or\n"
+"                           when no transfer came for --timeout\n"
+"\n"
 "Authentication (both sides):\n"
 "      --key FILE           the cluster's shared key (default $RDMCP_KEY,\n"
 "                           else %s); daemons accept only\n"
-"                           senders that prove they hold it\n"
+"                           senders that prove they hold it; '-' (with\n"
+"                           --serve): read it from standard input\n"
 "      --genkey FILE        create a new random key in FILE (mode 0600)\n"
 "\n"
 "Transport (both sides):\n"
@@ -465,6 +494,23 @@ parse_option(struct opts *o, int c, const char *arg)
 	case OPT_VERIFY:
 		o->verify = true;
 		return -1;
+	case OPT_ONCE:
+		o->once = true;
+		return -1;
+	case OPT_RSH:
+		o->rsh = arg;
+		return -1;
+	case OPT_REMOTE_PATH:
+		o->remote_path = arg;
+		return -1;
+	case OPT_REMOTE_OPTS:
+		o->remote_opts = arg;
+		return -1;
+	case OPT_FANOUT:
+		if (parse_size(arg, 65536, &v) < 0 || v == 0)
+			return bad_usage("bad fanout '%s' (1 to 65536)", arg);
+		o->fanout = (unsigned)v;
+		return -1;
 	case OPT_WINDOW:
 		if (parse_size(arg, 1024, &v) < 0 || v == 0)
 			return bad_usage("bad window '%s' (1 to 1024)", arg);
@@ -490,6 +536,9 @@ defaults(struct opts *o)
 	o->retries = 1;
 	o->owner_uid = (uid_t)-1;
 	o->owner_gid = (gid_t)-1;
+	o->fanout = 32;
+	o->remote_path = "rdmcp";
+	o->rsh = getenv("RDMCP_RSH");
 }
 
 int

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "manifest.h"
 #include "path.h"
+#include "rsh.h"
 
 /* ---------------------------------------------------------------------
  * push
@@ -165,6 +166,7 @@ json_summary(const struct hostlist *hl, const struct push_summary *sum,
 struct sender {
 	const struct opts *o;
 	const struct hostlist *hl;
+	const char **targets;	/* --rsh: "host:port" of each receiver */
 	bool *ok;		/* holds a complete copy */
 	bool *failed;		/* failed for good */
 	bool *retry;		/* failed in this attempt, may be retried */
@@ -194,6 +196,7 @@ on_push_report(void *ctx, const struct push_report *r)
 	size_t idx = sd->pending[r->index];
 
 	out.index = idx;
+	out.host = sd->hl->hosts[idx];	/* as given, even with --rsh */
 	out.seconds += sd->offset;
 	if (r->ok) {
 		sd->ok[idx] = true;
@@ -242,7 +245,8 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	int rc;
 
 	for (i = 0; i < sd->npending; i++)
-		hosts[i] = sd->hl->hosts[sd->pending[i]];
+		hosts[i] = sd->targets != NULL ? sd->targets[sd->pending[i]]
+					       : sd->hl->hosts[sd->pending[i]];
 	cfg->hosts = hosts;
 	cfg->nhosts = sd->npending;
 	rc = push_run(cfg, &sum, err);
@@ -340,6 +344,115 @@ on_sigbus(int sig)
 	_exit(EXIT_SENDER);
 }
 
+/* ---------------------------------------------------------------------
+ * --rsh: receivers without a daemon
+ */
+
+static bool
+use_rsh(const struct opts *o)
+{
+	return o->rsh != NULL && o->rsh[0] != '\0';
+}
+
+/* The key: with --rsh a fresh one for this push alone, else the file's. */
+static int
+sender_key(const struct opts *o, struct auth_key *key)
+{
+	if (!use_rsh(o))
+		return load_key(o, key);
+	if (auth_nonce(key->k) < 0) {
+		warnx_("cannot make a one-time key: no random numbers");
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether `dir` is a directory entry of the manifest. */
+static bool
+is_dir_entry(const struct job_file *e, size_t n, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (e[i].type == JF_DIR && strcmp(e[i].path, dir) == 0)
+			return true;
+	return false;
+}
+
+/* The distinct existing directories the entries land in (the parents of
+ * entries not inside another one): the receivers' roots. */
+static char **
+dest_dirs(const struct manifest *m, size_t *ndirs)
+{
+	const struct job_file *e = mf_entries(m);
+	size_t i, j, n = mf_count(m);
+	char **dirs = calloc(n ? n : 1, sizeof(*dirs)), *d;
+
+	*ndirs = 0;
+	for (i = 0; dirs != NULL && i < n; i++) {
+		d = path_parent(e[i].path);
+		for (j = 0; d != NULL && j < *ndirs; j++)
+			if (strcmp(dirs[j], d) == 0)
+				break;
+		if (d != NULL && j == *ndirs && !is_dir_entry(e, n, d))
+			dirs[(*ndirs)++] = d;
+		else
+			free(d);
+	}
+	return dirs;
+}
+
+/* A host whose receiver did not start: reported, and left out. */
+static void
+report_no_receiver(struct sender *sd, size_t i, const char *reason)
+{
+	struct push_report r = {
+		.index = i, .host = sd->hl->hosts[i], .addr = "",
+		.error = -EHOSTUNREACH, .reason = reason, .permanent = true,
+	};
+
+	sd->failed[i] = true;
+	report_replica(sd->o, &r);
+}
+
+/* Start the receivers and aim the push at them: the hosts that have one
+ * are pending.  Returns 0, or an exit status after a message. */
+static int
+start_receivers(struct sender *sd, const struct manifest *m,
+		const struct auth_key *key, struct rsh **rsh)
+{
+	const struct opts *o = sd->o;
+	size_t i, ndirs;
+	char **dirs = dest_dirs(m, &ndirs);
+	struct rsh_cfg cfg = {
+		.rsh = o->rsh, .remote_path = o->remote_path,
+		.remote_opts = o->remote_opts, .fanout = o->fanout,
+		.connect_timeout_ms = o->connect_timeout_ms,
+		.timeout_ms = o->timeout_ms, .roots = (const char *const *)dirs,
+		.nroots = ndirs, .verbose = o->verbose,
+	};
+	int rc = dirs == NULL ? -ENOMEM : rsh_start(&cfg, sd->hl, key, rsh);
+
+	for (i = 0; dirs != NULL && i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	if (rc < 0)
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_SENDER;
+	sd->npending = 0;
+	for (i = 0; i < sd->hl->n; i++) {
+		sd->targets[i] = rsh_target(*rsh, i);
+		if (sd->targets[i] == NULL)
+			report_no_receiver(sd, i, rsh_reason(*rsh, i));
+		else
+			sd->pending[sd->npending++] = i;
+	}
+	if (o->verbose > 0)
+		warnx_("receivers started on %zu of %zu hosts in %.3f s "
+		       "(fanout %u)", sd->npending, sd->hl->n,
+		       rsh_seconds(*rsh), o->fanout);
+	return 0;
+}
+
 int
 run_push(const struct opts *o)
 {
@@ -347,6 +460,7 @@ run_push(const struct opts *o)
 	struct sender sd = { .o = o, .hl = &hl };
 	struct manifest *mf = NULL;
 	struct auth_key key;
+	struct rsh *rsh = NULL;
 	size_t i;
 	int nargs, rc = EXIT_USAGE;
 
@@ -360,20 +474,27 @@ run_push(const struct opts *o)
 	sd.failed = calloc(hl.n, sizeof(bool));
 	sd.retry = calloc(hl.n, sizeof(bool));
 	sd.pending = calloc(hl.n, sizeof(size_t));
-	if (!sd.ok || !sd.failed || !sd.retry || !sd.pending)
+	sd.targets = calloc(hl.n, sizeof(char *));
+	if (!sd.ok || !sd.failed || !sd.retry || !sd.pending || !sd.targets)
 		goto out;
 	rc = build_manifest(o, o->args, (size_t)nargs, &mf);
 	if (rc == EXIT_SENDER)
 		rc = finish(&sd, rc);
 	if (rc != 0)
 		goto out;
-	if (load_key(o, &key) < 0) {
+	if (sender_key(o, &key) < 0) {
 		rc = EXIT_SENDER;
 		goto out;
 	}
 	for (i = 0; i < hl.n; i++)
 		sd.pending[i] = i;
 	sd.npending = hl.n;
+	if (use_rsh(o) && (rc = start_receivers(&sd, mf, &key, &rsh)) != 0)
+		goto out;
+	if (rsh == NULL) {
+		free(sd.targets);
+		sd.targets = NULL;
+	}
 	struct push_cfg cfg = {
 		.files = mf_entries(mf), .sources = mf_sources(mf),
 		.nfiles = mf_count(mf), .times = o->preserve,
@@ -389,13 +510,16 @@ run_push(const struct opts *o)
 		.progress = progress_wanted(o) ? on_progress : NULL,
 	};
 	rc = run_attempts(&sd, &cfg) < 0 ? EXIT_SENDER : EXIT_ALL_OK;
+	rsh_finish(rsh);	/* the receivers end with the transfer */
 	rc = finish(&sd, rc);
 out:
+	rsh_free(rsh);
 	mf_free(mf);
 	free(sd.ok);
 	free(sd.failed);
 	free(sd.retry);
 	free(sd.pending);
+	free(sd.targets);
 	hostlist_clear(&hl);
 	return rc;
 }

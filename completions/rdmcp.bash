@@ -5,11 +5,11 @@
 _rdmcp() {
 	local cur prev words cword i opts
 	local long="--algorithm --allow-setid --bind --block-size --blocks
-		--connect-timeout --dest --device --exclude --failed-file --force
-		--genkey --gid-index --help --hostfile --hosts --interrupts --json
-		--key --listen --ok-file --owner --plan --port --prefix --preserve
-		--progress --quiet --recursive --retries --root --send-libs --serve
-		--timeout
+		--connect-timeout --dest --device --exclude --failed-file --fanout
+		--force --genkey --gid-index --help --hostfile --hosts --interrupts
+		--json --key --listen --ok-file --once --owner --plan --port
+		--prefix --preserve --progress --quiet --recursive --remote-opts
+		--remote-path --retries --root --rsh --send-libs --serve --timeout
 		--transport --verbose --verify --version --window"
 	local short="-a -b -d -f -h -p -P -q -r -t -v -V -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
@@ -45,8 +45,15 @@ _rdmcp() {
 	--owner)
 		COMPREPLY=($(compgen -u -- "$cur"))
 		return ;;
+	--rsh)
+		COMPREPLY=($(compgen -c -- "$cur"))
+		return ;;
+	--remote-path)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
 	-b | --block-size | -P | --port | -t | --timeout | --connect-timeout | \
-	--listen | --hosts | --blocks | --window | --retries | --bind | --gid-index)
+	--listen | --hosts | --blocks | --window | --retries | --bind | \
+	--gid-index | --remote-opts | --fanout)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -12,7 +12,9 @@
 #           zsh (runs the zsh completion), shellcheck (lints the example
 #           scripts), systemd (systemd-analyze verifies the unit),
 #           valgrind (make check-valgrind),
-#           and QEMU with what scripts/rxe-vm.sh builds the Soft-RoCE VM from
+#           openssh-server and openssh-client (tests/cluster/rsh.sh runs sshd
+#           on the emulated hosts for --rsh), and QEMU with what
+#           scripts/rxe-vm.sh builds the Soft-RoCE VM from
 set -euo pipefail
 
 PACKAGES=(
@@ -33,6 +35,9 @@ PACKAGES=(
 	shellcheck
 	systemd
 	valgrind
+	# --rsh over real ssh (tests/cluster/rsh.sh)
+	openssh-server
+	openssh-client
 	# the Soft-RoCE VM of make check-rdma (scripts/rxe-vm.sh)
 	qemu-system-x86
 	busybox-static

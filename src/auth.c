@@ -30,9 +30,8 @@ hex_value(char c)
 	return -1;
 }
 
-/* 64 hex digits, then at most a newline. */
-static int
-parse_key(const char *text, size_t n, struct auth_key *key)
+int
+auth_parse_key(const char *text, size_t n, struct auth_key *key)
 {
 	size_t i;
 	int hi, lo;
@@ -90,7 +89,7 @@ auth_load_key(const char *path, struct auth_key *key, struct rd_err *err)
 		if (n < 0)
 			rc = rd_errf(err, -errno, "key %s: %s", path,
 				     strerror(errno));
-		else if (parse_key(text, (size_t)n, key) < 0)
+		else if (auth_parse_key(text, (size_t)n, key) < 0)
 			rc = rd_errf(err, -EINVAL, "key %s: not a key (64 hex "
 				     "digits, as 'rdmcp --genkey' writes)",
 				     path);

@@ -39,6 +39,10 @@ struct auth_key {
  * or -errno with a reason that says how to fix it. */
 int auth_load_key(const char *path, struct auth_key *key, struct rd_err *err);
 
+/* Parse a key written as 64 hex digits followed by at most a newline
+ * (n counts both).  Returns 0 or -EINVAL. */
+int auth_parse_key(const char *text, size_t n, struct auth_key *key);
+
 /* Create `path` with a new random key, mode 0600; never replaces a file.
  * Returns 0 or -errno with a reason. */
 int auth_write_key(const char *path, struct rd_err *err);

@@ -696,11 +696,30 @@ rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
 	return 0;
 }
 
+bool
+rjob_landed(const struct rjob *j)
+{
+	return j->landed;
+}
+
+/* A stopped job that was waiting for its sender to close: gone now. */
+static void
+destroy_stopped(uv_timer_t *t)
+{
+	job_destroy(t->data);
+}
+
 void
 rjob_stop(struct rjob *j)
 {
 	if (j->state != JS_ENDED)
 		log_info("job %s: stopped by shutdown", j->tag);
 	j->stopping = true;
+	if (j->reaped && j->ctl != NULL) {
+		/* released, flushing its last words: do not wait for the
+		 * sender's close (it may be waiting for us to exit) */
+		uv_timer_start(&j->reaper, destroy_stopped, 0, 0);
+		return;
+	}
 	job_end(j);
 }

@@ -66,6 +66,9 @@ struct xvb_hello;
 int rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
 		  const struct xvb_hello *h);
 
+/* True once this job's files were renamed into place (also in `gone`). */
+bool rjob_landed(const struct rjob *j);
+
 /* Stop at once (daemon shutdown): temporaries removed, connections
  * closed; `gone` follows on a later turn. */
 void rjob_stop(struct rjob *j);

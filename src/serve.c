@@ -56,6 +56,9 @@ struct serve {
 	struct fresh *fresh;
 	struct gate *gate;
 	bool stopping;
+	uv_timer_t idle;	/* --once: no job for cfg.idle_ms */
+	bool idle_used;
+	bool landed;		/* a job landed its files */
 };
 
 /* ---------------------------------------------------------------------
@@ -72,11 +75,45 @@ serve_close_verbs(struct serve *s)
 }
 
 static void
+on_idle(uv_timer_t *t)
+{
+	struct serve *s = t->data;
+
+	log_warn("no transfer came within %.1f s; stopping",
+		 s->cfg.idle_ms / 1000.0);
+	serve_shutdown(s);
+}
+
+/* --once: (re)start waiting for a job, for cfg.idle_ms at most. */
+static void
+idle_arm(struct serve *s)
+{
+	if (s->idle_used && !s->stopping)
+		uv_timer_start(&s->idle, on_idle, s->cfg.idle_ms, 0);
+}
+
+/* --once: a job ended; stop if it landed, else wait for another. */
+static void
+once_job_ended(struct serve *s, bool landed)
+{
+	if (!s->cfg.once || s->stopping)
+		return;
+	if (landed) {
+		log_info("one-shot receiver: the transfer is complete");
+		serve_shutdown(s);
+	} else {
+		idle_arm(s);
+	}
+}
+
+static void
 job_gone(void *ctx, struct rjob *j)
 {
 	struct serve *s = ctx;
+	bool landed = rjob_landed(j);
 	size_t i;
 
+	s->landed |= landed;
 	for (i = 0; i < s->njobs; i++) {
 		if (s->jobs[i] == j) {
 			s->jobs[i] = s->jobs[--s->njobs];
@@ -85,6 +122,8 @@ job_gone(void *ctx, struct rjob *j)
 	}
 	if (s->njobs == 0 && s->stopping)
 		serve_close_verbs(s);
+	if (s->njobs == 0)
+		once_job_ended(s, landed);
 }
 
 static int
@@ -271,8 +310,13 @@ fresh_frame(void *ctx, struct conn *c, const struct frame *f,
 		return refuse_job(fr, EACCES, "authentication failed: the "
 				  "sender does not hold this daemon's key");
 	}
+	if (f->type == MSG_JOB && s->cfg.once && s->njobs > 0)
+		return refuse_job(fr, EBUSY, "busy: this one-shot receiver "
+				  "already runs a transfer");
 	if (f->type == MSG_JOB && job_decode(body, f->len, &job, &err) < 0)
 		return refuse_bad_job(fr, err.msg);
+	if (f->type == MSG_JOB && s->idle_used)
+		uv_timer_stop(&s->idle);
 	fresh_unlink(fr);
 	free(fr);
 	if (f->type == MSG_JOB)
@@ -281,6 +325,8 @@ fresh_frame(void *ctx, struct conn *c, const struct frame *f,
 		rc = route_hello(s, c, f, body);
 	if (rc < 0)
 		conn_free(c);	/* the connection was ours alone */
+	if (rc < 0 && f->type == MSG_JOB)
+		idle_arm(s);
 	return 0;
 }
 
@@ -517,6 +563,12 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 		rc = serve_listen(s, err);
 	if (rc == 0)
 		rc = serve_verbs(s, err);
+	if (rc == 0 && cfg->once && cfg->idle_ms > 0) {
+		uv_timer_init(cfg->loop, &s->idle);
+		s->idle.data = s;
+		s->idle_used = true;
+		idle_arm(s);
+	}
 	if (rc < 0) {
 		serve_shutdown(s);
 		uv_run(cfg->loop, UV_RUN_DEFAULT);
@@ -533,13 +585,23 @@ serve_address(const struct serve *s, struct sockaddr_storage *out)
 	*out = s->bound;
 }
 
+bool
+serve_landed(const struct serve *s)
+{
+	return s->landed;
+}
+
 void
 serve_shutdown(struct serve *s)
 {
 	struct fresh *fr, *fn;
 	size_t i;
 
+	if (s->stopping)
+		return;
 	s->stopping = true;
+	if (s->idle_used)
+		uv_close((uv_handle_t *)&s->idle, NULL);
 	if (s->listening)
 		uv_close((uv_handle_t *)&s->listener, NULL);
 	s->listening = false;

@@ -49,6 +49,13 @@ struct serve_cfg {
 	uid_t owner_uid;
 	gid_t owner_gid;
 	bool allow_setid;		/* keep set-user/group-ID bits */
+	/* One-shot receiver (--once): one job at a time, and once a job has
+	 * landed its files the daemon stops as after serve_shutdown().  A
+	 * job that failed does not count: its sender may send again.  With
+	 * idle_ms, it also stops when no job has come for idle_ms since the
+	 * start or since the last job ended. */
+	bool once;
+	unsigned idle_ms;
 };
 
 /* Check the roots, bind and listen.  Returns 0 or -errno with a reason. */
@@ -58,8 +65,12 @@ int serve_new(const struct serve_cfg *cfg, struct serve **out,
 /* The address actually listened on (port filled in if 0 was asked). */
 void serve_address(const struct serve *s, struct sockaddr_storage *out);
 
+/* True once a job of this daemon has landed its files. */
+bool serve_landed(const struct serve *s);
+
 /* Stop accepting, abort running jobs (removing their temporaries) and
- * close everything; the loop then runs dry.  serve_free() afterwards. */
+ * close everything; the loop then runs dry.  serve_free() afterwards.
+ * Calling it again is a no-op. */
 void serve_shutdown(struct serve *s);
 
 /* Release; NULL is a no-op.  Call after the loop has run dry. */
