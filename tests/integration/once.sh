@@ -118,6 +118,19 @@ grep -Eq "[0-9a-f]{64}" "$WORK/rsh-args" && fail "a key on a command line"
 grep -q -- "--key - " "$WORK/rsh-args" || fail "$(cat "$WORK/rsh-args")"
 wait_gone 5
 
+# 5b. a tree, into a directory made on the way (-d DIR/), with no --root
+# given: the receiver may write only where the tree lands
+mkdir -p "$src/tree/sub" && make_file "$src/tree/sub/f" 1000
+ln -s sub/f "$src/tree/link"
+expect_status 0 "$RDMCP" --rsh "$WORK/fake-rsh" --remote-path "$RDMCP" \
+	--remote-opts "--listen %h:0" -r -d "$WORK/rtarget/" "$src/tree" \
+	127.0.0.2
+diff -r --no-dereference "$src/tree" "$WORK/rtarget/tree" >/dev/null ||
+	fail "--rsh -r: the tree did not land"
+tail -1 "$WORK/rsh-args" | grep -q -- "--root '\?$WORK'\? " ||
+	fail "roots: $(tail -1 "$WORK/rsh-args")"
+wait_gone 5
+
 # 6. a host whose receiver cannot start (no such prefix): FAILED with the
 # remote's message, the others complete, exit 1, --failed-file names it
 rm -rf "$WORK/h127.0.0.4"
