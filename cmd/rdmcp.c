@@ -224,6 +224,9 @@ usage(FILE *out)
 		PROTO_DEFAULT_PORT, PROTO_DEFAULT_PORT, AUTH_DEFAULT_KEY);
 }
 
+/* The variable whose value is being parsed (env_defaults), or NULL. */
+static const char *env_source;
+
 static int bad_usage(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
@@ -236,6 +239,8 @@ bad_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+	if (env_source != NULL)
+		fprintf(stderr, " (from %s in the environment)", env_source);
 	fprintf(stderr, "\nTry 'rdmcp --help'.\n");
 	return EXIT_USAGE;
 }
@@ -541,6 +546,54 @@ defaults(struct opts *o)
 	o->rsh = getenv("RDMCP_RSH");
 }
 
+/* Option defaults from the environment, in the spirit of sbcast's
+ * SBCAST_*: the command line overrides them. */
+static const struct env_opt {
+	const char *var;
+	int opt;
+	bool flag;	/* yes/no, else a value */
+} env_opts[] = {
+	{ "RDMCP_ALGORITHM", 'a', false },
+	{ "RDMCP_BLOCK_SIZE", 'b', false },
+	{ "RDMCP_CONNECT_TIMEOUT", OPT_CONNECT_TIMEOUT, false },
+	{ "RDMCP_DEVICE", OPT_DEVICE, false },
+	{ "RDMCP_FANOUT", OPT_FANOUT, false },
+	{ "RDMCP_FORCE", OPT_FORCE, true },
+	{ "RDMCP_PORT", 'P', false },
+	{ "RDMCP_PRESERVE", 'p', true },
+	{ "RDMCP_RETRIES", OPT_RETRIES, false },
+	{ "RDMCP_SEND_LIBS", OPT_SEND_LIBS, true },
+	{ "RDMCP_TIMEOUT", 't', false },
+	{ "RDMCP_TRANSPORT", OPT_TRANSPORT, false },
+	{ "RDMCP_VERIFY", OPT_VERIFY, true },
+};
+
+/* Returns -1 to go on, or an exit status. */
+static int
+env_defaults(struct opts *o)
+{
+	const struct env_opt *e;
+	const char *v;
+	int rc;
+
+	for (e = env_opts; e < env_opts + sizeof(env_opts) / sizeof(*e); e++) {
+		v = getenv(e->var);
+		if (v == NULL || v[0] == '\0')
+			continue;
+		if (e->flag && (strcmp(v, "0") == 0 || strcmp(v, "no") == 0))
+			continue;
+		if (e->flag && strcmp(v, "1") != 0 && strcmp(v, "yes") != 0)
+			return bad_usage("%s must be 1 or 0, yes or no, not '%s'",
+					 e->var, v);
+		env_source = e->var;
+		rc = parse_option(o, e->opt, e->flag ? NULL : v);
+		env_source = NULL;
+		if (rc >= 0)
+			return rc;
+	}
+	return -1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -549,6 +602,9 @@ main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	defaults(&o);
+	rc = env_defaults(&o);
+	if (rc >= 0)
+		goto out;
 	while ((c = getopt_long(argc, argv, "a:b:d:f:hpP:qrt:vVx:", long_options,
 				NULL)) != -1) {
 		rc = parse_option(&o, c, optarg);

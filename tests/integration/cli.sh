@@ -47,3 +47,15 @@ grep -q "root" "$WORK/err" || fail "no root: $(cat "$WORK/err")"
 start_daemons 1
 expect_status 4 "$RDMCP" --serve --listen "127.0.0.2:$PORT" --root "$WORK"
 grep -qi "address already in use" "$WORK/err" || fail "port in use: $(cat "$WORK/err")"
+# option defaults from the environment: a bad one names its variable
+RDMCP_BLOCK_SIZE=0 expect_status 2 "$RDMCP" /etc/hostname 127.0.0.2
+grep -q "bad block size '0' .*from RDMCP_BLOCK_SIZE" "$WORK/err" ||
+	fail "env: $(cat "$WORK/err")"
+RDMCP_VERIFY=maybe expect_status 2 "$RDMCP" /etc/hostname 127.0.0.2
+grep -q "RDMCP_VERIFY must be 1 or 0" "$WORK/err" || fail "env: $(cat "$WORK/err")"
+# a good one is a default that the command line overrides
+chain=$("$RDMCP" --plan --hosts 4 --blocks 3 -a chain)
+[ "$(RDMCP_ALGORITHM=chain "$RDMCP" --plan --hosts 4 --blocks 3)" = "$chain" ] ||
+	fail "RDMCP_ALGORITHM ignored"
+[ "$(RDMCP_ALGORITHM=tree "$RDMCP" --plan --hosts 4 --blocks 3 -a chain)" = "$chain" ] ||
+	fail "the command line did not override RDMCP_ALGORITHM"

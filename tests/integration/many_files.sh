@@ -29,3 +29,12 @@ done
 expect_status 2 "$RDMCP" -d /opt/stage "$src/tool" "$src/sub/../tool" \
 	"$(hosts 4)"
 assert_no_temporaries
+# defaults from the environment: the port (hosts given without one) and -p
+touch -d "2002-03-04 05:06:07" "$src/tool"
+rm -f "$WORK"/h*/opt/stage/tool
+RDMCP_PORT=$PORT RDMCP_PRESERVE=yes expect_status 0 "$RDMCP" -d /opt/stage \
+	"$src/tool" "$(host_addr 1),$(host_addr 2)"
+for i in 1 2; do
+	[ "$(stat -c %Y "$WORK/h$i/opt/stage/tool")" = "$(stat -c %Y "$src/tool")" ] ||
+		fail "RDMCP_PRESERVE: host $i"
+done
