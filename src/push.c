@@ -1,7 +1,7 @@
 /*
  * push - the sending side of a transfer (see push.h).
  */
-#include "push.h"
+#include "push_int.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -19,91 +19,21 @@
 #include "net.h"
 #include "proto.h"
 #include "store.h"
-#include "xtcp.h"
-#include "xverbs.h"
-
-enum hstate {
-	HS_RESOLVING,
-	HS_CONNECTING,
-	HS_AUTH,	/* AUTH sent, waiting for CHALLENGE */
-	HS_OFFERED,	/* JOB sent, waiting for ACCEPT */
-	HS_ACCEPTED,
-	HS_RUNNING,	/* START sent */
-	HS_DONE,
-	HS_FAILED,
-};
-
-struct phost {
-	struct push *p;
-	size_t idx;
-	const char *name;
-	char host[256];
-	uint16_t port;
-	struct sockaddr_storage addr;
-	char addrstr[NET_ADDRSTRLEN];
-	uv_getaddrinfo_t gai;
-	struct conn *c;
-	enum hstate st;
-	uint32_t rank;
-	uint16_t rdma_port;	/* offered in ACCEPT, 0: no RDMA */
-	uint8_t nonce[AUTH_NONCE_LEN];	/* ours, for this daemon */
-	bool refused;			/* it turned the job down */
-	uint64_t held;			/* blocks it reported holding */
-};
 
 /* After the first failure inside the group, wait this long before aborting
  * the others, so that each host that really failed (a dead daemon, a lost
  * link) is reported with its own reason rather than as a casualty. */
 #define ABORT_GRACE_MS 300
 
-struct push {
-	const struct push_cfg *cfg;
-	uv_loop_t loop;
-	uv_timer_t finisher;
-	uv_timer_t aborter;
-	uint64_t t0;
-	struct store *st;
-	struct wbuf jobmsg;
-	uint8_t token[PROTO_TOKEN_LEN];
-	struct phost *h;
-	size_t nh;
-	size_t undecided;	/* hosts not yet accepted or failed */
-	size_t unfinished;	/* hosts not yet done or failed */
-	uint32_t members;
-	struct phost **by_rank;
-	struct eng *eng;
-	bool started, aborting, finishing, eng_done;
-	uv_work_t crc_work;
-	bool crc_busy, crc_ready;
-	uint32_t crc;
-	bool sent_all;		/* rank 0's engine sent every block */
-	bool go_sent;		/* the final CRC frame went to the members */
-	struct phost *suspect;	/* the peer rank 0's engine lost */
-	char suspect_why[300];
-	char abort_why[512];		/* what broke the group first */
-	enum proto_transport group;	/* the transport the group uses */
-	struct sockaddr_storage src;	/* our address towards the hosts */
-	bool has_src;
-	struct vb *vb;
-	struct vb_dev *dev;
-	struct rd_err fatal;		/* the sender itself failed */
-	struct push_summary *sum;
-};
-
 static const struct conn_ops ctl_ops;
 
-static double
-elapsed(const struct push *p)
+double
+push_elapsed(const struct push *p)
 {
 	return (double)(uv_hrtime() - p->t0) / 1e9;
 }
 
-static void maybe_start(struct push *p);
-static void maybe_finish(struct push *p);
-static void maybe_go(struct push *p);
 static void progress(struct push *p);
-static void abort_group(struct push *p, const struct phost *cause,
-			const char *why);
 
 /* ---------------------------------------------------------------------
  * Outcomes
@@ -113,7 +43,7 @@ static void abort_group(struct push *p, const struct phost *cause,
 static void
 progress(struct push *p)
 {
-	struct push_progress pr = { .hosts = p->nh, .seconds = elapsed(p) };
+	struct push_progress pr = { .hosts = p->nh, .seconds = push_elapsed(p) };
 	uint64_t bytes = p->sum->bytes, bs = p->cfg->block_size, got;
 	size_t i;
 
@@ -140,7 +70,7 @@ report(struct push *p, struct phost *h, bool ok, int error,
 	struct push_report r = {
 		.index = h->idx, .host = h->name, .addr = h->addrstr,
 		.ok = ok, .error = error, .reason = reason,
-		.seconds = elapsed(p), .rank = h->rank,
+		.seconds = push_elapsed(p), .rank = h->rank,
 		.bytes = p->sum->bytes, .permanent = h->refused,
 	};
 
@@ -157,14 +87,10 @@ report(struct push *p, struct phost *h, bool ok, int error,
 		p->cfg->report(p->cfg->ctx, &r);
 }
 
-static void
-host_fail(struct phost *h, int error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* A host's outcome is failure.  If it was running in the group, the group
  * cannot finish without it: abort the others. */
-static void
-host_fail(struct phost *h, int error, const char *fmt, ...)
+void
+push_host_fail(struct phost *h, int error, const char *fmt, ...)
 {
 	struct push *p = h->p;
 	enum hstate was = h->st;
@@ -185,10 +111,10 @@ host_fail(struct phost *h, int error, const char *fmt, ...)
 	report(p, h, false, error, reason);
 	progress(p);
 	if (was == HS_RUNNING)
-		abort_group(p, h, reason);
+		push_abort_group(p, h, reason);
 	if (was < HS_ACCEPTED)
-		maybe_start(p);
-	maybe_finish(p);
+		pg_maybe_start(p);
+	push_maybe_finish(p);
 }
 
 static void
@@ -198,7 +124,7 @@ host_done(struct phost *h)
 	h->p->unfinished--;
 	report(h->p, h, true, 0, NULL);
 	progress(h->p);
-	maybe_finish(h->p);
+	push_maybe_finish(h->p);
 }
 
 static void
@@ -230,14 +156,14 @@ abort_now(uv_timer_t *t)
 			continue;
 		send_text(&p->h[i], MSG_ABORT, reason);
 		if (&p->h[i] == p->suspect)
-			host_fail(&p->h[i], -ECONNRESET, "%s", p->suspect_why);
+			push_host_fail(&p->h[i], -ECONNRESET, "%s", p->suspect_why);
 		else
-			host_fail(&p->h[i], -ECANCELED, "%s", reason);
+			push_host_fail(&p->h[i], -ECANCELED, "%s", reason);
 	}
 }
 
-static void
-abort_group(struct push *p, const struct phost *cause, const char *why)
+void
+push_abort_group(struct push *p, const struct phost *cause, const char *why)
 {
 	if (p->aborting)
 		return;
@@ -281,7 +207,7 @@ relay_failed(struct phost *h, const char *text)
 
 	snprintf(why, sizeof(why), "%s could not relay: %.300s", h->name,
 		 text);
-	abort_group(h->p, h, why);
+	push_abort_group(h->p, h, why);
 }
 
 static int
@@ -292,7 +218,7 @@ on_complete_msg(struct phost *h, const struct frame *f)
 	if (h->st != HS_RUNNING)
 		return -EPROTO;
 	if (p->cfg->verify && (!p->crc_ready || f->val != p->crc)) {
-		host_fail(h, -EIO, "checksum mismatch: wrote %08llx, sent "
+		push_host_fail(h, -EIO, "checksum mismatch: wrote %08llx, sent "
 			  "%08x", (unsigned long long)f->val, p->crc);
 		return 0;
 	}
@@ -319,7 +245,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		h->st = HS_ACCEPTED;
 		h->rdma_port = (uint16_t)f->val;
 		h->p->undecided--;
-		maybe_start(h->p);
+		pg_maybe_start(h->p);
 		return 0;
 	case MSG_REFUSE:
 	case MSG_FAIL:
@@ -328,7 +254,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		if (h->st == HS_DONE)
 			relay_failed(h, text);
 		else
-			host_fail(h, -(int)(f->val & 0xffff), "%s", text);
+			push_host_fail(h, -(int)(f->val & 0xffff), "%s", text);
 		return 0;
 	case MSG_COMPLETE:
 		return on_complete_msg(h, f);
@@ -349,10 +275,10 @@ ctl_close(void *ctx, struct conn *c, int status)
 	struct phost *h = ctx;
 
 	if (status < 0)
-		host_fail(h, status, "connection to %s lost: %s", h->addrstr,
+		push_host_fail(h, status, "connection to %s lost: %s", h->addrstr,
 			  strerror(-status));
 	else
-		host_fail(h, -ECONNRESET, "the daemon at %s went away",
+		push_host_fail(h, -ECONNRESET, "the daemon at %s went away",
 			  h->addrstr);
 }
 
@@ -368,7 +294,7 @@ ctl_connect(void *ctx, struct conn *c, int status)
 	if (status == 0)
 		status = conn_send_copy(c, &f, h->nonce);
 	if (status < 0) {
-		host_fail(h, status, "cannot connect to %s: %s", h->addrstr,
+		push_host_fail(h, status, "cannot connect to %s: %s", h->addrstr,
 			  status == -ETIMEDOUT ? "timed out" : strerror(-status));
 		return;
 	}
@@ -395,7 +321,7 @@ on_challenge(struct phost *h, const struct frame *f, const uint8_t *body)
 	rc = auth_daemon_mac(p->cfg->key, h->nonce, nonce_d, want);
 	if (rc == 0 && !auth_mac_equal(want, theirs)) {
 		h->refused = true;
-		host_fail(h, -EACCES, "authentication failed: the daemon at "
+		push_host_fail(h, -EACCES, "authentication failed: the daemon at "
 			  "%s does not hold our key", h->addrstr);
 		return 0;
 	}
@@ -431,7 +357,7 @@ host_connect(struct phost *h)
 			  p->has_src ? (struct sockaddr *)&p->src : NULL,
 			  p->cfg->connect_timeout_ms, &ctl_ops, h, &h->c);
 	if (rc < 0)
-		host_fail(h, rc, "cannot connect to %s: %s", h->addrstr,
+		push_host_fail(h, rc, "cannot connect to %s: %s", h->addrstr,
 			  uv_strerror(rc));
 }
 
@@ -441,7 +367,7 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 	struct phost *h = req->data;
 
 	if (status < 0 || res == NULL) {
-		host_fail(h, -EHOSTUNREACH, "cannot resolve %s: %s", h->host,
+		push_host_fail(h, -EHOSTUNREACH, "cannot resolve %s: %s", h->host,
 			  uv_strerror(status));
 	} else {
 		memset(&h->addr, 0, sizeof(h->addr));
@@ -465,7 +391,7 @@ host_begin(struct phost *h)
 
 	if (net_split_hostport(h->name, h->host, sizeof(h->host), &h->port,
 			       h->p->cfg->default_port) < 0) {
-		host_fail(h, -EINVAL, "bad host '%s'", h->name);
+		push_host_fail(h, -EINVAL, "bad host '%s'", h->name);
 		return;
 	}
 	if (net_parse_numeric(h->host, h->port, &h->addr) == 0) {
@@ -476,331 +402,8 @@ host_begin(struct phost *h)
 	rc = uv_getaddrinfo(&h->p->loop, &h->gai, on_resolved, h->host, NULL,
 			    &hints);
 	if (rc < 0)
-		host_fail(h, rc, "cannot resolve %s: %s", h->host,
+		push_host_fail(h, rc, "cannot resolve %s: %s", h->host,
 			  uv_strerror(rc));
-}
-
-/* ---------------------------------------------------------------------
- * The group
- */
-
-static void
-on_engine_complete(void *ctx)
-{
-}
-
-static void
-on_engine_done(void *ctx, int status, uint32_t peer)
-{
-	struct push *p = ctx;
-	char why[400];
-
-	p->eng_done = true;
-	p->sent_all = status == 0;
-	if (status == 0)
-		maybe_go(p);
-	if (status < 0) {
-		if (peer < p->members && p->by_rank[peer] != NULL) {
-			/* Its control connection, if the daemon died, will
-			 * say so within the grace period; else this is why. */
-			snprintf(why, sizeof(why), "the sender lost its data "
-				 "connection to %s: %s", p->by_rank[peer]->name,
-				 eng_strerror(status));
-			p->suspect = p->by_rank[peer];
-			snprintf(p->suspect_why, sizeof(p->suspect_why),
-				 "data connection from the sender lost: %s",
-				 eng_strerror(status));
-		} else {
-			snprintf(why, sizeof(why), "the sender failed: %s",
-				 eng_strerror(status));
-		}
-		abort_group(p, NULL, why);
-	}
-	maybe_finish(p);
-}
-
-static int
-engine_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
-{
-	return store_iov(ctx, block, iov, max);
-}
-
-static int
-engine_arrived(void *ctx, uint64_t block)
-{
-	return 0;
-}
-
-/* Once every block is out (and with --verify its crc known), and no source
- * changed meanwhile, tell the members they may land: the CRC frame.  A
- * source that changed aborts the group instead: its copies could mix old
- * and new bytes. */
-static void
-maybe_go(struct push *p)
-{
-	struct frame f = { .type = MSG_CRC };
-	struct rd_err err = { 0 };
-	size_t i;
-
-	if (p->go_sent || !p->sent_all || (p->cfg->verify && !p->crc_ready))
-		return;
-	p->go_sent = true;
-	if (store_check_sources(p->st, &err) < 0) {
-		abort_group(p, NULL, err.msg);
-		return;
-	}
-	f.val = p->crc;
-	for (i = 0; i < p->nh; i++)
-		if (p->h[i].st == HS_RUNNING)
-			conn_send_copy(p->h[i].c, &f, NULL);
-}
-
-static void
-crc_run(uv_work_t *w)
-{
-	struct push *p = w->data;
-
-	p->crc = store_compute_crc(p->st);
-}
-
-static void
-crc_after(uv_work_t *w, int status)
-{
-	struct push *p = w->data;
-
-	p->crc_busy = false;
-	if (status < 0)
-		return;
-	p->crc_ready = true;
-	maybe_go(p);
-	maybe_finish(p);
-}
-
-static int
-make_tcp(struct push *p, const struct sockaddr_storage *addrs,
-	 struct xp **xp)
-{
-	struct xtcp_cfg xc = {
-		.loop = &p->loop, .rank = 0, .n = p->members, .addrs = addrs,
-		.bind = p->has_src ? &p->src : NULL,
-		.connect_timeout_ms = p->cfg->connect_timeout_ms,
-		.timeout_ms = p->cfg->timeout_ms,
-	};
-
-	memcpy(xc.token, p->token, PROTO_TOKEN_LEN);
-	return xtcp_new(&xc, xp);
-}
-
-/* Rank 0 over verbs: sends straight from the mapped sources, registered
- * read-only before data flows. */
-static int
-make_verbs(struct push *p, const struct sockaddr_storage *addrs,
-	   struct xp **xp)
-{
-	struct xvb_cfg vc = {
-		.loop = &p->loop, .vb = p->vb, .dev = p->dev, .rank = 0,
-		.n = p->members, .addrs = addrs, .bind = &p->src,
-		.block_size = p->cfg->block_size, .window = 1,
-		.connect_timeout_ms = p->cfg->connect_timeout_ms,
-	};
-	size_t i, len;
-	void *map;
-	int rc;
-
-	memcpy(vc.token, p->token, PROTO_TOKEN_LEN);
-	rc = xvb_new(&vc, xp, &p->fatal);
-	for (i = 0; rc == 0 && i < store_nfiles(p->st); i++) {
-		store_mapping(p->st, i, &map, &len);
-		rc = xp_reg(*xp, map, len, false);
-		if (rc < 0)
-			rd_errf(&p->fatal, rc, "%s", xp_errmsg(*xp) != NULL
-				 ? xp_errmsg(*xp) : strerror(-rc));
-	}
-	if (rc < 0) {
-		xp_free(*xp);
-		*xp = NULL;
-	}
-	return rc;
-}
-
-/* The members' rdma_cm addresses: their IPs with their rdma ports. */
-static void
-set_rdma_ports(struct push *p, struct sockaddr_storage *addrs)
-{
-	uint32_t r;
-
-	for (r = 1; r < p->members; r++) {
-		uint16_t port = htons(p->by_rank[r]->rdma_port);
-
-		if (addrs[r].ss_family == AF_INET)
-			((struct sockaddr_in *)&addrs[r])->sin_port = port;
-		else
-			((struct sockaddr_in6 *)&addrs[r])->sin6_port = port;
-	}
-}
-
-static int
-start_engine(struct push *p, struct sockaddr_storage *addrs)
-{
-	struct eng_cfg ec = {
-		.loop = &p->loop, .alg = p->cfg->alg, .n = p->members,
-		.rank = 0, .blocks = store_blocks(p->st),
-		.window = p->cfg->window, .connect_wait_ms = p->cfg->connect_timeout_ms +
-				    p->cfg->timeout_ms,
-		.io = { engine_iov, engine_arrived, p->st },
-		.complete = on_engine_complete, .done = on_engine_done,
-		.ctx = p,
-	};
-	int rc;
-
-	if (p->group == TRANSPORT_VERBS) {
-		set_rdma_ports(p, addrs);
-		rc = make_verbs(p, addrs, &ec.xp);
-	} else {
-		rc = make_tcp(p, addrs, &ec.xp);
-	}
-	if (rc < 0)
-		return rc;
-	rc = eng_new(&ec, &p->eng);
-	if (rc < 0) {
-		xp_free(ec.xp);
-		return rc;
-	}
-	return eng_start(p->eng);
-}
-
-/* Can the sender itself use RDMA towards the hosts? */
-static int
-sender_verbs(struct push *p, struct rd_err *err)
-{
-	struct vb_cfg vc = p->cfg->verbs;
-	int rc;
-
-	if (!p->has_src) {
-		size_t i;
-
-		for (i = 0; i < p->nh && !p->has_src; i++)
-			if (p->h[i].st == HS_RUNNING &&
-			    conn_local(p->h[i].c, &p->src) == 0)
-				p->has_src = true;
-	}
-	if (!p->has_src)
-		return rd_errf(err, -EADDRNOTAVAIL, "no source address");
-	vc.loop = &p->loop;
-	rc = vb_new(&vc, &p->vb, err);
-	if (rc == 0)
-		rc = vb_device_for(p->vb, &p->src, &p->dev, err);
-	return rc;
-}
-
-/* tcp, or verbs when asked for (or allowed) and every member offered it
- * and the sender can too. */
-static int
-choose_transport(struct push *p)
-{
-	struct rd_err why = { 0 };
-	size_t i;
-
-	p->group = TRANSPORT_TCP;
-	if (p->cfg->transport == TRANSPORT_TCP)
-		return 0;
-	for (i = 0; i < p->nh; i++)
-		if (p->h[i].st == HS_RUNNING && p->h[i].rdma_port == 0)
-			return 0;	/* only with auto: verbs hosts refuse */
-	if (sender_verbs(p, &why) == 0) {
-		p->group = TRANSPORT_VERBS;
-		return 0;
-	}
-	if (p->cfg->transport == TRANSPORT_AUTO) {
-		log_info("over tcp: %s", why.msg);
-		return 0;
-	}
-	return rd_errf(&p->fatal, why.code, "%s", why.msg);
-}
-
-static int
-send_starts(struct push *p, struct sockaddr_storage *addrs)
-{
-	struct roster ro = { .rank = 1, .n = p->members, .addrs = addrs,
-			     .transport = p->group };
-	uint16_t *ports = calloc(p->members, sizeof(*ports));
-	struct frame f = { .type = MSG_START };
-	struct wbuf w;
-	size_t i;
-	int rc;
-
-	if (ports == NULL)
-		return -ENOMEM;
-	for (i = 1; i < p->members; i++)
-		ports[i] = p->by_rank[i]->rdma_port;
-	ro.rdma_ports = ports;
-	wbuf_init(&w);
-	rc = roster_encode(&ro, &w);
-	free(ports);
-	for (i = 0; i < p->nh && rc == 0; i++) {
-		struct phost *h = &p->h[i];
-
-		if (h->st != HS_RUNNING)
-			continue;
-		be_put32(w.data, h->rank);
-		f.len = w.len;
-		if (conn_send_copy(h->c, &f, w.data) < 0)
-			host_fail(h, -EPIPE, "cannot send START");
-	}
-	wbuf_free(&w);
-	return rc;
-}
-
-/* Every host accepted or failed: form the group. */
-static void
-maybe_start(struct push *p)
-{
-	struct sockaddr_storage *addrs;
-	uint32_t r = 0;
-	size_t i;
-	int rc;
-
-	if (p->started || p->undecided > 0)
-		return;
-	p->started = true;
-	for (i = 0; i < p->nh; i++)
-		if (p->h[i].st == HS_ACCEPTED)
-			r++;
-	p->members = r + 1;
-	addrs = calloc(p->members, sizeof(*addrs));
-	p->by_rank = calloc(p->members, sizeof(*p->by_rank));
-	if (addrs == NULL || p->by_rank == NULL) {
-		free(addrs);
-		for (i = 0; i < p->nh; i++)
-			if (p->h[i].st == HS_ACCEPTED)
-				host_fail(&p->h[i], -ENOMEM, "out of memory");
-		return;
-	}
-	for (i = 0, r = 0; i < p->nh; i++) {
-		if (p->h[i].st != HS_ACCEPTED)
-			continue;
-		p->h[i].rank = ++r;
-		p->h[i].st = HS_RUNNING;
-		p->by_rank[r] = &p->h[i];
-		addrs[r] = p->h[i].addr;
-	}
-	p->sum->setup = elapsed(p);
-	if (p->members > 1) {
-		rc = choose_transport(p);
-		p->sum->transport = proto_transport_name(p->group);
-		if (rc == 0)
-			rc = send_starts(p, addrs);
-		if (rc == 0)
-			rc = start_engine(p, addrs);
-		if (rc < 0)
-			abort_group(p, NULL, p->fatal.code ? p->fatal.msg
-							   : strerror(-rc));
-		else if (p->cfg->verify)
-			p->crc_busy = uv_queue_work(&p->loop, &p->crc_work,
-						    crc_run, crc_after) == 0;
-	}
-	free(addrs);
-	maybe_finish(p);
 }
 
 /* ---------------------------------------------------------------------
@@ -830,8 +433,8 @@ finish_now(uv_timer_t *t)
 	uv_close((uv_handle_t *)&p->aborter, on_finisher_closed);
 }
 
-static void
-maybe_finish(struct push *p)
+void
+push_maybe_finish(struct push *p)
 {
 	if (p->finishing || p->unfinished > 0 || p->crc_busy)
 		return;
@@ -948,8 +551,8 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 	}
 	for (i = 0; i < p.nh; i++)
 		host_begin(&p.h[i]);
-	maybe_start(&p);
-	maybe_finish(&p);
+	pg_maybe_start(&p);
+	push_maybe_finish(&p);
 	uv_run(&p.loop, UV_RUN_DEFAULT);
 	rc = uv_loop_close(&p.loop);
 	if (rc < 0)

@@ -1,0 +1,335 @@
+/*
+ * pgroup - the sender's group (see push_int.h): once the hosts have
+ * answered, the members are ranked, the transport chosen, START sent and
+ * rank 0's engine run; when every block is out and no source changed, the
+ * members get their go.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "push_int.h"
+#include "xtcp.h"
+#include "xverbs.h"
+
+static void maybe_go(struct push *p);
+
+static void
+on_engine_complete(void *ctx)
+{
+}
+
+static void
+on_engine_done(void *ctx, int status, uint32_t peer)
+{
+	struct push *p = ctx;
+	char why[400];
+
+	p->eng_done = true;
+	p->sent_all = status == 0;
+	if (status == 0)
+		maybe_go(p);
+	if (status < 0) {
+		if (peer < p->members && p->by_rank[peer] != NULL) {
+			/* Its control connection, if the daemon died, will
+			 * say so within the grace period; else this is why. */
+			snprintf(why, sizeof(why), "the sender lost its data "
+				 "connection to %s: %s", p->by_rank[peer]->name,
+				 eng_strerror(status));
+			p->suspect = p->by_rank[peer];
+			snprintf(p->suspect_why, sizeof(p->suspect_why),
+				 "data connection from the sender lost: %s",
+				 eng_strerror(status));
+		} else {
+			snprintf(why, sizeof(why), "the sender failed: %s",
+				 eng_strerror(status));
+		}
+		push_abort_group(p, NULL, why);
+	}
+	push_maybe_finish(p);
+}
+
+static int
+engine_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
+{
+	return store_iov(ctx, block, iov, max);
+}
+
+static int
+engine_arrived(void *ctx, uint64_t block)
+{
+	return 0;
+}
+
+/* Once every block is out (and with --verify its crc known), and no source
+ * changed meanwhile, tell the members they may land: the CRC frame.  A
+ * source that changed aborts the group instead: its copies could mix old
+ * and new bytes. */
+static void
+maybe_go(struct push *p)
+{
+	struct frame f = { .type = MSG_CRC };
+	struct rd_err err = { 0 };
+	size_t i;
+
+	if (p->go_sent || !p->sent_all || (p->cfg->verify && !p->crc_ready))
+		return;
+	p->go_sent = true;
+	if (store_check_sources(p->st, &err) < 0) {
+		push_abort_group(p, NULL, err.msg);
+		return;
+	}
+	f.val = p->crc;
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_RUNNING)
+			conn_send_copy(p->h[i].c, &f, NULL);
+}
+
+static void
+crc_run(uv_work_t *w)
+{
+	struct push *p = w->data;
+
+	p->crc = store_compute_crc(p->st);
+}
+
+static void
+crc_after(uv_work_t *w, int status)
+{
+	struct push *p = w->data;
+
+	p->crc_busy = false;
+	if (status < 0)
+		return;
+	p->crc_ready = true;
+	maybe_go(p);
+	push_maybe_finish(p);
+}
+
+static int
+make_tcp(struct push *p, const struct sockaddr_storage *addrs,
+	 struct xp **xp)
+{
+	struct xtcp_cfg xc = {
+		.loop = &p->loop, .rank = 0, .n = p->members, .addrs = addrs,
+		.bind = p->has_src ? &p->src : NULL,
+		.connect_timeout_ms = p->cfg->connect_timeout_ms,
+		.timeout_ms = p->cfg->timeout_ms,
+	};
+
+	memcpy(xc.token, p->token, PROTO_TOKEN_LEN);
+	return xtcp_new(&xc, xp);
+}
+
+/* Rank 0 over verbs: sends straight from the mapped sources, registered
+ * read-only before data flows. */
+static int
+make_verbs(struct push *p, const struct sockaddr_storage *addrs,
+	   struct xp **xp)
+{
+	struct xvb_cfg vc = {
+		.loop = &p->loop, .vb = p->vb, .dev = p->dev, .rank = 0,
+		.n = p->members, .addrs = addrs, .bind = &p->src,
+		.block_size = p->cfg->block_size, .window = 1,
+		.connect_timeout_ms = p->cfg->connect_timeout_ms,
+	};
+	size_t i, len;
+	void *map;
+	int rc;
+
+	memcpy(vc.token, p->token, PROTO_TOKEN_LEN);
+	rc = xvb_new(&vc, xp, &p->fatal);
+	for (i = 0; rc == 0 && i < store_nfiles(p->st); i++) {
+		store_mapping(p->st, i, &map, &len);
+		rc = xp_reg(*xp, map, len, false);
+		if (rc < 0)
+			rd_errf(&p->fatal, rc, "%s", xp_errmsg(*xp) != NULL
+				 ? xp_errmsg(*xp) : strerror(-rc));
+	}
+	if (rc < 0) {
+		xp_free(*xp);
+		*xp = NULL;
+	}
+	return rc;
+}
+
+/* The members' rdma_cm addresses: their IPs with their rdma ports. */
+static void
+set_rdma_ports(struct push *p, struct sockaddr_storage *addrs)
+{
+	uint32_t r;
+
+	for (r = 1; r < p->members; r++) {
+		uint16_t port = htons(p->by_rank[r]->rdma_port);
+
+		if (addrs[r].ss_family == AF_INET)
+			((struct sockaddr_in *)&addrs[r])->sin_port = port;
+		else
+			((struct sockaddr_in6 *)&addrs[r])->sin6_port = port;
+	}
+}
+
+static int
+start_engine(struct push *p, struct sockaddr_storage *addrs)
+{
+	struct eng_cfg ec = {
+		.loop = &p->loop, .alg = p->cfg->alg, .n = p->members,
+		.rank = 0, .blocks = store_blocks(p->st),
+		.window = p->cfg->window, .connect_wait_ms = p->cfg->connect_timeout_ms +
+				    p->cfg->timeout_ms,
+		.io = { engine_iov, engine_arrived, p->st },
+		.complete = on_engine_complete, .done = on_engine_done,
+		.ctx = p,
+	};
+	int rc;
+
+	if (p->group == TRANSPORT_VERBS) {
+		set_rdma_ports(p, addrs);
+		rc = make_verbs(p, addrs, &ec.xp);
+	} else {
+		rc = make_tcp(p, addrs, &ec.xp);
+	}
+	if (rc < 0)
+		return rc;
+	rc = eng_new(&ec, &p->eng);
+	if (rc < 0) {
+		xp_free(ec.xp);
+		return rc;
+	}
+	return eng_start(p->eng);
+}
+
+/* Can the sender itself use RDMA towards the hosts? */
+static int
+sender_verbs(struct push *p, struct rd_err *err)
+{
+	struct vb_cfg vc = p->cfg->verbs;
+	int rc;
+
+	if (!p->has_src) {
+		size_t i;
+
+		for (i = 0; i < p->nh && !p->has_src; i++)
+			if (p->h[i].st == HS_RUNNING &&
+			    conn_local(p->h[i].c, &p->src) == 0)
+				p->has_src = true;
+	}
+	if (!p->has_src)
+		return rd_errf(err, -EADDRNOTAVAIL, "no source address");
+	vc.loop = &p->loop;
+	rc = vb_new(&vc, &p->vb, err);
+	if (rc == 0)
+		rc = vb_device_for(p->vb, &p->src, &p->dev, err);
+	return rc;
+}
+
+/* tcp, or verbs when asked for (or allowed) and every member offered it
+ * and the sender can too. */
+static int
+choose_transport(struct push *p)
+{
+	struct rd_err why = { 0 };
+	size_t i;
+
+	p->group = TRANSPORT_TCP;
+	if (p->cfg->transport == TRANSPORT_TCP)
+		return 0;
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_RUNNING && p->h[i].rdma_port == 0)
+			return 0;	/* only with auto: verbs hosts refuse */
+	if (sender_verbs(p, &why) == 0) {
+		p->group = TRANSPORT_VERBS;
+		return 0;
+	}
+	if (p->cfg->transport == TRANSPORT_AUTO) {
+		log_info("over tcp: %s", why.msg);
+		return 0;
+	}
+	return rd_errf(&p->fatal, why.code, "%s", why.msg);
+}
+
+static int
+send_starts(struct push *p, struct sockaddr_storage *addrs)
+{
+	struct roster ro = { .rank = 1, .n = p->members, .addrs = addrs,
+			     .transport = p->group };
+	uint16_t *ports = calloc(p->members, sizeof(*ports));
+	struct frame f = { .type = MSG_START };
+	struct wbuf w;
+	size_t i;
+	int rc;
+
+	if (ports == NULL)
+		return -ENOMEM;
+	for (i = 1; i < p->members; i++)
+		ports[i] = p->by_rank[i]->rdma_port;
+	ro.rdma_ports = ports;
+	wbuf_init(&w);
+	rc = roster_encode(&ro, &w);
+	free(ports);
+	for (i = 0; i < p->nh && rc == 0; i++) {
+		struct phost *h = &p->h[i];
+
+		if (h->st != HS_RUNNING)
+			continue;
+		be_put32(w.data, h->rank);
+		f.len = w.len;
+		if (conn_send_copy(h->c, &f, w.data) < 0)
+			push_host_fail(h, -EPIPE, "cannot send START");
+	}
+	wbuf_free(&w);
+	return rc;
+}
+
+/* Every host accepted or failed: form the group. */
+void
+pg_maybe_start(struct push *p)
+{
+	struct sockaddr_storage *addrs;
+	uint32_t r = 0;
+	size_t i;
+	int rc;
+
+	if (p->started || p->undecided > 0)
+		return;
+	p->started = true;
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_ACCEPTED)
+			r++;
+	p->members = r + 1;
+	addrs = calloc(p->members, sizeof(*addrs));
+	p->by_rank = calloc(p->members, sizeof(*p->by_rank));
+	if (addrs == NULL || p->by_rank == NULL) {
+		free(addrs);
+		for (i = 0; i < p->nh; i++)
+			if (p->h[i].st == HS_ACCEPTED)
+				push_host_fail(&p->h[i], -ENOMEM, "out of memory");
+		return;
+	}
+	for (i = 0, r = 0; i < p->nh; i++) {
+		if (p->h[i].st != HS_ACCEPTED)
+			continue;
+		p->h[i].rank = ++r;
+		p->h[i].st = HS_RUNNING;
+		p->by_rank[r] = &p->h[i];
+		addrs[r] = p->h[i].addr;
+	}
+	p->sum->setup = push_elapsed(p);
+	if (p->members > 1) {
+		rc = choose_transport(p);
+		p->sum->transport = proto_transport_name(p->group);
+		if (rc == 0)
+			rc = send_starts(p, addrs);
+		if (rc == 0)
+			rc = start_engine(p, addrs);
+		if (rc < 0)
+			push_abort_group(p, NULL, p->fatal.code ? p->fatal.msg
+							   : strerror(-rc));
+		else if (p->cfg->verify)
+			p->crc_busy = uv_queue_work(&p->loop, &p->crc_work,
+						    crc_run, crc_after) == 0;
+	}
+	free(addrs);
+	push_maybe_finish(p);
+}
