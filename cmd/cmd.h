@@ -93,9 +93,10 @@ int add_libs(struct manifest *m, const char *exe, const char *dest);
 int gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles);
 
 /* -EINVAL after a message if hl names this machine (its host name, short
- * or long, or one of its non-loopback addresses): the sender is the root
- * of every group, never a destination.  0 otherwise. */
-int refuse_self(const struct hostlist *hl);
+ * or long, or one of its non-loopback addresses; with `bind`, a numeric
+ * address or NULL, only that one): the sender is the root of every group,
+ * never a destination.  0 otherwise. */
+int refuse_self(const struct hostlist *hl, const char *bind);
 
 /* The hosts with failed[i] == want as a compressed host list (malloc'd),
  * or NULL if out of memory. */

@@ -136,7 +136,7 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
 							   : "");
 		return -EINVAL;
 	}
-	return refuse_self(hl);
+	return refuse_self(hl, o->bind);
 }
 
 /* hosts[i] with pick[i] == want, compressed; malloc'd or NULL. */

@@ -8,7 +8,10 @@
  * how to leave it out.
  *
  * This machine: its host name, short or with a domain, and the
- * non-loopback addresses of its interfaces.  Names other than its own
+ * non-loopback addresses of its interfaces, or, with --bind, only the
+ * address bound to: a machine that plays several hosts on addresses of its
+ * own (a test bed, a VM with several RDMA devices) sends from one of them
+ * to the others.  Names other than its own
  * are not resolved (that would cost a lookup per host before the first
  * byte); loopback addresses stay allowed, for daemons on 127.0.0.x.
  */
@@ -61,14 +64,18 @@ is_loopback(const struct sockaddr_storage *ss)
 	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
-/* Is the numeric address one of this machine's, loopback aside? */
+/* Is the numeric address one of this machine's, loopback aside (with a
+ * bound address, is it that one)? */
 static bool
-own_addr(const struct sockaddr_storage *ss, struct ifaddrs *ifs)
+own_addr(const struct sockaddr_storage *ss, struct ifaddrs *ifs,
+	 const struct sockaddr_storage *bound)
 {
 	struct ifaddrs *i;
 
 	if (is_loopback(ss))
 		return false;
+	if (bound != NULL)
+		return same_addr((const struct sockaddr *)bound, ss);
 	for (i = ifs; i != NULL; i = i->ifa_next)
 		if (i->ifa_addr != NULL && same_addr(i->ifa_addr, ss))
 			return true;
@@ -77,7 +84,8 @@ own_addr(const struct sockaddr_storage *ss, struct ifaddrs *ifs)
 
 /* Is `entry` (HOST[:PORT]) this machine? */
 static bool
-is_self(const char *entry, const char *me, struct ifaddrs *ifs)
+is_self(const char *entry, const char *me, struct ifaddrs *ifs,
+	const struct sockaddr_storage *bound)
 {
 	struct sockaddr_storage ss;
 	char host[256];
@@ -86,24 +94,27 @@ is_self(const char *entry, const char *me, struct ifaddrs *ifs)
 	if (net_split_hostport(entry, host, sizeof(host), &port, 0) < 0)
 		return false;
 	if (net_parse_numeric(host, 0, &ss) == 0)
-		return own_addr(&ss, ifs);
+		return own_addr(&ss, ifs, bound);
 	return me[0] != '\0' && same_name(host, me);
 }
 
 int
-refuse_self(const struct hostlist *hl)
+refuse_self(const struct hostlist *hl, const char *bind)
 {
+	struct sockaddr_storage bound;
 	struct ifaddrs *ifs = NULL;
 	char me[256] = "";
 	size_t i;
 	int rc = 0;
 
+	if (bind != NULL && net_parse_numeric(bind, 0, &bound) < 0)
+		bind = NULL;	/* push_run says it is bad */
 	if (gethostname(me, sizeof(me) - 1) < 0)
 		me[0] = '\0';
 	if (getifaddrs(&ifs) < 0)
 		ifs = NULL;
 	for (i = 0; i < hl->n && rc == 0; i++) {
-		if (!is_self(hl->hosts[i], me, ifs))
+		if (!is_self(hl->hosts[i], me, ifs, bind ? &bound : NULL))
 			continue;
 		warnx_("%s is this host (the sender); leave it out, e.g. -x %s",
 		       hl->hosts[i], hl->hosts[i]);

@@ -37,3 +37,13 @@ expect_status 0 on_host 1 "$RDMCP" -x "$me" "$src/data" "$me,$(cluster_hosts 3)"
 for i in 2 3; do
 	cmp -s "$src/data" "$WORK/h$i$src/data" || fail "host $i: no copy"
 done
+# a machine playing several hosts on addresses of its own (as the RDMA VM
+# does): with --bind, only the bound address is this host
+other=198.18.0.200
+ip -n "$RDMCP_NS-h1" addr add "$other/15" dev eth0
+expect_status 2 on_host 1 "$RDMCP" "$src/data" "$other:$PORT"
+grep -q "^rdmcp: $other:$PORT is this host" "$WORK/err" || fail "$(cat "$WORK/err")"
+expect_status 2 on_host 1 "$RDMCP" --bind "$(cluster_addr 1)" "$src/data" "$me"
+grep -q "^rdmcp: $me is this host" "$WORK/err" || fail "$(cat "$WORK/err")"
+# (nothing listens there: the host fails, but it is not refused as self)
+expect_status 1 on_host 1 "$RDMCP" --bind "$(cluster_addr 1)" "$src/data" "$other:$PORT"
