@@ -91,6 +91,7 @@ start_daemons() {
 		"$CLUSTER" exec "$i" "$RDMCP" --serve -q \
 			--listen "$("$CLUSTER" addr "$i"):$PORT" \
 			--prefix "$DATA/h$i" &
+		disown	# 'cluster down' kills them: no job notices
 	done
 	sleep 1
 }

@@ -30,6 +30,20 @@ for size in 0 1 $((B + 1)); do
 		"$(hosts 3)"
 	assert_copies 3 "$src/f$size"
 done
+# a tree (-r): many small files, an empty one, a link, as one stream;
+# the sender registers every file's mapping
+mkdir -p "$src/tree/a" "$src/tree/empty"
+for i in $(seq 1 200); do make_file "$src/tree/a/f$i" $((i * 97)); done
+: >"$src/tree/zero"
+ln -s a/f1 "$src/tree/link"
+expect_status 0 push --transport verbs --verify -r -p -b 64K "$src/tree" \
+	"$(hosts 3)"
+grep -q "over verbs" "$WORK/out" || fail "tree: $(cat "$WORK/out")"
+for i in 1 2 3; do
+	diff -r --no-dereference "$src/tree" "$WORK/h$i$src/tree" >/dev/null ||
+		fail "tree: host $i"
+done
+note "tree of 203 entries: $(tail -1 "$WORK/out")"
 for alg in chain tree sequential binomial; do
 	expect_status 0 push --transport verbs --verify --force -a "$alg" \
 		-b 64K "$src/big" "$(hosts 5)"
