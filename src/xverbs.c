@@ -1128,13 +1128,13 @@ xvb_new(const struct xvb_cfg *cfg, struct xp **out, struct rd_err *err)
 	rc = x->addrs != NULL ? query_limits(x) : -ENOMEM;
 	if (rc == 0)
 		memcpy(x->addrs, cfg->addrs, cfg->n * sizeof(*x->addrs));
-	if (rc == 0 && cfg->rank > 0) {
-		/* receivers: bounce rings, registered before data flows */
+	/* receivers: bounce rings, registered before data flows; the sender
+	 * sends from its registered sources, but a block made of more pieces
+	 * (small files) than a work request takes goes through a copy */
+	if (rc == 0 && cfg->rank > 0)
 		rc = ring_init(x, &x->rring, cfg->window, cfg->block_size, err);
-		if (rc == 0)
-			rc = ring_init(x, &x->sring, SEND_RING,
-				       cfg->block_size, err);
-	}
+	if (rc == 0)
+		rc = ring_init(x, &x->sring, SEND_RING, cfg->block_size, err);
 	if (rc < 0) {
 		xvb_free(&x->base);
 		return rc;

@@ -10,10 +10,12 @@
  * it to the job (xvb_accept).
  *
  * Memory: blocks are sent straight from memory registered with xp_reg()
- * (the sender's mapped source files, read-only: no copy).  Receivers
- * receive into a ring of registered bounce buffers, copy each block into
- * place (the destination mapping) and relay from another ring; the rings
- * are registered when the transport is created, before data flows.
+ * (the sender's mapped source files, read-only: no copy), unless a block
+ * is made of more pieces than a work request takes (many small files):
+ * those are copied into a small send ring.  Receivers receive into a
+ * ring of registered bounce buffers, copy each block into place (the
+ * destination mapping) and relay from the send ring; the rings are
+ * registered when the transport is created, before data flows.
  */
 #ifndef RDMCP_XVERBS_H
 #define RDMCP_XVERBS_H
