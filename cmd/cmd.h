@@ -54,6 +54,7 @@ struct opts {
 	uid_t owner_uid;	/* --owner, -1 if not given */
 	gid_t owner_gid;
 	bool allow_setid;
+	bool keep_owners;
 	/* plan */
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;

@@ -213,7 +213,7 @@ run_serve(const struct opts *o)
 		.verbs = { .device = o->device, .gid_index = o->gid_index,
 			   .interrupts = o->interrupts },
 		.owner_uid = o->owner_uid, .owner_gid = o->owner_gid,
-		.allow_setid = o->allow_setid,
+		.allow_setid = o->allow_setid, .keep_owners = o->keep_owners,
 		.once = o->once, .idle_ms = o->once ? o->timeout_ms : 0,
 	};
 	int rc;

@@ -29,6 +29,7 @@ enum {
 	OPT_FAILED_FILE,
 	OPT_GENKEY,
 	OPT_JSON,
+	OPT_KEEP_OWNERS,
 	OPT_KEY,
 	OPT_OK_FILE,
 	OPT_OWNER,
@@ -78,6 +79,7 @@ static const struct option long_options[] = {
 	{ "hosts", required_argument, NULL, OPT_HOSTS },
 	{ "interrupts", no_argument, NULL, OPT_INTERRUPTS },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "keep-owners", no_argument, NULL, OPT_KEEP_OWNERS },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "ok-file", required_argument, NULL, OPT_OK_FILE },
@@ -133,7 +135,8 @@ usage(FILE *out)
 "                           made where it is missing\n"
 "  -r, --recursive          copy directories: the whole tree, as one\n"
 "                           transfer; symbolic links are kept as links\n"
-"  -p, --preserve           also give copies their modification times\n"
+"  -p, --preserve           also give copies their modification times,\n"
+"                           and their owners where the daemon allows it\n"
 "                           (modes are always kept)\n"
 "      --send-libs          with an ELF executable, also send the shared\n"
 "                           libraries it needs (but the C library's own)\n"
@@ -177,6 +180,8 @@ usage(FILE *out)
 "                           --root it lands under)\n"
 "      --allow-setid        keep set-user-ID and set-group-ID bits\n"
 "                           (dropped by default)\n"
+"      --keep-owners        a daemon running as root gives copies sent\n"
+"                           with -p their owners on the sender\n"
 "\n"
 "Receivers without a daemon:\n"
 "      --rsh CMD            start a one-shot receiver on every host with\n"
@@ -415,6 +420,9 @@ parse_option(struct opts *o, int c, const char *arg)
 		return -1;
 	case OPT_ALLOW_SETID:
 		o->allow_setid = true;
+		return -1;
+	case OPT_KEEP_OWNERS:
+		o->keep_owners = true;
 		return -1;
 	case OPT_OWNER:
 		return parse_owner(arg, &o->owner_uid, &o->owner_gid) < 0

@@ -7,7 +7,7 @@ _rdmcp() {
 	local long="--algorithm --allow-setid --bind --block-size --blocks
 		--connect-timeout --dest --device --exclude --failed-file --fanout
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
-		--json --key --listen --ok-file --once --owner --plan --port
+		--json --keep-owners --key --listen --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --timeout
 		--transport --verbose --verify --version --window"

@@ -29,6 +29,8 @@ struct dent {
 	uint8_t type;
 	uint32_t mode;
 	struct timespec mtime;
+	uid_t uid;		/* on the sender */
+	gid_t gid;
 	bool made;		/* created by this job */
 	bool top;		/* under a temporary name: renamed at commit */
 	bool merged;		/* a directory that existed: left alone */
@@ -50,6 +52,7 @@ struct dest {
 	uid_t uid;
 	gid_t gid;
 	bool owner_of_root;
+	bool owners;		/* the entries' own owners (keep_owners) */
 	bool committed;
 	/* the last directory opened */
 	int cache_fd;
@@ -242,6 +245,8 @@ copy_entries(struct dest *d, const struct job *job, const char *prefix,
 		d->e[i].mode = f->mode & d->mask;
 		d->e[i].mtime.tv_sec = (time_t)f->mtime_sec;
 		d->e[i].mtime.tv_nsec = f->mtime_nsec;
+		d->e[i].uid = f->uid;
+		d->e[i].gid = f->gid;
 	}
 	return 0;
 }
@@ -465,7 +470,10 @@ give_away(struct dest *d, int fd, struct dent *e)
 	uid_t uid = d->uid;
 	gid_t gid = d->gid;
 
-	if (d->owner_of_root) {
+	if (d->owners) {
+		uid = e->uid;
+		gid = e->gid;
+	} else if (d->owner_of_root) {
 		uid = d->rootst[e->root].st_uid;
 		gid = d->rootst[e->root].st_gid;
 	} else if (!d->set_owner) {
@@ -535,6 +543,7 @@ dest_alloc(const struct job *job, const struct store_policy *pol,
 	d->uid = pol->uid;
 	d->gid = pol->gid;
 	d->owner_of_root = pol->owner_of_root;
+	d->owners = pol->keep_owners && (job->flags & JOB_OWNERS);
 	d->cache_fd = -1;
 	*out = d;
 	return 0;

@@ -44,6 +44,9 @@ struct store_policy {
 	uid_t uid;
 	gid_t gid;
 	bool owner_of_root;
+	/* jobs that ask (JOB_OWNERS) give entries their owners on the
+	 * sender instead */
+	bool keep_owners;
 };
 
 struct dest;

@@ -66,6 +66,8 @@ append(struct manifest *m, const char *src, const char *dest,
 	f->mode = sb->st_mode & 07777;
 	f->mtime_sec = sb->st_mtim.tv_sec;
 	f->mtime_nsec = (uint32_t)sb->st_mtim.tv_nsec;
+	f->uid = sb->st_uid;
+	f->gid = sb->st_gid;
 	if (S_ISDIR(sb->st_mode)) {
 		f->type = JF_DIR;
 	} else if (S_ISLNK(sb->st_mode)) {
@@ -89,6 +91,8 @@ mf_add_dir(struct manifest *m, const char *dest, uint32_t mode)
 
 	memset(&sb, 0, sizeof(sb));
 	sb.st_mode = S_IFDIR | (mode & 07777);
+	sb.st_uid = getuid();
+	sb.st_gid = getgid();
 	return append(m, NULL, dest, &sb, NULL);
 }
 

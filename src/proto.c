@@ -9,8 +9,8 @@
 #include <string.h>
 
 /* The fewest bytes a job entry takes: path length, type, size, mode,
- * time. */
-#define JOB_MIN_ENTRY (4 + 1 + 8 + 4 + 8 + 4)
+ * time, owner. */
+#define JOB_MIN_ENTRY (4 + 1 + 8 + 4 + 8 + 4 + 4 + 4)
 
 void
 frame_encode(const struct frame *f, uint8_t out[PROTO_FRAME_LEN])
@@ -120,6 +120,8 @@ job_encode(const struct job *job, struct wbuf *w)
 		wput_u32(w, f->mode);
 		wput_u64(w, (uint64_t)f->mtime_sec);
 		wput_u32(w, f->mtime_nsec);
+		wput_u32(w, f->uid);
+		wput_u32(w, f->gid);
 		if (f->type == JF_LINK)
 			wput_str(w, f->target != NULL ? f->target : "");
 	}
@@ -199,7 +201,8 @@ job_decode_entry(struct rbuf *r, struct job_file *f, struct rd_err *err)
 	if (rget_str(r, PROTO_MAX_PATH, &f->path) < 0 ||
 	    rget_u8(r, &f->type) < 0 || rget_u64(r, &f->size) < 0 ||
 	    rget_u32(r, &f->mode) < 0 || rget_u64(r, &sec) < 0 ||
-	    rget_u32(r, &f->mtime_nsec) < 0)
+	    rget_u32(r, &f->mtime_nsec) < 0 || rget_u32(r, &f->uid) < 0 ||
+	    rget_u32(r, &f->gid) < 0)
 		return rd_errf(err, -EBADMSG, "truncated file entry");
 	f->mtime_sec = (int64_t)sec;
 	if (f->type == JF_LINK &&

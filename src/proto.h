@@ -103,7 +103,8 @@ const char *proto_transport_name(enum proto_transport t);
 #define JOB_VERIFY 0x1u		/* end-to-end crc32 before landing */
 #define JOB_FORCE 0x2u		/* replace existing destination files */
 #define JOB_TIMES 0x4u		/* give entries their modification times */
-#define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES)
+#define JOB_OWNERS 0x8u		/* ... and their owners, where allowed */
+#define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES | JOB_OWNERS)
 
 /* What a manifest entry is.  Entries come in tree order: a directory
  * before anything inside it. */
@@ -120,6 +121,7 @@ struct job_file {
 	uint32_t mode;		/* permission bits (07777) */
 	int64_t mtime_sec;	/* modification time (used with JOB_TIMES) */
 	uint32_t mtime_nsec;
+	uint32_t uid, gid;	/* owner on the sender (used with JOB_OWNERS) */
 	char *target;		/* JF_LINK: the link's text; else NULL */
 };
 

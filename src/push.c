@@ -459,7 +459,7 @@ build_job(struct push *p, struct rd_err *err)
 		.transport = cfg->transport,
 		.flags = (cfg->verify ? JOB_VERIFY : 0) |
 			 (cfg->force ? JOB_FORCE : 0) |
-			 (cfg->times ? JOB_TIMES : 0),
+			 (cfg->times ? JOB_TIMES | JOB_OWNERS : 0),
 		.nfiles = (uint32_t)cfg->nfiles,
 	};
 	char host[256] = "";

@@ -507,6 +507,7 @@ setup_run(uv_work_t *w)
 		.set_owner = j->env->set_owner,
 		.uid = j->env->uid, .gid = j->env->gid,
 		.owner_of_root = j->env->owner_of_root,
+		.keep_owners = j->env->keep_owners,
 	};
 
 	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);

@@ -38,6 +38,7 @@ struct rjob_env {
 	uid_t uid;
 	gid_t gid;
 	bool owner_of_root;
+	bool keep_owners;
 	bool allow_setid;
 	struct vb *vb;			/* RDMA, or NULL: TCP only */
 	uint16_t rdma_port;		/* where vb listens */

@@ -529,6 +529,10 @@ serve_ownership(struct serve *s, struct rd_err *err)
 	s->env.uid = s->cfg.owner_uid;
 	s->env.gid = s->cfg.owner_gid;
 	s->env.allow_setid = s->cfg.allow_setid;
+	s->env.keep_owners = s->cfg.keep_owners;
+	if (geteuid() != 0 && s->cfg.keep_owners)
+		return rd_errf(err, -EPERM, "--keep-owners needs the daemon "
+			       "to run as root");
 	if (geteuid() != 0)
 		return set ? rd_errf(err, -EPERM, "--owner needs the daemon "
 				     "to run as root") : 0;

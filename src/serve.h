@@ -49,6 +49,7 @@ struct serve_cfg {
 	uid_t owner_uid;
 	gid_t owner_gid;
 	bool allow_setid;		/* keep set-user/group-ID bits */
+	bool keep_owners;		/* honour JOB_OWNERS (needs root) */
 	/* One-shot receiver (--once): one job at a time, and once a job has
 	 * landed its files the daemon stops as after serve_shutdown().  A
 	 * job that failed does not count: its sender may send again.  With

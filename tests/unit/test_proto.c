@@ -41,6 +41,8 @@ sample_job(uint32_t nfiles)
 		job->files[i].mode = i == 0 ? 0755 : 0640;
 		job->files[i].mtime_sec = -86400 + (int64_t)i * 1000000007;
 		job->files[i].mtime_nsec = i * 333333333u;
+		job->files[i].uid = 1000 + i;
+		job->files[i].gid = UINT32_MAX - i;
 	}
 	return job;
 }
@@ -94,6 +96,8 @@ START_TEST(job_round_trip)
 		ck_assert_uint_eq(back->files[i].mtime_nsec,
 				  job->files[i].mtime_nsec);
 		ck_assert_uint_eq(back->files[i].type, JF_FILE);
+		ck_assert_uint_eq(back->files[i].uid, 1000 + i);
+		ck_assert_uint_eq(back->files[i].gid, UINT32_MAX - i);
 	}
 	ck_assert_uint_eq(back->total, (5ull << 30) + 7 + 2000);
 	ck_assert_uint_eq(job_blocks(back), (back->total + (1u << 20) - 1) >>
