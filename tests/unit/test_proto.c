@@ -256,12 +256,15 @@ START_TEST(job_hostile_counts)
 	wbuf_init(&w);
 	job->nfiles = 1;
 	job->files = realloc(job->files, sizeof(*job->files));
+	memset(job->files, 0, sizeof(*job->files));
 	job->files[0].path = strdup("/x");
 	job->files[0].size = 1;
 	job->files[0].mode = 0644;
 	job_encode(job, &w);
-	/* the path length field sits 4 + 2 + 8 + 4 bytes from the end */
-	be_put32(w.data + w.len - 18, 0x7fffffff);
+	/* the path length field sits 4 + 2 bytes (the path) + 1 (type) + 8
+	 * (size) + 4 (mode) + 12 (time) + 8 (owner) from the end */
+	ck_assert_int_eq(be_get32(w.data + w.len - 39), 2);
+	be_put32(w.data + w.len - 39, 0x7fffffff);
 	ck_assert_int_lt(job_decode(w.data, w.len, &back, NULL), 0);
 	job_free(job);
 	wbuf_free(&w);
