@@ -27,7 +27,11 @@ cleanup() {
 	{
 		for pid in "${DAEMON_PIDS[@]}"; do
 			kill "$pid" 2>/dev/null || true
-			kill -CONT "$pid" 2>/dev/null || true	# if frozen
+			# a frozen one must run to stop; others get no SIGCONT,
+			# which upsets LeakSanitizer's stop-the-world at exit
+			if [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = T ]; then
+				kill -CONT "$pid" 2>/dev/null || true
+			fi
 		done
 		for pid in "${DAEMON_PIDS[@]}"; do
 			wait "$pid" 2>/dev/null || true
