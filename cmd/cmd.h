@@ -55,6 +55,7 @@ struct opts {
 	gid_t owner_gid;
 	bool allow_setid;
 	bool keep_owners;
+	const char *state_dir;	/* --state-dir, NULL: the default */
 	/* plan */
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;

@@ -199,6 +199,18 @@ daemon_stop(uv_loop_t *loop, struct daemon *d)
 	uv_run(loop, UV_RUN_DEFAULT);
 }
 
+/* --state-dir ("" turns it off), else /var/lib/rdmcp for a daemon that
+ * runs as root and is neither a test one (--prefix) nor one-shot. */
+static const char *
+state_dir(const struct opts *o)
+{
+	if (o->state_dir != NULL)
+		return o->state_dir[0] != '\0' ? o->state_dir : NULL;
+	if (geteuid() != 0 || o->prefix != NULL || o->once)
+		return NULL;
+	return "/var/lib/rdmcp";
+}
+
 int
 run_serve(const struct opts *o)
 {
@@ -214,6 +226,7 @@ run_serve(const struct opts *o)
 			   .interrupts = o->interrupts },
 		.owner_uid = o->owner_uid, .owner_gid = o->owner_gid,
 		.allow_setid = o->allow_setid, .keep_owners = o->keep_owners,
+		.state_dir = state_dir(o),
 		.once = o->once, .idle_ms = o->once ? o->timeout_ms : 0,
 	};
 	int rc;

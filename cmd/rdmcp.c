@@ -48,6 +48,7 @@ enum {
 	OPT_ROOT,
 	OPT_SEND_LIBS,
 	OPT_SERVE,
+	OPT_STATE_DIR,
 	OPT_TRANSPORT,
 	OPT_VERIFY,
 	OPT_WINDOW,
@@ -99,6 +100,7 @@ static const struct option long_options[] = {
 	{ "rsh", required_argument, NULL, OPT_RSH },
 	{ "send-libs", no_argument, NULL, OPT_SEND_LIBS },
 	{ "serve", no_argument, NULL, OPT_SERVE },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "transport", required_argument, NULL, OPT_TRANSPORT },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -182,6 +184,10 @@ usage(FILE *out)
 "                           (dropped by default)\n"
 "      --keep-owners        a daemon running as root gives copies sent\n"
 "                           with -p their owners on the sender\n"
+"      --state-dir DIR      record running jobs' temporaries in DIR and\n"
+"                           remove those of a killed predecessor at start\n"
+"                           (default /var/lib/rdmcp when root, without\n"
+"                           --prefix or --once; '' for none)\n"
 "\n"
 "Receivers without a daemon:\n"
 "      --rsh CMD            start a one-shot receiver on every host with\n"
@@ -423,6 +429,9 @@ parse_option(struct opts *o, int c, const char *arg)
 		return -1;
 	case OPT_KEEP_OWNERS:
 		o->keep_owners = true;
+		return -1;
+	case OPT_STATE_DIR:
+		o->state_dir = arg;
 		return -1;
 	case OPT_OWNER:
 		return parse_owner(arg, &o->owner_uid, &o->owner_gid) < 0

@@ -9,7 +9,8 @@ _rdmcp() {
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
 		--json --keep-owners --key --listen --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --recursive --remote-opts
-		--remote-path --retries --root --rsh --send-libs --serve --timeout
+		--remote-path --retries --root --rsh --send-libs --serve --state-dir
+		--timeout
 		--transport --verbose --verify --version --window"
 	local short="-a -b -d -f -h -p -P -q -r -t -v -V -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
@@ -27,7 +28,7 @@ _rdmcp() {
 	-a | --algorithm)
 		COMPREPLY=($(compgen -W "binomial chain tree sequential" -- "$cur"))
 		return ;;
-	-d | --dest | --root | --prefix)
+	-d | --dest | --root | --prefix | --state-dir)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
 	-f | --hostfile | --ok-file | --failed-file | --key | --genkey)

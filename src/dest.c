@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "path.h"
+#include "pending.h"
 
 struct dent {
 	char *lex;		/* destination with the prefix, as sent */
@@ -54,6 +55,7 @@ struct dest {
 	bool owner_of_root;
 	bool owners;		/* the entries' own owners (keep_owners) */
 	bool committed;
+	struct pending *record;	/* temporaries made, for a later sweep */
 	/* the last directory opened */
 	int cache_fd;
 	size_t cache_root;
@@ -448,6 +450,25 @@ reserve(int fd, uint64_t size, const char *final, struct rd_err *err)
 	return 0;
 }
 
+/* Write down temporary e before it is made, so that a daemon killed
+ * meanwhile removes it when it starts again. */
+static int
+record_temporary(struct dest *d, const struct dent *e)
+{
+	char *dir, *full;
+	int rc;
+
+	if (d->record == NULL || !e->top)
+		return 0;
+	dir = e->dir[0] ? path_join(d->roots[e->root], e->dir)
+			: strdup(d->roots[e->root]);
+	full = dir ? path_join(dir, e->name) : NULL;
+	rc = full ? pending_add(d->record, full) : -ENOMEM;
+	free(full);
+	free(dir);
+	return rc;
+}
+
 /* Make entry e under e->name in directory fd: 0, -EEXIST (the name is
  * taken), or another -errno.  Files come back open in *file. */
 static int
@@ -500,6 +521,8 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
 	do {
 		rc = e->top ? temp_name(e) : 0;
+		if (rc == 0)
+			rc = record_temporary(d, e);
 		if (rc == 0)
 			rc = make_entry(fd, e, jf->target, &file);
 	} while (rc == -EEXIST && e->top && ++tries < 100);
@@ -563,6 +586,13 @@ dest_prepare(const struct job *job, const struct store_policy *pol,
 	if (rc < 0)
 		return rc;
 	rc = open_roots(d, err);
+	if (rc == 0 && pol->state_dir != NULL) {
+		rc = pending_open(pol->state_dir, job->token, PROTO_TOKEN_LEN,
+				  &d->record);
+		if (rc < 0)
+			rd_errf(err, rc, "cannot record the job in %s: %s",
+				pol->state_dir, strerror(-rc));
+	}
 	if (rc == 0)
 		rc = copy_entries(d, job, pol->prefix, err);
 	if (rc == 0)
@@ -653,8 +683,11 @@ dest_commit(struct dest *d, struct rd_err *err)
 	for (i = 0; i < d->n && rc == 0; i++)
 		if (d->e[i].top && !d->e[i].placed)
 			rc = place(d, &d->e[i], err);
-	if (rc == 0)
+	if (rc == 0) {
 		d->committed = true;
+		pending_done(d->record);
+		d->record = NULL;
+	}
 	return rc;
 }
 
@@ -695,6 +728,7 @@ dest_free(struct dest *d)
 		return;
 	if (!d->committed)
 		remove_made(d);
+	pending_done(d->record);
 	if (d->cache_fd >= 0)
 		close(d->cache_fd);
 	free(d->cache_dir);

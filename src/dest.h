@@ -47,6 +47,8 @@ struct store_policy {
 	/* jobs that ask (JOB_OWNERS) give entries their owners on the
 	 * sender instead */
 	bool keep_owners;
+	/* where to record the temporaries made (pending.h), or NULL */
+	const char *state_dir;
 };
 
 struct dest;

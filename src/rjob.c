@@ -508,6 +508,7 @@ setup_run(uv_work_t *w)
 		.uid = j->env->uid, .gid = j->env->gid,
 		.owner_of_root = j->env->owner_of_root,
 		.keep_owners = j->env->keep_owners,
+		.state_dir = j->env->state_dir,
 	};
 
 	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);

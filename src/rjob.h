@@ -40,6 +40,7 @@ struct rjob_env {
 	bool owner_of_root;
 	bool keep_owners;
 	bool allow_setid;
+	const char *state_dir;		/* pending.h records, or NULL */
 	struct vb *vb;			/* RDMA, or NULL: TCP only */
 	uint16_t rdma_port;		/* where vb listens */
 	/* The job is gone; called once, just before its memory is freed. */

@@ -17,6 +17,7 @@
 #include "gate.h"
 #include "net.h"
 #include "path.h"
+#include "pending.h"
 #include "proto.h"
 #include "rjob.h"
 #include "xverbs.h"
@@ -517,6 +518,33 @@ serve_verbs(struct serve *s, struct rd_err *err)
 	return 0;
 }
 
+/* The state directory: made if missing, and what jobs of a daemon that
+ * was killed left behind removed.  Without one, jobs record nothing. */
+static void
+serve_sweep(struct serve *s)
+{
+	const char *dir = s->cfg.state_dir;
+	size_t removed = 0;
+
+	if (dir == NULL)
+		return;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		log_warn("state directory %s: %s; temporaries of jobs cut "
+			 "short by a crash will not be removed", dir,
+			 strerror(errno));
+		return;
+	}
+	if (pending_sweep(dir, (const char *const *)s->roots, s->nroots,
+			  &removed) < 0) {
+		log_warn("state directory %s: %s", dir, strerror(errno));
+		return;
+	}
+	if (removed > 0)
+		log_info("removed %zu temporaries left by jobs a previous run "
+			 "did not finish", removed);
+	s->env.state_dir = dir;
+}
+
 /* Files a root daemon creates belong to --owner, else to the owner of
  * the root they land under; others keep the daemon's own. */
 static int
@@ -561,6 +589,8 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 	};
 	if (rc == 0)
 		rc = serve_ownership(s, err);
+	if (rc == 0)
+		serve_sweep(s);
 	if (rc == 0)
 		rc = serve_gate(s);
 	if (rc == 0)

@@ -50,6 +50,9 @@ struct serve_cfg {
 	gid_t owner_gid;
 	bool allow_setid;		/* keep set-user/group-ID bits */
 	bool keep_owners;		/* honour JOB_OWNERS (needs root) */
+	/* Where jobs record their temporaries (pending.h), made if missing;
+	 * what a killed predecessor left is removed at start.  NULL: none. */
+	const char *state_dir;
 	/* One-shot receiver (--once): one job at a time, and once a job has
 	 * landed its files the daemon stops as after serve_shutdown().  A
 	 * job that failed does not count: its sender may send again.  With

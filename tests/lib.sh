@@ -65,7 +65,8 @@ host_addr() {
 }
 
 # start_daemon I [options]: a daemon for host I on its address, writing
-# below $WORK/hI (its --prefix), logging to $WORK/daemonI.log; run under
+# below $WORK/hI (its --prefix), recording its jobs' temporaries in
+# $WORK/stateI, logging to $WORK/daemonI.log; run under
 # the command in DAEMON_WRAP if set (e.g. to lower a limit), then under
 # the words of $RDMCP_DAEMON_WRAP (e.g. valgrind: make check-valgrind).
 DAEMON_WRAP=()
@@ -75,7 +76,8 @@ start_daemon() {
 	shift
 	mkdir -p "$WORK/h$i"
 	"${DAEMON_WRAP[@]}" "${ENV_WRAP[@]}" "$RDMCP" --serve --listen "$(host_addr "$i"):$PORT" \
-		--prefix "$WORK/h$i" -v "$@" 2>>"$WORK/daemon$i.log" &
+		--prefix "$WORK/h$i" --state-dir "$WORK/state$i" -v "$@" \
+		2>>"$WORK/daemon$i.log" &
 	DAEMON_PIDS[$i]=$!
 }
 

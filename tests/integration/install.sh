@@ -58,7 +58,7 @@ note "installed rdmcp --version: $out"
 
 # the unit runs the binary where it is installed (PREFIX, not DESTDIR)
 unit=$dest$prefix/lib/systemd/system/rdmcp.service
-grep -qx "ExecStart=$prefix/bin/rdmcp --serve \$RDMCP_OPTS" "$unit" ||
+grep -qx "ExecStart=$prefix/bin/rdmcp --serve --state-dir /var/lib/rdmcp \$RDMCP_OPTS" "$unit" ||
 	fail "ExecStart: $(grep ExecStart "$unit")"
 ! grep -q '@[A-Z]*@' "$unit" || fail "unsubstituted: $(grep '@[A-Z]*@' "$unit")"
 ! grep -q "$dest" "$unit" || fail "the unit names DESTDIR"

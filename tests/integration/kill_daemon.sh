@@ -1,5 +1,6 @@
 # A daemon killed mid-transfer: the sender exits 1 within seconds, names the
-# host, and no host has a partial file under the final name.
+# host, and no host has a partial file under the final name; the killed
+# daemon, started again, removes the temporaries it left.
 . "$(dirname "$0")/../lib.sh"
 start_daemons 8
 src=$WORK/src
@@ -36,6 +37,16 @@ for victim in 3 1 8; do
 		left=$(find "$WORK/h$i" -name '.*.rdmcp-*' | head -1)
 		[ -z "$left" ] || fail "host $i left $left"
 	done
-	rm -f "$WORK/h$victim$src"/.data.rdmcp-*
+	left=$(find "$WORK/h$victim" -name '.*.rdmcp-*' | wc -l)
+	[ "$left" -gt 0 ] || fail "victim $victim left no temporary to sweep"
 	restart_daemon "$victim"
+	[ -z "$(find "$WORK/h$victim" -name '.*.rdmcp-*')" ] ||
+		fail "victim $victim: restarted, its temporaries remain"
+	grep -q "removed $left temporaries left by jobs" "$WORK/daemon$victim.log" ||
+		fail "victim $victim: $(tail -3 "$WORK/daemon$victim.log")"
+	[ -z "$(ls "$WORK/state$victim")" ] || fail "records left: $(ls "$WORK/state$victim")"
+done
+# records of finished jobs are gone everywhere
+for i in $(seq 1 8); do
+	[ -z "$(ls "$WORK/state$i")" ] || fail "host $i kept records: $(ls "$WORK/state$i")"
 done
