@@ -4,6 +4,7 @@
 #include "xport.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
 void
 xp_set_events(struct xp *x, const struct xp_events *ev, void *ctx)
@@ -60,6 +61,59 @@ const char *
 xp_name(const struct xp *x)
 {
 	return x->ops->name;
+}
+
+struct xp_recv *
+xp_recv_new(const struct iovec *iov, int niov, uint64_t cookie)
+{
+	struct xp_recv *r = malloc(sizeof(*r) + (size_t)niov * sizeof(*iov));
+	int i;
+
+	if (r == NULL)
+		return NULL;
+	r->next = NULL;
+	r->cookie = cookie;
+	r->slot = 0;
+	r->niov = niov;
+	r->len = 0;
+	for (i = 0; i < niov; i++) {
+		r->iov[i] = iov[i];
+		r->len += iov[i].iov_len;
+	}
+	return r;
+}
+
+void
+xp_recvq_push(struct xp_recvq *q, struct xp_recv *r)
+{
+	r->next = NULL;
+	if (q->tail != NULL)
+		q->tail->next = r;
+	else
+		q->head = r;
+	q->tail = r;
+}
+
+struct xp_recv *
+xp_recvq_pop(struct xp_recvq *q)
+{
+	struct xp_recv *r = q->head;
+
+	if (r == NULL)
+		return NULL;
+	q->head = r->next;
+	if (q->head == NULL)
+		q->tail = NULL;
+	return r;
+}
+
+void
+xp_recvq_clear(struct xp_recvq *q)
+{
+	struct xp_recv *r;
+
+	while ((r = xp_recvq_pop(q)) != NULL)
+		free(r);
 }
 
 void

@@ -59,6 +59,35 @@ struct xp_ops {
 	void (*free)(struct xp *x);
 };
 
+/* A posted receive as both transports keep it: a copy of the caller's
+ * iovecs, queued per peer in the order posted (receives complete in that
+ * order). */
+struct xp_recv {
+	struct xp_recv *next;
+	uint64_t cookie;
+	uint64_t len;		/* bytes the iovecs hold */
+	uint32_t slot;		/* the transport's own (verbs: bounce slot) */
+	int niov;
+	struct iovec iov[];
+};
+
+struct xp_recvq {
+	struct xp_recv *head, *tail;
+};
+
+/* A new receive for iov[0..niov) and cookie, or NULL (ENOMEM). */
+struct xp_recv *xp_recv_new(const struct iovec *iov, int niov,
+			    uint64_t cookie);
+
+/* Queue r last. */
+void xp_recvq_push(struct xp_recvq *q, struct xp_recv *r);
+
+/* Take the first receive off the queue (NULL if empty); free() it. */
+struct xp_recv *xp_recvq_pop(struct xp_recvq *q);
+
+/* Free every queued receive. */
+void xp_recvq_clear(struct xp_recvq *q);
+
 /* Every transport instance begins with this. */
 struct xp {
 	const struct xp_ops *ops;

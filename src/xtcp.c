@@ -15,20 +15,12 @@
 #include "ranktab.h"
 
 /* A posted receive: where the next block from a peer goes. */
-struct precv {
-	struct precv *next;
-	uint64_t cookie;
-	uint64_t len;
-	int niov;
-	struct iovec iov[];
-};
-
 struct xpeer {
 	struct xtcp *x;
 	uint32_t rank;
 	struct conn *c;
 	bool up;
-	struct precv *head, *tail;
+	struct xp_recvq recvs;		/* posted, in order */
 };
 
 struct xtcp {
@@ -79,12 +71,7 @@ peer_add(struct xtcp *x, uint32_t rank, struct xpeer **out)
 static void
 peer_free(struct xpeer *p)
 {
-	struct precv *r, *next;
-
-	for (r = p->head; r != NULL; r = next) {
-		next = r->next;
-		free(r);
-	}
+	xp_recvq_clear(&p->recvs);
 	conn_free(p->c);
 	free(p);
 }
@@ -111,19 +98,19 @@ on_header(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_SIGNAL:
 		return f->len == 0 ? 0 : -EPROTO;
 	case MSG_BLOCK:
-		if (p->head == NULL) {
+		if (p->recvs.head == NULL) {
 			log_warn("tcp: rank %u sent a block nobody asked for",
 				 p->rank);
 			return -EPROTO;
 		}
-		if (f->len != p->head->len) {
+		if (f->len != p->recvs.head->len) {
 			log_warn("tcp: rank %u sent %llu bytes, expected %llu",
 				 p->rank, (unsigned long long)f->len,
-				 (unsigned long long)p->head->len);
+				 (unsigned long long)p->recvs.head->len);
 			return -EPROTO;
 		}
-		*iov = p->head->iov;
-		*niov = p->head->niov;
+		*iov = p->recvs.head->iov;
+		*niov = p->recvs.head->niov;
 		return 0;
 	default:
 		log_warn("tcp: unexpected %s from rank %u",
@@ -138,17 +125,14 @@ on_frame(void *ctx, struct conn *c, const struct frame *f,
 {
 	struct xpeer *p = ctx;
 	struct xtcp *x = p->x;
-	struct precv *r;
+	struct xp_recv *r;
 	uint64_t cookie;
 
 	if (f->type == MSG_SIGNAL) {
 		x->base.ev.signal(x->base.ctx, p->rank, f->val);
 		return 0;
 	}
-	r = p->head;
-	p->head = r->next;
-	if (p->head == NULL)
-		p->tail = NULL;
+	r = xp_recvq_pop(&p->recvs);	/* on_header made sure there is one */
 	cookie = r->cookie;
 	free(r);
 	x->base.ev.recv_done(x->base.ctx, p->rank, cookie, f->arg);
@@ -258,27 +242,14 @@ xtcp_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 {
 	struct xtcp *x = (struct xtcp *)xp;
 	struct xpeer *p = peer_up(x, peer);
-	struct precv *r;
-	int i;
+	struct xp_recv *r;
 
 	if (p == NULL)
 		return -ENOTCONN;
-	r = malloc(sizeof(*r) + (size_t)niov * sizeof(*iov));
+	r = xp_recv_new(iov, niov, cookie);
 	if (r == NULL)
 		return -ENOMEM;
-	r->next = NULL;
-	r->cookie = cookie;
-	r->niov = niov;
-	r->len = 0;
-	for (i = 0; i < niov; i++) {
-		r->iov[i] = iov[i];
-		r->len += iov[i].iov_len;
-	}
-	if (p->tail != NULL)
-		p->tail->next = r;
-	else
-		p->head = r;
-	p->tail = r;
+	xp_recvq_push(&p->recvs, r);
 	return 0;
 }
 

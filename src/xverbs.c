@@ -48,15 +48,6 @@ struct region {
 };
 
 /* A receive posted for a block: where it lands after the bounce. */
-struct precv {
-	struct precv *next;
-	uint64_t cookie;
-	uint32_t slot;
-	uint64_t len;
-	int niov;
-	struct iovec iov[];
-};
-
 /* A block send, waiting for a bounce buffer or in flight. */
 struct psend {
 	struct psend *next;
@@ -83,7 +74,7 @@ struct vpeer {
 	struct vqp data, sig;
 	bool up, lost, finishing;
 	uint64_t deadline;	/* for connecting, in loop time */
-	struct precv *rhead, *rtail;
+	struct xp_recvq recvs;		/* posted, in order */
 	struct psend *shead, *stail;	/* block sends, in order */
 	struct psend *snext;		/* the first not yet posted */
 	uint32_t nposted;		/* on the data send queue */
@@ -287,7 +278,6 @@ vqp_destroy(struct xvb *x, struct vqp *q)
 static void
 peer_free(struct xvb *x, struct vpeer *p)
 {
-	struct precv *r, *rn;
 	struct psend *s, *sn;
 
 	vqp_destroy(x, &p->data);
@@ -295,10 +285,7 @@ peer_free(struct xvb *x, struct vpeer *p)
 	if (p->sigmr != NULL)
 		ibv_dereg_mr(p->sigmr);
 	free(p->sigbuf);
-	for (r = p->rhead; r != NULL; r = rn) {
-		rn = r->next;
-		free(r);
-	}
+	xp_recvq_clear(&p->recvs);
 	for (s = p->shead; s != NULL; s = sn) {
 		sn = s->next;
 		free(s);
@@ -464,7 +451,7 @@ on_sig_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc)
  */
 
 static int
-post_block_recv(struct vpeer *p, struct precv *r)
+post_block_recv(struct vpeer *p, struct xp_recv *r)
 {
 	struct xvb *x = p->x;
 	struct ibv_sge sge = {
@@ -505,7 +492,7 @@ static void
 on_block_arrived(struct vpeer *p, uint32_t tag, const struct ibv_wc *wc)
 {
 	struct xvb *x = p->x;
-	struct precv *r = p->rhead;
+	struct xp_recv *r = p->recvs.head;
 	uint64_t cookie;
 
 	if (r == NULL || r->slot != tag || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
@@ -516,9 +503,7 @@ on_block_arrived(struct vpeer *p, uint32_t tag, const struct ibv_wc *wc)
 	}
 	scatter(ring_at(&x->rring, r->slot), r->iov, r->niov);
 	slots_put(x->rring.free, r->slot);
-	p->rhead = r->next;
-	if (p->rhead == NULL)
-		p->rtail = NULL;
+	xp_recvq_pop(&p->recvs);
 	cookie = r->cookie;
 	free(r);
 	x->base.ev.recv_done(x->base.ctx, p->rank, cookie,
@@ -908,22 +893,14 @@ xvb_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 {
 	struct xvb *x = (struct xvb *)xp;
 	struct vpeer *p = peer_up(x, peer);
-	struct precv *r;
-	int i, rc;
+	struct xp_recv *r;
+	int rc;
 
 	if (p == NULL)
 		return -ENOTCONN;
-	r = malloc(sizeof(*r) + (size_t)niov * sizeof(*iov));
+	r = xp_recv_new(iov, niov, cookie);
 	if (r == NULL)
 		return -ENOMEM;
-	r->next = NULL;
-	r->cookie = cookie;
-	r->niov = niov;
-	r->len = 0;
-	for (i = 0; i < niov; i++) {
-		r->iov[i] = iov[i];
-		r->len += iov[i].iov_len;
-	}
 	if (r->len > x->rring.slot_size || !slots_get(x->rring.free, &r->slot)) {
 		free(r);
 		return -ENOBUFS;
@@ -934,11 +911,7 @@ xvb_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 		free(r);
 		return rc;
 	}
-	if (p->rtail != NULL)
-		p->rtail->next = r;
-	else
-		p->rhead = r;
-	p->rtail = r;
+	xp_recvq_push(&p->recvs, r);
 	return 0;
 }
 
