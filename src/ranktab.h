@@ -1,6 +1,7 @@
 /*
- * ranktab - a table of items by rank, kept sorted: what each transport
- * holds per peer.  Pure.
+ * ranktab - a table of items by a 64-bit key, kept sorted: what each
+ * transport holds per peer (by rank), the RDMA completion slots (by id).
+ * Pure.
  */
 #ifndef RDMCP_RANKTAB_H
 #define RDMCP_RANKTAB_H
@@ -9,23 +10,26 @@
 #include <stdint.h>
 
 struct rt_entry {
-	uint32_t rank;
+	uint64_t key;
 	void *item;
 };
 
 /* Start from a zeroed table. */
 struct ranktab {
-	struct rt_entry *e;	/* sorted by rank */
+	struct rt_entry *e;	/* sorted by key */
 	size_t n, cap;
 };
 
-/* Add `item` under `rank`.  Returns 0, -EEXIST or -ENOMEM. */
-int rt_add(struct ranktab *t, uint32_t rank, void *item);
+/* Add `item` under `key`.  Returns 0, -EEXIST or -ENOMEM. */
+int rt_add(struct ranktab *t, uint64_t key, void *item);
 
-/* The item of `rank`, or NULL. */
-void *rt_find(const struct ranktab *t, uint32_t rank);
+/* The item of `key`, or NULL. */
+void *rt_find(const struct ranktab *t, uint64_t key);
 
-/* The i-th item in rank order (i < t->n). */
+/* Take the item of `key` out of the table; returns it, or NULL. */
+void *rt_remove(struct ranktab *t, uint64_t key);
+
+/* The i-th item in key order (i < t->n). */
 void *rt_at(const struct ranktab *t, size_t i);
 
 /* Release the table (not the items); it is empty afterwards. */

@@ -12,13 +12,14 @@
 #include <sys/resource.h>
 
 #include "net.h"
+#include "ranktab.h"
 
 #define BUSY_POLL_NS (50ull * 1000 * 1000)
 #define CQ_ENTRIES 16384
 #define MAX_PDATA 256
 
+/* Who gets the completions of a slot (ranktab item, by slot id). */
 struct slot_entry {
-	uint64_t id;
 	vb_done_fn fn;
 	void *ctx;
 };
@@ -51,8 +52,7 @@ struct vb {
 	vb_acceptor_fn acceptor;
 	void *acceptor_ctx;
 	struct vb_dev *devs;
-	struct slot_entry *slots;	/* sorted by id */
-	size_t nslots, slotcap;
+	struct ranktab slots;		/* struct slot_entry by id */
 	uint64_t next_slot;
 	int handles;		/* open libuv handles, all devices included */
 	bool freeing;
@@ -64,60 +64,31 @@ static void vb_release(struct vb *v);
  * Slots
  */
 
-static struct slot_entry *
-slot_find(struct vb *v, uint64_t id)
-{
-	size_t lo = 0, hi = v->nslots, mid;
-
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (v->slots[mid].id == id)
-			return &v->slots[mid];
-		if (v->slots[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 uint64_t
 vb_slot_new(struct vb *v, vb_done_fn fn, void *ctx)
 {
-	struct slot_entry *grown;
+	struct slot_entry *e = malloc(sizeof(*e));
 
-	if (v->nslots == v->slotcap) {
-		size_t cap = v->slotcap ? v->slotcap * 2 : 64;
-
-		grown = realloc(v->slots, cap * sizeof(*grown));
-		if (grown == NULL)
-			return 0;
-		v->slots = grown;
-		v->slotcap = cap;
+	if (e == NULL)
+		return 0;
+	*e = (struct slot_entry){ fn, ctx };
+	if (rt_add(&v->slots, v->next_slot + 1, e) < 0) {
+		free(e);
+		return 0;
 	}
-	/* ids only grow, so appending keeps the array sorted */
-	v->slots[v->nslots] = (struct slot_entry){ ++v->next_slot, fn, ctx };
-	v->nslots++;
-	return v->next_slot;
+	return ++v->next_slot;
 }
 
 void
 vb_slot_drop(struct vb *v, uint64_t slot)
 {
-	struct slot_entry *e = slot_find(v, slot);
-	size_t i;
-
-	if (e == NULL)
-		return;
-	i = (size_t)(e - v->slots);
-	memmove(e, e + 1, (v->nslots - i - 1) * sizeof(*e));
-	v->nslots--;
+	free(rt_remove(&v->slots, slot));
 }
 
 static void
 dispatch(struct vb *v, const struct ibv_wc *wc)
 {
-	struct slot_entry *e = slot_find(v, wc->wr_id >> VB_TAG_BITS);
+	struct slot_entry *e = rt_find(&v->slots, wc->wr_id >> VB_TAG_BITS);
 
 	if (e != NULL)
 		e->fn(e->ctx, (uint32_t)(wc->wr_id & VB_TAG_MAX), wc);
@@ -606,6 +577,7 @@ static void
 vb_release(struct vb *v)
 {
 	struct vb_dev *d, *next;
+	size_t i;
 
 	for (d = v->devs; d != NULL; d = next) {
 		next = d->next;
@@ -614,7 +586,9 @@ vb_release(struct vb *v)
 	if (v->listener != NULL)
 		rdma_destroy_id(v->listener);
 	rdma_destroy_event_channel(v->ec);
-	free(v->slots);
+	for (i = 0; i < v->slots.n; i++)
+		free(rt_at(&v->slots, i));
+	rt_clear(&v->slots);
 	free(v);
 }
 

@@ -1,6 +1,7 @@
 /*
- * ranktab: items stay sorted by rank whatever the insertion order, a rank
- * is held once, and lookups find exactly what was added.
+ * ranktab: items stay sorted by key whatever the insertion order, a key
+ * is held once, lookups find exactly what was added, removal keeps the
+ * order.
  */
 #include <check.h>
 #include <errno.h>
@@ -22,13 +23,25 @@ START_TEST(sorted_unique_found)
 	ck_assert_int_eq(rt_add(&t, 5, &items[5]), -EEXIST);
 	ck_assert_uint_eq(t.n, 11);
 	for (i = 1; i < t.n; i++)
-		ck_assert_uint_lt(t.e[i - 1].rank, t.e[i].rank);
+		ck_assert_uint_lt(t.e[i - 1].key, t.e[i].key);
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		ck_assert_ptr_eq(rt_find(&t, order[i]), &items[order[i]]);
 	ck_assert_ptr_null(rt_find(&t, 10));
 	ck_assert_ptr_null(rt_find(&t, 101));
 	ck_assert_ptr_eq(rt_at(&t, 0), &items[0]);
 	ck_assert_ptr_eq(rt_at(&t, 10), &items[100]);
+	/* taken out: gone, the rest in order */
+	ck_assert_ptr_eq(rt_remove(&t, 5), &items[5]);
+	ck_assert_ptr_null(rt_remove(&t, 5));
+	ck_assert_ptr_null(rt_find(&t, 5));
+	ck_assert_uint_eq(t.n, 10);
+	for (i = 1; i < t.n; i++)
+		ck_assert_uint_lt(t.e[i - 1].key, t.e[i].key);
+	ck_assert_ptr_eq(rt_find(&t, 6), &items[6]);
+	/* 64-bit keys */
+	ck_assert_int_eq(rt_add(&t, UINT64_MAX, &items[1]), 0);
+	ck_assert_ptr_eq(rt_find(&t, UINT64_MAX), &items[1]);
+	ck_assert_ptr_eq(rt_at(&t, t.n - 1), &items[1]);
 	rt_clear(&t);
 	ck_assert_uint_eq(t.n, 0);
 	ck_assert_ptr_null(rt_find(&t, 7));
