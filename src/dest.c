@@ -43,16 +43,11 @@ struct dest {
 	size_t n;
 	size_t *dirs;		/* directory entries, by lex */
 	size_t ndirs;
-	const char *const *roots;
-	size_t nroots;
+	struct dest_policy pol;	/* the daemon's; strings are its too */
 	int *rootfd;
 	struct stat *rootst;
-	bool force, times;
+	bool times;		/* the job's JOB_TIMES */
 	uint32_t mask;		/* mode bits we may set */
-	bool set_owner;
-	uid_t uid;
-	gid_t gid;
-	bool owner_of_root;
 	bool owners;		/* the entries' own owners (keep_owners) */
 	bool committed;
 	struct pending *record;	/* temporaries made, for a later sweep */
@@ -156,17 +151,17 @@ open_roots(struct dest *d, struct rd_err *err)
 {
 	size_t i;
 
-	d->rootfd = malloc((d->nroots ? d->nroots : 1) * sizeof(*d->rootfd));
-	d->rootst = calloc(d->nroots ? d->nroots : 1, sizeof(*d->rootst));
+	d->rootfd = malloc((d->pol.nroots ? d->pol.nroots : 1) * sizeof(*d->rootfd));
+	d->rootst = calloc(d->pol.nroots ? d->pol.nroots : 1, sizeof(*d->rootst));
 	if (d->rootfd == NULL || d->rootst == NULL)
 		return -ENOMEM;
-	for (i = 0; i < d->nroots; i++)
+	for (i = 0; i < d->pol.nroots; i++)
 		d->rootfd[i] = -1;
-	for (i = 0; i < d->nroots; i++) {
-		d->rootfd[i] = open(d->roots[i], O_RDONLY | O_DIRECTORY |
+	for (i = 0; i < d->pol.nroots; i++) {
+		d->rootfd[i] = open(d->pol.roots[i], O_RDONLY | O_DIRECTORY |
 				    O_CLOEXEC);
 		if (d->rootfd[i] < 0 || fstat(d->rootfd[i], &d->rootst[i]) < 0)
-			return rd_errf(err, -errno, "root %s: %s", d->roots[i],
+			return rd_errf(err, -errno, "root %s: %s", d->pol.roots[i],
 				       strerror(errno));
 	}
 	return 0;
@@ -260,13 +255,13 @@ locate(const struct dest *d, const char *real, size_t *root,
 {
 	size_t i, len;
 
-	for (i = 0; i < d->nroots; i++) {
-		if (!path_under(d->roots[i], real))
+	for (i = 0; i < d->pol.nroots; i++) {
+		if (!path_under(d->pol.roots[i], real))
 			continue;
-		len = strlen(d->roots[i]);
+		len = strlen(d->pol.roots[i]);
 		*root = i;
 		*rel = real + len + (real[len] == '/' ? 1 : 0);
-		if (strcmp(d->roots[i], "/") == 0)
+		if (strcmp(d->pol.roots[i], "/") == 0)
 			*rel = real + 1;
 		return 0;
 	}
@@ -328,20 +323,6 @@ merge_into(struct dest *d, struct dent *e, struct rd_err *err)
 	return e->inside != NULL ? 0 : -ENOMEM;
 }
 
-static const char *
-kind_of(mode_t m)
-{
-	if (S_ISFIFO(m))
-		return "a FIFO";
-	if (S_ISSOCK(m))
-		return "a socket";
-	if (S_ISCHR(m) || S_ISBLK(m))
-		return "a device";
-	if (S_ISLNK(m))
-		return "a symbolic link";
-	return S_ISDIR(m) ? "a directory" : "a file";
-}
-
 /* What is at e's final name decides how it lands. */
 static int
 check_existing(struct dest *d, struct dent *e, struct rd_err *err)
@@ -361,7 +342,7 @@ check_existing(struct dest *d, struct dent *e, struct rd_err *err)
 		if (!S_ISDIR(sb.st_mode))
 			return rd_errf(err, -ENOTDIR, "%s exists and is %s, "
 				       "not a directory", e->final,
-				       kind_of(sb.st_mode));
+				       path_kind(sb.st_mode));
 		return merge_into(d, e, err);
 	}
 	if (S_ISDIR(sb.st_mode))
@@ -369,8 +350,8 @@ check_existing(struct dest *d, struct dent *e, struct rd_err *err)
 	if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
 		return rd_errf(err, -EINVAL, "%s is %s; rdmcp replaces only "
 			       "files and symbolic links", e->final,
-			       kind_of(sb.st_mode));
-	if (!d->force)
+			       path_kind(sb.st_mode));
+	if (!d->pol.force)
 		return rd_errf(err, -EEXIST, "%s exists (--force replaces "
 			       "it)", e->final);
 	return 0;
@@ -460,8 +441,8 @@ record_temporary(struct dest *d, const struct dent *e)
 
 	if (d->record == NULL || !e->top)
 		return 0;
-	dir = e->dir[0] ? path_join(d->roots[e->root], e->dir)
-			: strdup(d->roots[e->root]);
+	dir = e->dir[0] ? path_join(d->pol.roots[e->root], e->dir)
+			: strdup(d->pol.roots[e->root]);
 	full = dir ? path_join(dir, e->name) : NULL;
 	rc = full ? pending_add(d->record, full) : -ENOMEM;
 	free(full);
@@ -488,16 +469,16 @@ make_entry(int fd, struct dent *e, const char *target, int *file)
 static int
 give_away(struct dest *d, int fd, struct dent *e)
 {
-	uid_t uid = d->uid;
-	gid_t gid = d->gid;
+	uid_t uid = d->pol.uid;
+	gid_t gid = d->pol.gid;
 
 	if (d->owners) {
 		uid = e->uid;
 		gid = e->gid;
-	} else if (d->owner_of_root) {
+	} else if (d->pol.owner_of_root) {
 		uid = d->rootst[e->root].st_uid;
 		gid = d->rootst[e->root].st_gid;
-	} else if (!d->set_owner) {
+	} else if (!d->pol.set_owner) {
 		return 0;
 	}
 	return fchownat(fd, e->name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0
@@ -544,7 +525,7 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 }
 
 static int
-dest_alloc(const struct job *job, const struct store_policy *pol,
+dest_alloc(const struct job *job, const struct dest_policy *pol,
 	   struct dest **out)
 {
 	struct dest *d = calloc(1, sizeof(*d));
@@ -557,15 +538,9 @@ dest_alloc(const struct job *job, const struct store_policy *pol,
 		free(d);
 		return -ENOMEM;
 	}
-	d->roots = pol->roots;
-	d->nroots = pol->nroots;
-	d->force = pol->force;
+	d->pol = *pol;
 	d->times = (job->flags & JOB_TIMES) != 0;
 	d->mask = pol->allow_setid ? 07777 : 01777;
-	d->set_owner = pol->set_owner;
-	d->uid = pol->uid;
-	d->gid = pol->gid;
-	d->owner_of_root = pol->owner_of_root;
 	d->owners = pol->keep_owners && (job->flags & JOB_OWNERS);
 	d->cache_fd = -1;
 	*out = d;
@@ -573,7 +548,7 @@ dest_alloc(const struct job *job, const struct store_policy *pol,
 }
 
 int
-dest_prepare(const struct job *job, const struct store_policy *pol,
+dest_prepare(const struct job *job, const struct dest_policy *pol,
 	     dest_file_fn file, void *ctx, struct dest **out,
 	     struct rd_err *err)
 {
@@ -641,7 +616,7 @@ finish_entry(struct dest *d, struct dent *e, struct rd_err *err)
 static int
 place(struct dest *d, struct dent *e, struct rd_err *err)
 {
-	bool replace = d->force && e->type != JF_DIR;
+	bool replace = d->pol.force && e->type != JF_DIR;
 	int fd = dir_fd(d, e->root, e->dir);
 
 	if (fd < 0)
@@ -739,7 +714,7 @@ dest_free(struct dest *d)
 		free(d->e[i].inside);
 		free(d->e[i].name);
 	}
-	for (i = 0; d->rootfd != NULL && i < d->nroots; i++)
+	for (i = 0; d->rootfd != NULL && i < d->pol.nroots; i++)
 		if (d->rootfd[i] >= 0)
 			close(d->rootfd[i]);
 	free(d->rootfd);

@@ -31,7 +31,7 @@
 #include "proto.h"
 
 /* What a daemon lets a job do. */
-struct store_policy {
+struct dest_policy {
 	const char *const *roots;	/* clean absolute directories */
 	size_t nroots;
 	const char *prefix;		/* prepended to paths, or NULL */
@@ -64,7 +64,7 @@ typedef int (*dest_file_fn)(void *ctx, size_t i, int fd);
  * on disk, existing files and links without force, anything where a
  * directory should be or a directory where a file should be, devices,
  * FIFOs and sockets in the way, no space.  On failure nothing is left. */
-int dest_prepare(const struct job *job, const struct store_policy *pol,
+int dest_prepare(const struct job *job, const struct dest_policy *pol,
 		 dest_file_fn file, void *ctx, struct dest **out,
 		 struct rd_err *err);
 

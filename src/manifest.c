@@ -96,16 +96,6 @@ mf_add_dir(struct manifest *m, const char *dest, uint32_t mode)
 	return append(m, NULL, dest, &sb, NULL);
 }
 
-static const char *
-special_kind(mode_t mode)
-{
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "a device";
-}
-
 static int walk(struct manifest *m, const char *src, const char *dest,
 		struct rd_err *err, int depth);
 
@@ -139,7 +129,7 @@ add_node(struct manifest *m, const char *src, const char *dest,
 	}
 	return rd_errf(err, -EINVAL, "%s is %s; rdmcp copies only files, "
 		       "directories and symbolic links", src,
-		       special_kind(sb->st_mode));
+		       path_kind(sb->st_mode));
 }
 
 static int

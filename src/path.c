@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 bool
 path_is_clean(const char *p)
@@ -106,6 +107,20 @@ path_parent(const char *p)
 	size_t n = (slash == NULL || slash == p) ? 1 : (size_t)(slash - p);
 
 	return strndup(slash == NULL ? "/" : p, n);
+}
+
+const char *
+path_kind(mode_t m)
+{
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISSOCK(m))
+		return "a socket";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "a device";
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	return S_ISDIR(m) ? "a directory" : "a file";
 }
 
 bool

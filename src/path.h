@@ -1,11 +1,13 @@
 /*
- * path - lexical path handling.  Pure: no file system access.
+ * path - lexical path handling, and file types in words.  Pure: no file
+ * system access.
  */
 #ifndef RDMCP_PATH_H
 #define RDMCP_PATH_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* True if `p` is absolute and canonical in form: no empty, "." or ".."
  * components, no trailing slash (except "/" itself). */
@@ -24,6 +26,10 @@ const char *path_base(const char *p);
 
 /* The parent of a clean absolute path as a new string ("/" for "/a"). */
 char *path_parent(const char *p);
+
+/* What a file of type `mode` (st_mode) is, in words: "a directory",
+ * "a symbolic link", "a FIFO", "a socket", "a device" or "a file". */
+const char *path_kind(mode_t mode);
 
 /* True if `p` is `root` or lies below it (both clean and absolute). */
 bool path_under(const char *root, const char *p);

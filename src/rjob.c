@@ -47,7 +47,7 @@ struct rjob {
 	struct eng *eng;
 	struct roster *ro;
 	enum jstate state;
-	bool complete, landed, eng_done, crc_known;
+	bool complete, landed, eng_done, go_received;
 	uint32_t crc_expected;
 	uv_work_t work;
 	bool work_busy;
@@ -196,7 +196,7 @@ maybe_land(struct rjob *j)
 
 	if (!j->complete || j->landed || j->state != JS_RUNNING)
 		return;
-	if (!j->crc_known)
+	if (!j->go_received)
 		return;		/* the sender's go: its sources did not change */
 	if (j->job->flags & JOB_VERIFY) {
 		crc = store_stream_crc(j->st);
@@ -456,9 +456,9 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_START:
 		return on_start(j, f, body);
 	case MSG_CRC:
-		if (j->state != JS_RUNNING || j->crc_known)
+		if (j->state != JS_RUNNING || j->go_received)
 			return -EPROTO;
-		j->crc_known = true;
+		j->go_received = true;
 		j->crc_expected = (uint32_t)f->val;
 		maybe_land(j);
 		return 0;
@@ -499,7 +499,7 @@ static void
 setup_run(uv_work_t *w)
 {
 	struct rjob *j = w->data;
-	struct store_policy pol = {
+	struct dest_policy pol = {
 		.roots = j->env->roots, .nroots = j->env->nroots,
 		.prefix = j->env->prefix,
 		.force = (j->job->flags & JOB_FORCE) != 0,

@@ -33,7 +33,7 @@ struct rjob_env {
 	size_t nroots;
 	const char *prefix;		/* prepended to destinations, or NULL */
 	unsigned connect_timeout_ms;
-	/* ownership and set-id policy (see store_policy in dest.h) */
+	/* ownership and set-id policy (see dest_policy in dest.h) */
 	bool set_owner;
 	uid_t uid;
 	gid_t gid;

@@ -204,7 +204,7 @@ map_temporary(void *ctx, size_t i, int fd)
 }
 
 int
-store_create(const struct job *job, const struct store_policy *pol,
+store_create(const struct job *job, const struct dest_policy *pol,
 	     struct store **out, struct rd_err *err)
 {
 	struct store *st;

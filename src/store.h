@@ -48,7 +48,7 @@ int store_check_sources(const struct store *st, struct rd_err *err);
 
 /* Create every entry of the job where it will land (dest.h), files
  * under temporary names with their space reserved and mapped. */
-int store_create(const struct job *job, const struct store_policy *pol,
+int store_create(const struct job *job, const struct dest_policy *pol,
 		 struct store **out, struct rd_err *err);
 
 /* The memory of block b: see eng_blocks.iov. */

@@ -91,7 +91,7 @@ static int
 run(const char *const *spec, size_t n, bool allow_setid, bool commit,
     struct rd_err *err)
 {
-	struct store_policy pol = { .roots = roots, .nroots = 1,
+	struct dest_policy pol = { .roots = roots, .nroots = 1,
 				    .allow_setid = allow_setid };
 	struct job *job = make_job(spec, n);
 	struct dest *d = NULL;

@@ -219,7 +219,7 @@ START_TEST(land_and_discard)
 {
 	static const size_t sizes[] = { 70000, 0, 1, 4096 };
 	const char *roots[] = { scratch };
-	struct store_policy pol = { .roots = roots, .nroots = 1 };
+	struct dest_policy pol = { .roots = roots, .nroots = 1 };
 	struct job *job = landing_job(sizes, 4, 4096);
 	struct rd_err err = { 0 };
 	struct iovec iov[8];
@@ -267,7 +267,7 @@ START_TEST(stream_crc_from_blocks)
 {
 	static const size_t sizes[] = { 3000, 0, 5000, 1 };
 	const char *roots[] = { scratch };
-	struct store_policy pol = { .roots = roots, .nroots = 1 };
+	struct dest_policy pol = { .roots = roots, .nroots = 1 };
 	struct job *job = landing_job(sizes, 4, 1024);
 	uint8_t *all = malloc(8001);
 	struct iovec iov[8];
@@ -302,7 +302,7 @@ START_TEST(stream_crc_from_blocks)
 END_TEST
 
 static void
-expect_create_fails(struct job *job, const struct store_policy *pol,
+expect_create_fails(struct job *job, const struct dest_policy *pol,
 		    int code, const char *what)
 {
 	struct rd_err err = { 0 };
@@ -319,7 +319,7 @@ START_TEST(confinement)
 	static const size_t sizes[] = { 10, 10 };
 	char inside[512];
 	const char *roots[] = { inside };
-	struct store_policy pol = { .roots = roots, .nroots = 1 };
+	struct dest_policy pol = { .roots = roots, .nroots = 1 };
 	struct job *job = landing_job(sizes, 2, 4096);
 
 	snprintf(inside, sizeof(inside), "%s/inside", scratch);
