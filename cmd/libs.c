@@ -5,11 +5,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -17,6 +20,17 @@
 #include "path.h"
 
 extern char **environ;
+
+#define LDD_SECONDS 30		/* ldd runs the loader: bound it */
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 /* True if `path` starts like an ELF file. */
 static bool
@@ -119,14 +133,13 @@ keep_lib(struct libs *l, const char *name, const char *file)
 
 /* Read ldd's answer for `exe`: the libraries to send. */
 static int
-read_ldd(FILE *in, const char *exe, struct libs *l)
+read_ldd(char *out, const char *exe, struct libs *l)
 {
-	char *line = NULL, *name, *file;
-	size_t cap = 0;
+	char *line, *save = NULL, *name, *file;
 	int rc = 0, bad;
 
-	while (rc == 0 && getline(&line, &cap, in) > 0) {
-		line[strcspn(line, "\n")] = '\0';
+	for (line = strtok_r(out, "\n", &save); rc == 0 && line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
 		bad = parse_line(line, &name, &file);
 		if (bad == -ENOENT) {
 			warnx_("--send-libs: %s needs %s, which is not found "
@@ -136,8 +149,44 @@ read_ldd(FILE *in, const char *exe, struct libs *l)
 			rc = keep_lib(l, name, file);
 		}
 	}
-	free(line);
 	return rc;
+}
+
+/* All that ldd writes on fd, within LDD_SECONDS (else it is killed):
+ * a new string in *out.  0 or -errno. */
+static int
+collect(int fd, pid_t pid, char **out)
+{
+	uint64_t deadline = now_ms() + LDD_SECONDS * 1000;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap), *grown;
+	ssize_t n = 1;
+	int64_t left;
+
+	while (buf != NULL && n > 0) {
+		if (len + 1 == cap) {
+			grown = realloc(buf, cap *= 2);
+			if (grown == NULL)
+				break;
+			buf = grown;
+		}
+		left = (int64_t)(deadline - now_ms());
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
+			kill(pid, SIGKILL);
+			free(buf);
+			return -ETIMEDOUT;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		len += n > 0 ? (size_t)n : 0;
+	}
+	if (buf == NULL || n != 0) {
+		free(buf);
+		return n < 0 ? -errno : -ENOMEM;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
 }
 
 /* DEST_libs/ and the libraries in it. */
@@ -184,7 +233,7 @@ int
 add_libs(struct manifest *m, const char *exe, const char *dest)
 {
 	struct libs l = { 0 };
-	FILE *in;
+	char *out = NULL;
 	pid_t pid;
 	int fd, status, rc;
 
@@ -195,13 +244,15 @@ add_libs(struct manifest *m, const char *exe, const char *dest)
 		warnx_("--send-libs: cannot run ldd: %s", strerror(errno));
 		return -EIO;
 	}
-	in = fdopen(fd, "r");
-	if (in == NULL)
-		close(fd);
-	rc = in ? read_ldd(in, exe, &l) : -ENOMEM;
-	if (in != NULL)
-		fclose(in);
-	waitpid(pid, &status, 0);
+	rc = collect(fd, pid, &out);
+	close(fd);
+	waitpid(pid, &status, 0);	/* it ended, or was killed */
+	if (rc == -ETIMEDOUT)
+		warnx_("--send-libs: ldd %s took more than %d s", exe,
+		       LDD_SECONDS);
+	if (rc == 0)
+		rc = read_ldd(out, exe, &l);
+	free(out);
 	if (rc == 0)
 		rc = add_to_manifest(m, &l, dest, exe);
 	libs_free(&l);

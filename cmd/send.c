@@ -367,38 +367,58 @@ sender_key(const struct opts *o, struct auth_key *key)
 	return 0;
 }
 
-/* Whether `dir` is a directory entry of the manifest. */
-static bool
-is_dir_entry(const struct job_file *e, size_t n, const char *dir)
+static int
+cmp_strp(const void *a, const void *b)
 {
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The manifest's directories, sorted (pointers into it), or NULL. */
+static const char **
+sorted_dirs(const struct job_file *e, size_t n, size_t *ndirs)
+{
+	const char **dirs = malloc((n ? n : 1) * sizeof(*dirs));
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (e[i].type == JF_DIR && strcmp(e[i].path, dir) == 0)
-			return true;
-	return false;
+	*ndirs = 0;
+	for (i = 0; dirs != NULL && i < n; i++)
+		if (e[i].type == JF_DIR)
+			dirs[(*ndirs)++] = e[i].path;
+	if (dirs != NULL)
+		qsort(dirs, *ndirs, sizeof(*dirs), cmp_strp);
+	return dirs;
 }
 
 /* The distinct existing directories the entries land in (the parents of
- * entries not inside another one): the receivers' roots. */
+ * entries not inside a directory of the manifest): the receivers' roots. */
 static char **
 dest_dirs(const struct manifest *m, size_t *ndirs)
 {
 	const struct job_file *e = mf_entries(m);
-	size_t i, j, n = mf_count(m);
+	size_t i, j, n = mf_count(m), nin;
+	const char **in = sorted_dirs(e, n, &nin);
 	char **dirs = calloc(n ? n : 1, sizeof(*dirs)), *d;
 
 	*ndirs = 0;
+	if (in == NULL) {
+		free(dirs);
+		return NULL;
+	}
 	for (i = 0; dirs != NULL && i < n; i++) {
 		d = path_parent(e[i].path);
+		if (d != NULL && bsearch(&d, in, nin, sizeof(*in), cmp_strp)) {
+			free(d);	/* inside the manifest */
+			continue;
+		}
 		for (j = 0; d != NULL && j < *ndirs; j++)
 			if (strcmp(dirs[j], d) == 0)
 				break;
-		if (d != NULL && j == *ndirs && !is_dir_entry(e, n, d))
+		if (d != NULL && j == *ndirs)
 			dirs[(*ndirs)++] = d;
 		else
 			free(d);
 	}
+	free(in);
 	return dirs;
 }
 
