@@ -14,9 +14,6 @@
 # (8), BENCH_RATE (200mbit), BENCH_RUNS (3).  Needs root.
 set -euo pipefail
 
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-RDMCP=$TOP/rdmcp
-CLUSTER=$TOP/scripts/netns-cluster.sh
 FILES=${BENCH_FILES:-10000}
 MIB=${BENCH_MIB:-128}
 N=${BENCH_N:-8}
@@ -24,32 +21,8 @@ RATE=${BENCH_RATE:-200mbit}
 RUNS=${BENCH_RUNS:-3}
 export RDMCP_NS=${RDMCP_NS:-rdmcptree}
 DATA=/dev/shm/rdmcp-bench-tree.$$
-PORT=7471
-
-[ "$(id -u)" -eq 0 ] || { echo "bench-tree.sh: needs root (network namespaces)" >&2; exit 77; }
-[ -x "$RDMCP" ] || { echo "bench-tree.sh: run 'make'" >&2; exit 2; }
-
-cleanup() {
-	"$CLUSTER" down || true
-	rm -rf "$DATA"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$(dirname "$0")/bench-lib.bash"
 mkdir -p "$DATA/src"
-"$RDMCP" -q --genkey "$DATA/key"
-export RDMCP_KEY=$DATA/key
-
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-hostlist() {
-	local i list=""
-	for i in $(seq 2 "$N"); do
-		list="$list${list:+,}$("$CLUSTER" addr "$i")"
-	done
-	echo "$list"
-}
 
 # make_tree: FILES files of equal size in directories of 100, and one
 # file of the same total size.
@@ -79,27 +52,15 @@ clear_copies() {
 once() {
 	local out
 	clear_copies
-	out=$("$CLUSTER" exec 1 "$RDMCP" "$@" "$(hostlist)") ||
+	out=$("$CLUSTER" exec 1 "$RDMCP" "$@" "$(hostlist "$N")") ||
 		{ echo "bench-tree.sh: rdmcp failed: $out" >&2; exit 1; }
-	echo "$out" | tail -1 | sed -n 's/.* in \([0-9.]*\) s,.*/\1/p'
-}
-
-start_daemons() {
-	local i
-	for i in $(seq 2 "$N"); do
-		mkdir -p "$DATA/h$i"
-		"$CLUSTER" exec "$i" "$RDMCP" --serve -q \
-			--listen "$("$CLUSTER" addr "$i"):$PORT" \
-			--prefix "$DATA/h$i" &
-		disown	# 'cluster down' kills them: no job notices
-	done
-	sleep 1
+	seconds_of "$out"
 }
 
 measure() {
 	local rate=$1 one tree
 	"$CLUSTER" up "$N" $rate
-	start_daemons
+	start_daemons "$N"
 	one=$(for r in $(seq "$RUNS"); do once "$DATA/src/file"; done | median)
 	tree=$(for r in $(seq "$RUNS"); do once -r "$DATA/src/tree"; done | median)
 	awk -v r="${rate:-unshaped}" -v a="$one" -v b="$tree" 'BEGIN {

@@ -23,10 +23,6 @@
 # Needs root.
 set -euo pipefail
 
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-RDMCP=$TOP/rdmcp
-TCPCOPY=$TOP/build/tests/tcpcopy
-CLUSTER=$TOP/scripts/netns-cluster.sh
 SIZES=${BENCH_SIZES:-4 8 16}
 RATE=${BENCH_RATE:-200mbit}
 MIB=${BENCH_MIB:-128}
@@ -36,32 +32,9 @@ BLOCK=${BENCH_BLOCK:-128K}
 OPTS=${BENCH_OPTS:-}
 export RDMCP_NS=${RDMCP_NS:-rdmcpbench}
 DATA=/dev/shm/rdmcp-bench.$$
-PORT=7471
-
-[ "$(id -u)" -eq 0 ] || { echo "bench.sh: needs root (network namespaces)" >&2; exit 77; }
-[ -x "$RDMCP" ] && [ -x "$TCPCOPY" ] || { echo "bench.sh: run 'make bench'" >&2; exit 2; }
-
-cleanup() {
-	"$CLUSTER" down || true
-	rm -rf "$DATA"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$DATA"
-"$RDMCP" -q --genkey "$DATA/key"
-export RDMCP_KEY=$DATA/key
-
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-hostlist() {
-	local n=$1 i list=""
-	for i in $(seq 2 "$n"); do
-		list="$list${list:+,}$("$CLUSTER" addr "$i")"
-	done
-	echo "$list"
-}
+. "$(dirname "$0")/bench-lib.bash"
+TCPCOPY=$TOP/build/tests/tcpcopy
+[ -x "$TCPCOPY" ] || { echo "bench.sh: run 'make bench'" >&2; exit 2; }
 
 clear_copies() {
 	rm -rf "$DATA"/h*/"$DATA"
@@ -89,21 +62,9 @@ rdmcp_once() {
 	# shellcheck disable=SC2086
 	out=$("$CLUSTER" exec 1 "$RDMCP" -a "$alg" "$@" $OPTS "$DATA/file" "$hosts") ||
 		{ echo "bench.sh: rdmcp failed: $out" >&2; exit 1; }
-	echo "$out" | tail -1 | sed -n 's/.* in \([0-9.]*\) s,.*/\1/p'
+	seconds_of "$out"
 }
 
-start_daemons() {
-	local i
-	for i in $(seq 2 "$1"); do
-		mkdir -p "$DATA/h$i"
-		"$CLUSTER" exec "$i" "$RDMCP" --serve -q \
-			--listen "$("$CLUSTER" addr "$i"):$PORT" \
-			--prefix "$DATA/h$i" &
-	done
-	sleep 1
-}
-
-mkdir -p "$DATA"
 head -c "$((MIB << 20))" /dev/urandom >"$DATA/file"
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fs %.3fx", a, a / b }'

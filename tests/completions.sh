@@ -90,6 +90,26 @@ bash_complete() {
 	' bash "$BASH_COMP" "$@"
 }
 
+# expect_common SHELL COMPLETE_FN: what both completions must offer alike:
+# an abbreviated option, directories only where a directory is wanted,
+# files, and hosts for the last argument
+expect_common() {
+	local sh=$1 fn=$2
+	expect "$sh" "--ret" "$("$fn" rdmcp --ret)" "--retries"
+	expect "$sh" "-d (directories only)" "$("$fn" rdmcp -d "$WORK/dir/")" \
+		"$WORK/dir/sub1 $WORK/dir/sub2"
+	expect "$sh" "--root (directories only)" \
+		"$("$fn" rdmcp --serve --root "$WORK/dir/s")" \
+		"$WORK/dir/sub1 $WORK/dir/sub2"
+	expect "$sh" "--key (files)" "$("$fn" rdmcp --key "$WORK/dir/k")" \
+		"$WORK/dir/key"
+	expect "$sh" "FILE after -f" \
+		"$("$fn" rdmcp -f hosts "$WORK/dir/fi")" "$WORK/dir/file1"
+	expect "$sh" "a host (from /etc/hosts)" \
+		"$(HOSTFILE=/etc/hosts "$fn" rdmcp "$WORK/dir/file1" localh)" \
+		"localhost"
+}
+
 if ! bash -n "$BASH_COMP"; then
 	fail "bash -n $BASH_COMP"
 else
@@ -104,22 +124,9 @@ else
 		"auto verbs tcp"
 	# bash splits --transport=t at '=' (COMP_WORDBREAKS)
 	expect bash "--transport=t" "$(bash_complete rdmcp --transport = t)" "tcp"
-	expect bash "--ret" "$(bash_complete rdmcp --ret)" "--retries"
-	expect bash "-d (directories only)" \
-		"$(bash_complete rdmcp -d "$WORK/dir/")" \
-		"$WORK/dir/sub1 $WORK/dir/sub2"
-	expect bash "--root (directories only)" \
-		"$(bash_complete rdmcp --serve --root "$WORK/dir/s")" \
-		"$WORK/dir/sub1 $WORK/dir/sub2"
-	expect bash "--key (files)" "$(bash_complete rdmcp --key "$WORK/dir/k")" \
-		"$WORK/dir/key"
+	expect_common bash bash_complete
 	expect bash "-f (files)" "$(bash_complete rdmcp -f "$WORK/dir/fi")" \
 		"$WORK/dir/file1"
-	expect bash "FILE after -f" \
-		"$(bash_complete rdmcp -f hosts "$WORK/dir/fi")" "$WORK/dir/file1"
-	expect bash "a host (from /etc/hosts)" \
-		"$(HOSTFILE=/etc/hosts bash_complete rdmcp "$WORK/dir/file1" localh)" \
-		"localhost"
 	expect bash "--serve takes no arguments" \
 		"$(bash_complete rdmcp --serve --root /tmp "$WORK/dir/fi")" ""
 fi
@@ -162,20 +169,9 @@ else
 		"binomial chain tree sequential"
 	expect zsh "--transport=" "$(zsh_complete rdmcp --transport=)" \
 		"--transport=auto --transport=verbs --transport=tcp"
-	expect zsh "--ret" "$(zsh_complete rdmcp --ret)" "--retries"
-	expect zsh "-d (directories only)" "$(zsh_complete rdmcp -d "$WORK/dir/")" \
-		"$WORK/dir/sub1 $WORK/dir/sub2"
-	expect zsh "--root (directories only)" \
-		"$(zsh_complete rdmcp --serve --root "$WORK/dir/")" \
-		"$WORK/dir/sub1 $WORK/dir/sub2"
-	expect zsh "--key (files)" "$(zsh_complete rdmcp --key "$WORK/dir/k")" \
-		"$WORK/dir/key"
+	expect_common zsh zsh_complete
 	expect zsh "--ok-file (files)" \
 		"$(zsh_complete rdmcp --ok-file "$WORK/dir/fi")" "$WORK/dir/file1"
-	expect zsh "FILE after -f" \
-		"$(zsh_complete rdmcp -f hosts "$WORK/dir/fi")" "$WORK/dir/file1"
-	expect zsh "a host (from /etc/hosts)" \
-		"$(zsh_complete rdmcp "$WORK/dir/file1" localh)" "localhost"
 	expect zsh "no second --hostfile" \
 		"$(zsh_complete rdmcp -f hosts --hostf)" ""
 fi

@@ -200,6 +200,18 @@ expect_status() {
 	fi
 }
 
+# wait_grep PATTERN FILE SECS: until FILE has a line matching PATTERN
+# (grep -E is not used: a basic regular expression); status 1 if it has
+# none after SECS seconds.
+wait_grep() {
+	local t
+	for t in $(seq 1 $(($3 * 50))); do
+		grep -q -- "$1" "$2" 2>/dev/null && return 0
+		sleep 0.02
+	done
+	grep -q -- "$1" "$2" 2>/dev/null
+}
+
 # watchdog PID SECS WHAT: after SECS, mark the test hung and kill PID and
 # its children (a shell function's subshell runs rdmcp as its child).
 watchdog() {
@@ -257,7 +269,7 @@ cluster_addr() {
 # cluster_daemons N [options]: daemons on hosts 2..N, landing below
 # $WORK/hI; waits until they listen.
 cluster_daemons() {
-	local n=$1 i t
+	local n=$1 i
 	shift
 	for i in $(seq 2 "$n"); do
 		mkdir -p "$WORK/h$i"
@@ -269,12 +281,20 @@ cluster_daemons() {
 		DAEMON_PIDS[$i]=$!
 	done
 	for i in $(seq 2 "$n"); do
-		for t in $(seq 1 100); do
-			on_host 1 bash -c "exec 3<>/dev/tcp/$(cluster_addr "$i")/$PORT" \
-				2>/dev/null && break
-			sleep 0.05
-		done
+		cluster_wait_port "$i" "$PORT" || true
 	done
+}
+
+# cluster_wait_port I PORT: until host I accepts connections on PORT, as
+# seen from host 1 (5 s at most; status 1 if it never does).
+cluster_wait_port() {
+	local t
+	for t in $(seq 1 100); do
+		on_host 1 bash -c "exec 3<>/dev/tcp/$(cluster_addr "$1")/$2" \
+			2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
 }
 
 # cluster_hosts N -> the daemons of hosts 2..N as a host list.

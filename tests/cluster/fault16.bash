@@ -1,4 +1,5 @@
-# Shared by the N=16 fault tests (relay_kill16.sh, relay_freeze16.sh):
+# Shared by the N=16 fault tests (relay_kill16.sh, relay_freeze16.sh,
+# link_cut16.sh):
 # a 16-host binomial pipeline (the sender on host 1, daemons on hosts
 # 2..16) on an emulated 200 Mbit/s network, a fault injected into the
 # relay of rank 1 (host 2) mid-transfer, and what must follow: everyone
@@ -50,12 +51,7 @@ fault_push() {
 # wait_mid_transfer: until the victim's daemon has started the job (it
 # logs its rank), then a further 0.5 s; fails after 10 s.
 wait_mid_transfer() {
-	local t
-	for t in $(seq 1 100); do
-		grep -q "rank 1 of" "$WORK/daemon$VICTIM.log" && break
-		sleep 0.1
-	done
-	grep -q "rank 1 of" "$WORK/daemon$VICTIM.log" ||
+	wait_grep "rank 1 of" "$WORK/daemon$VICTIM.log" 10 ||
 		fail "host $VICTIM never started the job"
 	sleep 0.5
 }
@@ -151,6 +147,22 @@ check_members() {
 	MEMBERS_MAX_MS=$max
 	[ ${#all[@]} -eq 0 ] && { note "members: every survivor completed"; return 0; }
 	note "members: ${#all[@]} survivors aborted/discarded their job $min..$max ms after the fault (each: ${all[*]})"
+}
+
+# check_timed_out WHAT: after a fault only --timeout ($TIMEOUT s) can
+# tell, the sender exits 1 with a report matching the disks, noticed by the
+# timeout (not before half of it) and within $BOUND ms, as did every
+# surviving member.
+check_timed_out() {
+	wait_push 30
+	note "$1; the sender exited $PUSH_RC"
+	[ "$PUSH_RC" -eq 1 ] || fail "exit $PUSH_RC: $(cat "$WORK/report" "$WORK/push.err")"
+	check_report
+	note "sender: first FAILED line after $FIRST_FAILED_MS ms, every outcome reported after $SENDER_MS ms (-t $TIMEOUT, bound $BOUND ms)"
+	[ "$FIRST_FAILED_MS" -ge $(( TIMEOUT * 1000 / 2 )) ] ||
+		fail "noticed after $FIRST_FAILED_MS ms: not by the timeout? $(cat "$WORK/report")"
+	[ "$SENDER_MS" -le "$BOUND" ] || fail "the sender took $SENDER_MS ms to report"
+	check_members "$BOUND"
 }
 
 # follow_up HOSTS_FROM_TO...: a fresh push of a new file to the given

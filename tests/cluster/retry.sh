@@ -11,7 +11,7 @@ src=$WORK/src
 mkdir -p "$src"
 for i in $(seq 2 $N); do mkdir -p "$WORK/h$i$src"; done
 head -c $((24 << 20)) /dev/urandom >"$src/data"
-on_host 1 "$RDMCP" --retries 1 -b 256K --failed-file "$WORK/failed" \
+on_host 1 timeout 120 "$RDMCP" --retries 1 -b 256K --failed-file "$WORK/failed" \
 	"$src/data" "$(cluster_hosts $N)" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
 sleep 0.5	# rank 1 (host 2) relays from the first step on

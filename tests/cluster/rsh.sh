@@ -61,11 +61,7 @@ for i in $(seq 2 $N); do
 	mkdir -p "$WORK/h$(cluster_addr "$i")$src"
 done
 for i in $(seq 2 $N); do
-	for t in $(seq 1 100); do
-		on_host 1 bash -c "exec 3<>/dev/tcp/$(cluster_addr "$i")/22" \
-			2>/dev/null && break
-		sleep 0.05
-	done
+	cluster_wait_port "$i" 22 || true
 done
 cat >"$WORK/ssh_config" <<EOF
 Host *
@@ -165,10 +161,7 @@ head -c $((64 << 20)) /dev/urandom >"$src/data"
 "$TOP/scripts/netns-cluster.sh" exec 1 "$RDMCP" -v "${RSH[@]}" --fanout 3 \
 	-a chain "$src/data" "$HOSTS" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
-for t in $(seq 1 200); do
-	grep -q "receivers started" "$WORK/err" && break
-	sleep 0.05
-done
+wait_grep "receivers started" "$WORK/err" 10 || true
 sleep 0.5
 [ -n "$(once_pids)" ] || fail "no receiver running: $(cat "$WORK/err")"
 kill -INT "$pid"

@@ -18,7 +18,7 @@ prepare_dirs $N "$src"
 change_during() {
 	make_file "$src/data" $((24 << 20))
 	RC=0
-	on_host 1 "$RDMCP" --retries "$2" -b 256K "$src/data" \
+	on_host 1 timeout 120 "$RDMCP" --retries "$2" -b 256K "$src/data" \
 		"$(cluster_hosts $N)" >"$WORK/out" 2>"$WORK/err" &
 	local pid=$!
 	sleep 0.4

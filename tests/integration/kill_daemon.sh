@@ -14,10 +14,7 @@ for victim in 3 1 8; do
 	"$RDMCP" -a chain -b 256K "$src/data" "$(hosts 8)" >"$WORK/out" 2>&1 &
 	pid=$!
 	# kill once the victim has joined the running group
-	for t in $(seq 1 200); do
-		grep -q "rank" "$WORK/daemon$victim.log" && break
-		sleep 0.02
-	done
+	wait_grep "rank" "$WORK/daemon$victim.log" 4 || true
 	kill_daemon "$victim"
 	rc=0
 	wait "$pid" || rc=$?

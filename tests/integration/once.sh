@@ -40,7 +40,7 @@ wait_gone() {
 # $WORK/NAME.in (held open on fd 7), stdout $WORK/NAME.out; waits for its
 # port line and sets ONCE_PID and ONCE_PORT.
 start_once() {
-	local name=$1 t
+	local name=$1
 	shift
 	mkdir -p "$WORK/$name"
 	mkfifo "$WORK/$name.in"
@@ -49,10 +49,7 @@ start_once() {
 		<"$WORK/$name.in" >"$WORK/$name.out" 2>"$WORK/$name.log" 7>&- &
 	ONCE_PID=$!
 	echo "$KEY" >&7
-	for t in $(seq 1 100); do
-		grep -q "^RDMCP-PORT [0-9]*$" "$WORK/$name.out" 2>/dev/null && break
-		sleep 0.05
-	done
+	wait_grep "^RDMCP-PORT [0-9]*$" "$WORK/$name.out" 5 || true
 	ONCE_PORT=$(sed -n 's/^RDMCP-PORT \([0-9]*\)$/\1/p' "$WORK/$name.out")
 	[ -n "$ONCE_PORT" ] || fail "$name: no port line: $(cat "$WORK/$name.out" "$WORK/$name.log")"
 }
@@ -172,10 +169,7 @@ rm -f "$WORK"/h*"$src"/data
 make_file "$src/big" $((300 << 20))
 "${rsh[@]}" -a chain -b 64K "$src/big" "$hosts5" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
-for t in $(seq 1 200); do
-	grep -q "receivers started" "$WORK/err" && break
-	sleep 0.02
-done
+wait_grep "receivers started" "$WORK/err" 4 || true
 sleep 0.1
 [ -n "$(once_pids)" ] || fail "no receiver running: $(cat "$WORK/err")"
 kill -TERM "$pid"

@@ -9,10 +9,7 @@ prepare_dirs 4 "$src"
 make_file "$src/data" $((200 << 20))
 "$RDMCP" -a chain -b 64K "$src/data" "$(hosts 4)" >"$WORK/out" 2>&1 &
 pid=$!
-for t in $(seq 1 200); do
-	grep -q "rank" "$WORK/daemon4.log" && break
-	sleep 0.02
-done
+wait_grep "rank" "$WORK/daemon4.log" 4 || true
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 # the control connections break at once: temporaries go quickly

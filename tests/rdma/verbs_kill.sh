@@ -13,10 +13,7 @@ for victim in 2 4; do
 	push --transport verbs -a chain -b 64K "$src/data" "$(hosts 4)" \
 		>"$WORK/out" 2>&1 &
 	pid=$!
-	for t in $(seq 1 400); do
-		grep -q "block 1 from" "$WORK/daemon$victim.log" && break
-		sleep 0.05
-	done
+	wait_grep "block 1 from" "$WORK/daemon$victim.log" 20 || true
 	kill_daemon "$victim"
 	rc=0
 	wait "$pid" || rc=$?
