@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "log.h"
 #include "net.h"
@@ -34,6 +35,7 @@ struct conn {
 	uint64_t body_limit;
 
 	uint64_t last_rx, last_tx;	/* loop time of last activity */
+	uint64_t tx_gap;	/* longest silence of ours, since keepalive */
 	unsigned ka_interval, ka_timeout;
 
 	int handles;		/* open libuv handles */
@@ -44,7 +46,13 @@ struct conn {
 	bool closing;		/* handles are closing */
 	bool freed;		/* the owner let go */
 	bool shut;
+	bool lingering;		/* conn_linger: reading to the peer's end */
+	unsigned owner_writes;	/* conn_send frames not yet written */
 };
+
+/* Where a lingering connection's input goes (one loop per process, and
+ * the bytes are thrown away). */
+static char linger_sink[64 << 10];
 
 struct wreq {
 	uv_write_t req;
@@ -56,6 +64,17 @@ struct wreq {
 };
 
 static void conn_start_reading(struct conn *c);
+
+/* We send now: the silence before counts towards the longest. */
+static void
+note_tx(struct conn *c)
+{
+	uint64_t now = uv_now(c->tcp.loop);
+
+	if (now - c->last_tx > c->tx_gap)
+		c->tx_gap = now - c->last_tx;
+	c->last_tx = now;
+}
 
 /* Memory goes once the owner let go and libuv is done with the handles. */
 static void
@@ -149,7 +168,10 @@ on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 	struct conn *c = h->data;
 
 	(void)suggested;
-	if (!c->in_payload) {
+	if (c->lingering) {
+		buf->base = linger_sink;
+		buf->len = sizeof(linger_sink);
+	} else if (!c->in_payload) {
 		buf->base = (char *)c->hdr + c->hdr_got;
 		buf->len = PROTO_FRAME_LEN - c->hdr_got;
 	} else if (c->body != NULL) {
@@ -255,6 +277,11 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	int rc;
 
 	(void)buf;
+	if (c->lingering) {
+		if (nread < 0)	/* the peer's end, or an error: done */
+			conn_close_handles(c);
+		return;
+	}
 	if (nread == 0 || c->dead || c->freed)
 		return;
 	c->last_rx = uv_now(c->tcp.loop);
@@ -408,10 +435,14 @@ on_written(uv_write_t *req, int status)
 	struct wreq *w = req->data;
 	struct conn *c = w->c;
 
+	if (w->notify)
+		c->owner_writes--;
 	if (w->notify && !c->freed && c->ops->on_sent != NULL)
 		c->ops->on_sent(c->ctx, c, w->cookie, status);
 	free(w);
-	if (status < 0 && status != UV_ECANCELED)
+	if (status < 0 && status != UV_ECANCELED && c->lingering)
+		conn_close_handles(c);
+	else if (status < 0 && status != UV_ECANCELED)
 		conn_die(c, status);
 }
 
@@ -426,7 +457,7 @@ conn_write(struct conn *c, struct wreq *w, int nbufs)
 	}
 	w->c = c;
 	w->req.data = w;
-	c->last_tx = uv_now(c->tcp.loop);
+	note_tx(c);
 	rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, w->bufs,
 		      (unsigned)nbufs, on_written);
 	if (rc < 0)
@@ -439,7 +470,7 @@ conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,
 	  int niov, uint64_t cookie)
 {
 	struct wreq *w;
-	int i, n = 1;
+	int i, n = 1, rc;
 
 	w = malloc(sizeof(*w) + (size_t)(niov + 1) * sizeof(uv_buf_t));
 	if (w == NULL)
@@ -452,7 +483,11 @@ conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,
 						   (unsigned)iov[i].iov_len);
 	w->cookie = cookie;
 	w->notify = true;
-	return conn_write(c, w, n);
+	c->owner_writes++;
+	rc = conn_write(c, w, n);
+	if (rc < 0)
+		c->owner_writes--;
+	return rc;
 }
 
 int
@@ -479,7 +514,9 @@ on_shutdown(uv_shutdown_t *req, int status)
 {
 	struct conn *c = req->data;
 
-	if (status < 0 && status != UV_ECANCELED)
+	if (status < 0 && status != UV_ECANCELED && c->lingering)
+		conn_close_handles(c);
+	else if (status < 0 && status != UV_ECANCELED)
 		conn_die(c, status);
 }
 
@@ -490,8 +527,25 @@ conn_shutdown(struct conn *c)
 		return;
 	c->shut = true;
 	c->sreq.data = c;
-	if (uv_shutdown(&c->sreq, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
+	if (uv_shutdown(&c->sreq, (uv_stream_t *)&c->tcp, on_shutdown) == 0)
+		return;
+	if (c->lingering)
+		conn_close_handles(c);
+	else
 		conn_die(c, -EPIPE);
+}
+
+/* Bytes that arrived and wait to be read: a process that could not run
+ * for a while (starved, or just woken) finds its timers due before it has
+ * read what came meanwhile; that peer was not silent. */
+static bool
+unread_input(struct conn *c)
+{
+	uv_os_fd_t fd;
+	int n = 0;
+
+	return uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 &&
+	       ioctl(fd, FIONREAD, &n) == 0 && n > 0;
 }
 
 static void
@@ -503,6 +557,8 @@ on_keepalive(uv_timer_t *t)
 
 	if (c->dead || c->closing)
 		return;
+	if (now - c->last_rx >= c->ka_timeout && unread_input(c))
+		c->last_rx = now;
 	if (now - c->last_rx >= c->ka_timeout) {
 		log_debug("connection to %s silent for %u ms", c->peer,
 			  c->ka_timeout);
@@ -520,11 +576,13 @@ conn_keepalive(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
 
 	if (c->dead || c->closing || c->connecting || timeout_ms == 0)
 		return;
-	c->ka_interval = interval_ms ? interval_ms : timeout_ms / 3;
+	/* a NOP at most a quarter of the timeout after our last frame:
+	 * peers that run late (a loaded machine) are not taken for dead */
+	c->ka_interval = interval_ms ? interval_ms : timeout_ms / 6;
 	c->ka_timeout = timeout_ms;
 	c->last_rx = c->last_tx = uv_now(c->tcp.loop);
-	tick = c->ka_interval < timeout_ms / 4 ? c->ka_interval
-					       : timeout_ms / 4;
+	c->tx_gap = 0;
+	tick = c->ka_interval / 2;
 	uv_timer_start(&c->timer, on_keepalive, tick ? tick : 1,
 		       tick ? tick : 1);
 }
@@ -544,6 +602,14 @@ void
 conn_set_body_limit(struct conn *c, uint64_t limit)
 {
 	c->body_limit = limit;
+}
+
+uint64_t
+conn_longest_silence(struct conn *c)
+{
+	uv_update_time(c->tcp.loop);
+	note_tx(c);	/* as if we sent now: the silence up to now counts */
+	return c->tx_gap;
 }
 
 size_t
@@ -574,6 +640,31 @@ const char *
 conn_peer(const struct conn *c)
 {
 	return c->peer;
+}
+
+static void
+on_linger_deadline(uv_timer_t *t)
+{
+	conn_close_handles(t->data);
+}
+
+void
+conn_linger(struct conn *c, unsigned ms)
+{
+	if (c == NULL || c->freed)
+		return;
+	if (c->dead || c->closing || c->connecting || c->owner_writes > 0) {
+		conn_free(c);
+		return;
+	}
+	c->freed = true;
+	c->lingering = true;
+	c->paused = false;
+	conn_shutdown(c);
+	if (c->closing)
+		return;
+	conn_start_reading(c);
+	uv_timer_start(&c->timer, on_linger_deadline, ms, 0);
 }
 
 void

@@ -80,10 +80,16 @@ void conn_resume(struct conn *c);
 void conn_shutdown(struct conn *c);
 
 /* Keep the connection alive and watched: send a NOP frame whenever nothing
- * was sent for interval_ms, and end it with -ETIMEDOUT when nothing at all
- * arrived for timeout_ms (a dead, frozen or cut-off peer). */
+ * was sent for interval_ms (0: a sixth of timeout_ms), and end it with
+ * -ETIMEDOUT when nothing at all arrived for timeout_ms (a dead, frozen
+ * or cut-off peer); bytes waiting to be read count as arrived. */
 void conn_keepalive(struct conn *c, unsigned interval_ms,
 		    unsigned timeout_ms);
+
+/* The longest time, in ms, this side went without queueing a frame since
+ * conn_keepalive() (up to now): how long the peer may have heard nothing
+ * from us, a process that was frozen or starved included. */
+uint64_t conn_longest_silence(struct conn *c);
 
 /* Bytes queued but not yet handed to the kernel. */
 size_t conn_write_queue(const struct conn *c);
@@ -96,6 +102,15 @@ int conn_remote(const struct conn *c, struct sockaddr_storage *out);
 
 /* "address:port" of the peer, for messages. */
 const char *conn_peer(const struct conn *c);
+
+/* Let go of the connection and end it in order: once the frames queued
+ * are out, close our side, then read (and drop) what the peer still sends
+ * until it closes its side too, or for `ms` at most, and release.  Ending
+ * a connection while input waits unread would reset it, and with it the
+ * peer's last frames still on the way.  Frames sent with conn_send() must
+ * all have been reported by on_sent; otherwise, as after an error, this is
+ * conn_free().  NULL is a no-op.  No callback follows. */
+void conn_linger(struct conn *c, unsigned ms);
 
 /* Close and release; NULL is a no-op.  No callback follows. */
 void conn_free(struct conn *c);

@@ -19,6 +19,7 @@ struct epeer {
 	uint32_t rank;
 	bool up;
 	bool closed;		/* the connection ended */
+	bool finished;		/* we are done with it: closed in order */
 	uint32_t posted;	/* receives posted, not yet arrived */
 	uint32_t inflight;	/* sends issued, not yet done */
 	uint64_t *ready;	/* blocks the peer is ready for, in order */
@@ -222,6 +223,41 @@ try_sends(struct eng *e)
 	return 0;
 }
 
+/* Does the schedule still need the connection to p: blocks or ready
+ * signals still to come from it, or sends to it not yet issued?  Sends in
+ * flight do not count: a peer that got everything may close before their
+ * completions come back to us. */
+static bool
+peer_needed(const struct eng *e, const struct epeer *p)
+{
+	uint64_t next_send = e->has_send ? e->send_step : e->send_from;
+	uint64_t next_recv = e->has_recv ? e->recv_step : e->recv_from;
+
+	if (p->posted > 0)
+		return true;
+	if (p->sends_to && !e->sends_over && p->last_send >= next_send)
+		return true;
+	return p->recvs_from && !e->recvs_over && p->last_recv >= next_recv;
+}
+
+/* Close, in order, the connections the schedule is done with: nothing to
+ * send or receive on them any more, and no send of ours in flight. */
+static void
+finish_peers(struct eng *e)
+{
+	struct epeer *p;
+	size_t i;
+
+	for (i = 0; i < e->npeers; i++) {
+		p = &e->peers[i];
+		if (!p->up || p->inflight > 0 || peer_needed(e, p))
+			continue;
+		xp_finish(e->cfg.xp, p->rank);
+		p->up = false;
+		p->finished = true;
+	}
+}
+
 static void
 finish(struct eng *e)
 {
@@ -248,6 +284,7 @@ pump(struct eng *e)
 		eng_fail(e, rc, ENG_NO_PEER);
 		return;
 	}
+	finish_peers(e);
 	if (e->nheld == e->k && !e->completed) {
 		e->completed = true;
 		if (e->cfg.rank != 0)
@@ -270,7 +307,8 @@ on_connect_deadline(uv_timer_t *t)
 	if (e->failed || e->finished)
 		return;
 	for (i = 0; i < e->npeers; i++) {
-		if (!e->peers[i].up && !e->peers[i].closed) {
+		if (!e->peers[i].up && !e->peers[i].closed &&
+		    !e->peers[i].finished) {
 			eng_fail(e, ENG_NEVER_CONNECTED, e->peers[i].rank);
 			return;
 		}
@@ -280,23 +318,6 @@ on_connect_deadline(uv_timer_t *t)
 /* ---------------------------------------------------------------------
  * Transport events
  */
-
-/* Does the schedule still need the connection to p: blocks or ready
- * signals still to come from it, or sends to it not yet issued?  Sends in
- * flight do not count: a peer that got everything may close before their
- * completions come back to us. */
-static bool
-peer_needed(const struct eng *e, const struct epeer *p)
-{
-	uint64_t next_send = e->has_send ? e->send_step : e->send_from;
-	uint64_t next_recv = e->has_recv ? e->recv_step : e->recv_from;
-
-	if (p->posted > 0)
-		return true;
-	if (p->sends_to && !e->sends_over && p->last_send >= next_send)
-		return true;
-	return p->recvs_from && !e->recvs_over && p->last_recv >= next_recv;
-}
 
 static void
 on_connected(void *ctx, uint32_t peer, int status)

@@ -116,7 +116,8 @@ int xp_send(struct xp *x, uint32_t peer, const struct iovec *iov, int niov,
 /* Send a small signal to `peer`. */
 int xp_signal(struct xp *x, uint32_t peer, uint64_t value);
 
-/* Close the connection to `peer` in order once queued sends are out. */
+/* Done with `peer`: its connection closes in order once queued sends are
+ * out, and no event for it follows. */
 void xp_finish(struct xp *x, uint32_t peer);
 
 /* Why the last call failed, in words, or NULL if the transport cannot

@@ -39,6 +39,9 @@ struct xtcp {
 
 static const struct conn_ops xtcp_conn_ops;
 
+/* How long a finished connection waits for its peer to close its side. */
+#define XTCP_LINGER_MS 10000u
+
 /* ---------------------------------------------------------------------
  * Peers
  */
@@ -281,13 +284,20 @@ xtcp_signal(struct xp *xp, uint32_t peer, uint64_t value)
 	return conn_send_copy(p->c, &f, NULL);
 }
 
+/* Done with this peer: the connection ends in order on its own (its last
+ * frames may still be on the way to the peer), and reports nothing. */
 static void
 xtcp_finish(struct xp *xp, uint32_t peer)
 {
-	struct xpeer *p = peer_up((struct xtcp *)xp, peer);
+	struct xtcp *x = (struct xtcp *)xp;
+	struct xpeer *p = peer_up(x, peer);
 
-	if (p != NULL)
-		conn_shutdown(p->c);
+	if (p == NULL)
+		return;
+	conn_linger(p->c, x->timeout_ms < XTCP_LINGER_MS ? x->timeout_ms
+							 : XTCP_LINGER_MS);
+	p->c = NULL;
+	p->up = false;
 }
 
 static void
