@@ -74,8 +74,10 @@ json_replica(const struct push_report *r)
 	print_json_str(r->host);
 	printf(",\"address\":");
 	print_json_str(r->addr[0] ? r->addr : NULL);
-	printf(",\"ok\":%s,\"seconds\":%.6f,\"bytes\":%llu,\"reason\":",
-	       r->ok ? "true" : "false", r->seconds,
+	printf(",\"ok\":%s,\"identical\":%s,\"verified\":%s,"
+	       "\"seconds\":%.6f,\"bytes\":%llu,\"reason\":",
+	       r->ok ? "true" : "false", r->identical ? "true" : "false",
+	       r->verified ? "true" : "false", r->seconds,
 	       (unsigned long long)r->bytes);
 	print_json_str(r->ok ? NULL : r->reason);
 	printf("}\n");
@@ -89,11 +91,13 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 
 	printf("{\"event\":\"summary\",\"hosts\":%zu,\"complete\":%zu,"
 	       "\"failed\":%zu,\"bytes\":%llu,\"seconds\":%.6f,"
-	       "\"first\":%.6f,\"last\":%.6f,\"skew\":%.6f,"
+	       "\"setup\":%.6f,\"first\":%.6f,\"last\":%.6f,\"skew\":%.6f,"
 	       "\"throughput\":%.0f,\"transport\":", s->hosts, s->ok,
 	       s->hosts - s->ok, (unsigned long long)s->bytes, s->seconds,
-	       s->first_ok, s->last_ok, s->last_ok - s->first_ok, tput);
+	       s->setup, s->first_ok, s->last_ok, s->last_ok - s->first_ok, tput);
 	print_json_str(s->transport);
+	printf(",\"source_changed\":");
+	print_json_str(s->source_changed[0] ? s->source_changed : NULL);
 	printf(",\"ok_hosts\":");
 	print_json_str(ok_hosts);
 	printf(",\"failed_hosts\":");
@@ -113,10 +117,13 @@ report_replica(const struct opts *o, const struct push_report *r)
 	} else if (!r->ok) {
 		printf("%-22s FAILED  %8.3f s  %s\n", r->host, r->seconds,
 		       r->reason);
+	} else if (o->verbose >= 0 && r->identical) {
+		printf("%-22s ok      %8.3f s  %12s  already identical%s\n",
+		       r->host, r->seconds, "-", r->verified ? ", verified" : "");
 	} else if (o->verbose >= 0) {
 		format_rate(rate, sizeof(rate), (double)r->bytes, r->seconds);
-		printf("%-22s ok      %8.3f s  %12s\n", r->host, r->seconds,
-		       rate);
+		printf("%-22s ok      %8.3f s  %12s%s\n", r->host, r->seconds,
+		       rate, r->verified ? "  verified" : "");
 	}
 	fflush(stdout);
 }

@@ -138,12 +138,12 @@ print_failed(const struct hostlist *hl, const bool *failed)
 /* --ok-file and --failed-file; returns false if one could not be written. */
 static bool
 write_host_files(const struct opts *o, const struct hostlist *hl,
-		 const bool *failed)
+		 const bool *okay, const bool *failed)
 {
 	bool ok = true;
 
 	if (o->ok_file != NULL)
-		ok &= write_host_file(o->ok_file, hl, failed, false) == 0;
+		ok &= write_host_file(o->ok_file, hl, okay, true) == 0;
 	if (o->failed_file != NULL)
 		ok &= write_host_file(o->failed_file, hl, failed, true) == 0;
 	return ok;
@@ -151,9 +151,9 @@ write_host_files(const struct opts *o, const struct hostlist *hl,
 
 static void
 json_summary(const struct hostlist *hl, const struct push_summary *sum,
-	     const bool *failed, int status)
+	     const bool *okay, const bool *failed, int status)
 {
-	char *ok = hosts_compressed(hl, failed, false);
+	char *ok = hosts_compressed(hl, okay, true);
 	char *bad = hosts_compressed(hl, failed, true);
 
 	report_json_summary(sum, ok, bad, status);
@@ -168,8 +168,9 @@ struct sender {
 	const struct hostlist *hl;
 	const char **targets;	/* --rsh: "host:port" of each receiver */
 	bool *ok;		/* holds a complete copy */
-	bool *failed;		/* failed for good */
+	bool *failed;		/* failed for good, for reasons of its own */
 	bool *retry;		/* failed in this attempt, may be retried */
+	bool sender_failed;	/* some host failed for the sender's reason */
 	size_t *pending;
 	size_t npending;
 	bool last;		/* no attempt after this one */
@@ -208,6 +209,8 @@ on_push_report(void *ctx, const struct push_report *r)
 		if (sd->o->verbose > 0)
 			warnx_("%s failed (%s); will retry", r->host, r->reason);
 		return;
+	} else if (r->sender_fault) {
+		sd->sender_failed = true;	/* not the host's fault */
 	} else {
 		sd->failed[idx] = true;
 	}
@@ -250,9 +253,19 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	cfg->hosts = hosts;
 	cfg->nhosts = sd->npending;
 	rc = push_run(cfg, &sum, err);
+	if (sum.source_changed[0] != '\0') {
+		progress_clear();
+		warnx_("%s: %s", sum.source_changed, sd->last ? "no host keeps "
+		       "what was sent" : "sending it again as it is now");
+		snprintf(sd->total.source_changed,
+			 sizeof(sd->total.source_changed), "%s",
+			 sum.source_changed);
+	}
 	if (rc == 0) {
 		sd->total.bytes = sum.bytes;
 		sd->total.transport = sum.transport;
+		if (sd->total.setup == 0)
+			sd->total.setup = sd->offset + sum.setup;
 	}
 	return rc;
 }
@@ -304,6 +317,8 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 }
 
 /* Every host's final outcome: the summary, the failed line, the files.
+ * Hosts fail only for reasons of their own: after an error of the
+ * sender's, those it could not send to are neither ok nor failed.
  * Returns the exit status. */
 static int
 finish(struct sender *sd, int rc)
@@ -314,19 +329,20 @@ finish(struct sender *sd, int rc)
 	progress_clear();
 	sd->total.hosts = sd->hl->n;
 	sd->total.failed = 0;
-	for (i = 0; i < sd->hl->n; i++) {
-		sd->failed[i] = !sd->ok[i];
-		sd->total.failed += sd->failed[i];
-	}
-	if (rc == EXIT_ALL_OK) {
+	for (i = 0; i < sd->hl->n; i++)
+		sd->total.failed += !sd->ok[i];
+	if (rc == EXIT_ALL_OK && sd->sender_failed)
+		rc = EXIT_SENDER;
+	if (rc == EXIT_ALL_OK || sd->total.ok > 0)
 		report_summary(o, &sd->total);
-		rc = sd->total.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
-	}
+	for (i = 0; rc == EXIT_ALL_OK && i < sd->hl->n; i++)
+		if (sd->failed[i])
+			rc = EXIT_REPLICAS;
 	print_failed(sd->hl, sd->failed);
-	if (!write_host_files(o, sd->hl, sd->failed))
+	if (!write_host_files(o, sd->hl, sd->ok, sd->failed))
 		rc = EXIT_SENDER;
 	if (o->json)
-		json_summary(sd->hl, &sd->total, sd->failed, rc);
+		json_summary(sd->hl, &sd->total, sd->ok, sd->failed, rc);
 	return rc;
 }
 

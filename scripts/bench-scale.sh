@@ -3,27 +3,35 @@
 # that its report is the disk (what 'make bench-scale' runs; no root).
 #
 # Starts N daemons on loopback addresses 127.1.X.Y (each its own --prefix
-# below a tmpfs, its own key, its own port), pushes a file to all of them,
-# and prints the wall time split into bootstrap, first and last replica,
-# the bytes the sender sent, the daemons' memory, and a report-vs-disk
-# check of every host: a host reported ok must hold a byte-identical copy,
-# a host reported failed must hold neither the file nor a temporary.
-# Every daemon is killed by PID at the end, however the script ends.
+# and --state-dir below a tmpfs; its own key and port), pushes a file to
+# all of them, and prints the wall time split into bootstrap, first and
+# last replica, the bytes the sender sent, the daemons' memory, and a
+# report-vs-disk check of every host: a host reported ok must hold a
+# byte-identical copy, a host reported failed must hold neither the file
+# nor (unless it was killed) a temporary.  With faults, chosen members are
+# killed (SIGKILL) or frozen (SIGSTOP) once their daemon runs the job;
+# frozen ones are let go (SIGCONT) after the push and the check waits for
+# them to settle, killed ones are started again before the next run.
+# At the end every daemon gets SIGTERM and must exit 0; stragglers are
+# killed by PID, however the script ends.
 #
 # Settings (environment):
 #   SCALE_HOSTS=1024     daemons
 #   SCALE_SIZE=4M        file size (K, M, G suffixes)
-#   SCALE_RUNS=3         pushes (a fresh destination each), medians printed
+#   SCALE_RUNS=3         pushes (each of a new file), medians printed
 #   SCALE_PORT=17800     the daemons' port
 #   SCALE_OPTS=          more options for the sender (e.g. "-t 2 --retries 1")
 #   SCALE_KILL=0         members SIGKILLed during each push
-#   SCALE_STOP=0         members SIGSTOPped during each push (SIGCONT after)
+#   SCALE_STOP=0         members SIGSTOPped during each push
 #   SCALE_BUSY=0         busy-looping processes while the pushes run
-#   SCALE_RERUN=0        1: push the same file again to the same hosts and
-#                        expect every host "already identical"
+#   SCALE_RERUN=0        1: after each push, push the same file again and
+#                        expect every host that had it "already identical"
+#   SCALE_REQUIRE_OK=0   1: also fail unless every host that was neither
+#                        killed nor frozen ends ok (with --retries)
 #   SCALE_DIR=/dev/shm   where the hosts' files live (a tmpfs)
 #   SCALE_KEEP=0         1: keep the scratch directory
-# Exit status: 0 when every run's report matched the disks, 1 otherwise.
+# Exit status: 0 when every run's report matched the disks (and every
+# fault asked for was injected), 1 otherwise.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,11 +45,12 @@ NKILL=${SCALE_KILL:-0}
 NSTOP=${SCALE_STOP:-0}
 NBUSY=${SCALE_BUSY:-0}
 RERUN=${SCALE_RERUN:-0}
+REQUIRE_OK=${SCALE_REQUIRE_OK:-0}
 BASE=${SCALE_DIR:-/dev/shm}
 DIR=
 PIDS=()
 BUSY=()
-MISMATCH_TOTAL=0
+BAD=0
 
 say() { echo "bench-scale: $*"; }
 die() { echo "bench-scale: FAILED: $*" >&2; exit 1; }
@@ -50,12 +59,12 @@ cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
 	[ ${#BUSY[@]} -gt 0 ] && kill -KILL "${BUSY[@]}" 2>/dev/null
-	if [ ${#PIDS[@]} -gt 0 ]; then
-		kill -KILL "${PIDS[@]}" 2>/dev/null
-		wait 2>/dev/null
-	fi
+	[ ${#PIDS[@]} -gt 0 ] && kill -KILL "${PIDS[@]}" 2>/dev/null
+	wait 2>/dev/null
 	if [ -n "$DIR" ] && [ "${SCALE_KEEP:-0}" != 1 ]; then
 		rm -rf "$DIR"
+	elif [ -n "$DIR" ]; then
+		echo "bench-scale: kept $DIR" >&2
 	fi
 	exit "$rc"
 }
@@ -72,19 +81,22 @@ listening_count() {
 	ss -Hltn "sport = :$PORT" 2>/dev/null | grep -c '127\.1\.' || true
 }
 
-start_daemons() {
-	local i
-	for i in $(seq 1 "$N"); do
-		mkdir -p "$DIR/h$i/data"
-		"$RDMCP" --serve --listen "$(addr "$i"):$PORT" --prefix "$DIR/h$i" \
-			--state-dir '' 2>>"$DIR/log/d$i.log" &
-		PIDS[$i]=$!
-	done
-	for i in $(seq 1 600); do	# 60 s at most
-		[ "$(listening_count)" -ge "$N" ] && return 0
+start_daemon() {
+	local i=$1
+	mkdir -p "$DIR/h$i/data"
+	"$RDMCP" --serve --listen "$(addr "$i"):$PORT" --prefix "$DIR/h$i" \
+		--state-dir "$DIR/state/h$i" 2>>"$DIR/log/d$i.log" &
+	PIDS[i]=$!
+}
+
+# wait_listening COUNT: until COUNT daemons listen (60 s at most)
+wait_listening() {
+	local t
+	for t in $(seq 1 600); do
+		[ "$(listening_count)" -ge "$1" ] && return 0
 		sleep 0.1
 	done
-	die "only $(listening_count) of $N daemons listen after 60 s"
+	die "only $(listening_count) of $1 daemons listen after 60 s"
 }
 
 # private_kib PID -> private dirty memory of the process, KiB
@@ -104,36 +116,106 @@ median() {
 	sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'
 }
 
-# check_run RUN JSON -> counts mismatches between the report and the disks
+# temporaries I -> the temporaries below host I, if any
+temporaries() {
+	find "$DIR/h$1" -name '.*.rdmcp-*' 2>/dev/null | head -3
+}
+
+# check_run JSON FILE: every host's report against its disk.  Prints
+# "OK FAILED MISMATCHES[ :details]"; KILLED (host indices) may keep
+# temporaries.
 check_run() {
-	local run=$1 json=$2 i host ok file bad=0 okn=0 failn=0 list=""
+	local json=$1 name=$2 i host ok file bad=0 okn=0 failn=0 list=""
 	declare -A rep=()
 	while IFS=$'\t' read -r host ok; do
 		rep[$host]=$ok
 	done < <(jq -r 'select(.event == "replica") | [.host, (.ok | tostring)] | @tsv' "$json")
 	for i in $(seq 1 "$N"); do
 		host="$(addr "$i"):$PORT"
-		file=$DIR/h$i/data/r$run.bin
+		file=$DIR/h$i/data/$name
 		ok=${rep[$host]:-missing}
 		case $ok in
 		true)
 			okn=$((okn + 1))
-			if ! cmp -s "$SRC" "$file"; then
-				bad=$((bad + 1)); list="$list $host(ok,disk-differs)"
-			fi ;;
+			cmp -s "$SRC" "$file" ||
+				{ bad=$((bad + 1)); list="$list $host(ok,disk-differs)"; } ;;
 		false)
 			failn=$((failn + 1))
-			if [ -e "$file" ]; then
-				bad=$((bad + 1)); list="$list $host(failed,disk-has-it)"
-			fi ;;
+			[ ! -e "$file" ] ||
+				{ bad=$((bad + 1)); list="$list $host(failed,disk-has-it)"; } ;;
 		*)
 			bad=$((bad + 1)); list="$list $host(not-reported)" ;;
 		esac
+		if [ -z "${KILLED[$i]:-}" ] && [ -n "$(temporaries "$i")" ]; then
+			bad=$((bad + 1)); list="$list $host(temporaries-left)"
+		fi
+		if [ "$REQUIRE_OK" = 1 ] && [ "$ok" != true ] &&
+			[ -z "${KILLED[$i]:-}${STOPPED[$i]:-}" ]; then
+			bad=$((bad + 1)); list="$list $host(survivor-not-ok)"
+		fi
 	done
-	if [ -n "$(find "$DIR" -path "$DIR/h*" -name '.*.rdmcp-*' 2>/dev/null | head -1)" ]; then
-		bad=$((bad + 1)); list="$list temporaries-left"
-	fi
 	echo "$okn $failn $bad${list:+ :$list}"
+}
+
+# fault: once every victim's daemon runs the job (a "rank" line in its
+# log), kill and freeze them all at once; writes what it did to
+# $DIR/fault.  Nothing is done if the push ends first.
+fault() {
+	local v i=0 ready
+	while [ ! -e "$DIR/pushed" ]; do
+		ready=0
+		for v in "${VICTIMS[@]}"; do
+			grep -q ": rank " "$DIR/log/d$v.log" 2>/dev/null || break
+			ready=$((ready + 1))
+		done
+		[ "$ready" -eq "${#VICTIMS[@]}" ] && break
+		sleep 0.02
+	done
+	[ ! -e "$DIR/pushed" ] || return 0
+	for v in "${VICTIMS[@]}"; do
+		if [ "$i" -lt "$NKILL" ]; then
+			kill -KILL "${PIDS[$v]}" && echo "killed $v" >>"$DIR/fault"
+		else
+			kill -STOP "${PIDS[$v]}" && echo "stopped $v" >>"$DIR/fault"
+		fi
+		i=$((i + 1))
+	done
+}
+
+# settle: let the frozen daemons go, and wait until each has said what
+# became of its job (30 s at most)
+settle() {
+	local v
+	for v in "${!STOPPED[@]}"; do
+		kill -CONT "${PIDS[$v]}" 2>/dev/null || true
+	done
+	for v in "${!STOPPED[@]}"; do
+		for _ in $(seq 1 300); do
+			grep -qE "job [0-9a-f]+: (failed|complete|the sender went away|ended|stopped)" \
+				"$DIR/log/d$v.log" && break
+			sleep 0.1
+		done
+	done
+}
+
+# stop_daemons: SIGTERM, every daemon alive must exit 0 within 30 s
+stop_daemons() {
+	local i rc bad=0
+	for i in $(seq 1 "$N"); do
+		kill -TERM "${PIDS[$i]}" 2>/dev/null || true
+	done
+	for i in $(seq 1 "$N"); do
+		rc=0
+		timeout 30 tail --pid="${PIDS[$i]}" -f /dev/null || true
+		wait "${PIDS[$i]}" || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			bad=$((bad + 1))
+			echo "bench-scale: daemon $i exited $rc:" >&2
+			tail -3 "$DIR/log/d$i.log" >&2
+		fi
+	done
+	PIDS=()
+	[ "$bad" -eq 0 ] || { say "$bad daemons did not exit 0 on SIGTERM"; BAD=$((BAD + bad)); }
 }
 
 command -v jq >/dev/null || die "jq is needed"
@@ -143,76 +225,87 @@ ulimit -n "$(ulimit -Hn)"
 [ "$(listening_count)" -eq 0 ] || die "something already listens on 127.1.*:$PORT"
 
 DIR=$(mktemp -d "$BASE/rdmcp-scale.XXXXXX")
-mkdir -p "$DIR/log" "$DIR/src"
+mkdir -p "$DIR/log" "$DIR/src" "$DIR/state"
 "$RDMCP" -q --genkey "$DIR/key"
 export RDMCP_KEY=$DIR/key
-SRC=$DIR/src/payload.bin
-head -c "$(numfmt --from=iec "$SIZE")" /dev/urandom >"$SRC"
 HOSTS=$(for i in $(seq 1 "$N"); do printf '%s:%s,' "$(addr "$i")" "$PORT"; done)
 HOSTS=${HOSTS%,}
-say "$N daemons, $SIZE, $RUNS runs, options '${OPTS}', kill $NKILL, stop $NSTOP, busy $NBUSY; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+say "$N daemons, $SIZE, $RUNS runs, options '$OPTS', kill $NKILL, stop $NSTOP, busy $NBUSY; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 t0=$(date +%s.%N)
-start_daemons
+for i in $(seq 1 "$N"); do start_daemon "$i"; done
+wait_listening "$N"
 say "daemons up in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s; private memory median/max $(mem_summary) KiB"
 for i in $(seq 1 "$NBUSY"); do
 	( while :; do :; done ) &
 	BUSY+=($!)
 done
 
-# fault RUN: kill and stop members once their daemons run the job
-fault() {
-	local run=$1 victims=() i v t
-	[ $((NKILL + NSTOP)) -gt 0 ] || return 0
-	mapfile -t victims < <(seq 2 "$N" | shuf -n $((NKILL + NSTOP)) --random-source=<(yes "$run"))
-	for v in "${victims[@]}"; do
-		for t in $(seq 1 600); do
-			grep -q ": rank " "$DIR/log/d$v.log" 2>/dev/null && break
-			[ -e "$DIR/pushed" ] && return 0
-			sleep 0.05
-		done
-	done
-	for i in "${!victims[@]}"; do
-		v=${victims[$i]}
-		if [ "$i" -lt "$NKILL" ]; then
-			kill -KILL "${PIDS[$v]}"
-		else
-			kill -STOP "${PIDS[$v]}"
-			echo "${PIDS[$v]}" >>"$DIR/stopped"
-		fi
-	done
-	echo "${victims[*]}" >"$DIR/victims.$run"
+# push NAME OUT: the file to every host as /data/NAME; prints its status
+push() {
+	local rc=0
+	# shellcheck disable=SC2086
+	timeout -k 5 900 "$RDMCP" --json $OPTS -d /data "$DIR/src/$1" "$HOSTS" \
+		>"$2" 2>"$2.err" || rc=$?
+	echo "$rc"
 }
 
 for run in $(seq 1 "$RUNS"); do
-	rm -f "$DIR/pushed" "$DIR/stopped"
-	: >"$DIR/log/marker"
+	declare -A KILLED=() STOPPED=()
+	name=r$run.bin
+	SRC=$DIR/src/$name
+	head -c "$(numfmt --from=iec "$SIZE")" /dev/urandom >"$SRC"
+	rm -f "$DIR/pushed" "$DIR/fault"
+	if [ "${SCALE_KEEP:-0}" = 1 ] && [ "$run" -gt 1 ]; then
+		mkdir -p "$DIR/log.$((run - 1))"
+		cp "$DIR"/log/d*.log "$DIR/log.$((run - 1))/"
+	fi
 	for i in $(seq 1 "$N"); do : >"$DIR/log/d$i.log"; done
-	fault "$run" &
-	fpid=$!
+	mapfile -t VICTIMS < <(seq 1 "$N" | shuf -n $((NKILL + NSTOP)))
+	fpid=
+	if [ $((NKILL + NSTOP)) -gt 0 ]; then
+		fault &
+		fpid=$!
+	fi
 	s0=$(date +%s.%N)
-	rc=0
-	timeout -k 5 600 "$RDMCP" --json $OPTS -d /data "$SRC" "$HOSTS" \
-		>"$DIR/run$run.json" 2>"$DIR/run$run.err" || rc=$?
+	rc=$(push "$name" "$DIR/run$run.json")
 	s1=$(date +%s.%N)
 	touch "$DIR/pushed"
-	wait "$fpid" || true
-	if [ -f "$DIR/stopped" ]; then
-		mapfile -t st <"$DIR/stopped"
-		kill -CONT "${st[@]}" 2>/dev/null || true
-	fi
-	# every file was renamed as <src base name>; keep each run apart
-	for i in $(seq 1 "$N"); do
-		[ -e "$DIR/h$i/data/payload.bin" ] && mv "$DIR/h$i/data/payload.bin" "$DIR/h$i/data/r$run.bin"
-	done
+	[ -z "$fpid" ] || wait "$fpid" || true
+	while read -r what v; do
+		[ "$what" = killed ] && KILLED[$v]=1
+		[ "$what" = stopped ] && STOPPED[$v]=1
+	done < <(cat "$DIR/fault" 2>/dev/null)
+	settle
 	wall=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
-	read -r okn failn bad rest <<<"$(check_run "$run" "$DIR/run$run.json")"
-	MISMATCH_TOTAL=$((MISMATCH_TOTAL + bad))
+	read -r okn failn bad rest <<<"$(check_run "$DIR/run$run.json" "$name")"
+	injected="killed ${#KILLED[@]} of $NKILL, frozen ${#STOPPED[@]} of $NSTOP"
+	if [ "${#KILLED[@]}" -ne "$NKILL" ] || [ "${#STOPPED[@]}" -ne "$NSTOP" ]; then
+		bad=$((bad + 1)); rest="$rest faults-not-injected"
+	fi
+	BAD=$((BAD + bad))
 	jq -r --arg wall "$wall" --arg rc "$rc" --arg chk "ok $okn failed $failn mismatches $bad" \
+		--arg inj "$injected" \
 		'select(.event == "summary") |
-		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup // "-") s, first \(.first) s, last \(.last) s, sent \(.sent // "-") B; report vs disk: \($chk)"' \
+		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, sent \(.sent // "-") B; \($inj); report vs disk: \($chk)"' \
 		"$DIR/run$run.json"
 	[ -z "$rest" ] || echo "  mismatches:$rest" | cut -c1-2000
 	echo "$wall" >>"$DIR/walls"
+	if [ "$RERUN" = 1 ]; then
+		rc=$(push "$name" "$DIR/rerun$run.json")
+		same=$(jq -r 'select(.event == "replica" and .ok and .identical) | .host' "$DIR/rerun$run.json" | wc -l)
+		echo "  again: exit $rc, $same of $okn hosts already identical"
+		[ "$same" -ge "$okn" ] || BAD=$((BAD + 1))
+	fi
+	# the killed daemons come back, as a service manager would start them
+	for v in "${!KILLED[@]}"; do
+		wait "${PIDS[$v]}" 2>/dev/null || true
+		start_daemon "$v"
+	done
+	wait_listening "$N"
 done
-say "median wall $(median <"$DIR/walls") s over $RUNS runs; daemons' private memory now median/max $(mem_summary) KiB; report/disk mismatches: $MISMATCH_TOTAL"
-[ "$MISMATCH_TOTAL" -eq 0 ]
+say "median wall $(median <"$DIR/walls") s over $RUNS runs; daemons' private memory now median/max $(mem_summary) KiB"
+[ ${#BUSY[@]} -eq 0 ] || kill -KILL "${BUSY[@]}" 2>/dev/null
+BUSY=()
+stop_daemons
+say "report/disk mismatches and other faults: $BAD"
+[ "$BAD" -eq 0 ]

@@ -36,6 +36,8 @@ struct dent {
 	bool top;		/* under a temporary name: renamed at commit */
 	bool merged;		/* a directory that existed: left alone */
 	bool placed;		/* renamed into place */
+	bool present;		/* probing: there already, as the job says */
+	bool same_time;		/* ... with the job's modification time */
 };
 
 struct dest {
@@ -50,6 +52,8 @@ struct dest {
 	uint32_t mask;		/* mode bits we may set */
 	bool owners;		/* the entries' own owners (keep_owners) */
 	bool committed;
+	bool probing;		/* dest_probe: look, never refuse or create */
+	const struct job *job;
 	struct pending *record;	/* temporaries made, for a later sweep */
 	/* the last directory opened */
 	int cache_fd;
@@ -323,6 +327,30 @@ merge_into(struct dest *d, struct dent *e, struct rd_err *err)
 	return e->inside != NULL ? 0 : -ENOMEM;
 }
 
+/* Probing: is what stands at e's final name (sb, in directory fd) what
+ * the job would put there? */
+static void
+probe_existing(struct dest *d, struct dent *e, int fd, const struct stat *sb)
+{
+	const struct job_file *jf = &d->job->files[e - d->e];
+	char target[PATH_MAX];
+	ssize_t len;
+
+	if (e->type == JF_FILE)
+		e->present = S_ISREG(sb->st_mode) &&
+			     (uint64_t)sb->st_size == jf->size &&
+			     (sb->st_mode & 07777) == e->mode;
+	if (e->type == JF_LINK && S_ISLNK(sb->st_mode)) {
+		len = readlinkat(fd, e->base, target, sizeof(target));
+		e->present = len >= 0 && (size_t)len < sizeof(target) &&
+			     jf->target != NULL &&
+			     strlen(jf->target) == (size_t)len &&
+			     memcmp(jf->target, target, (size_t)len) == 0;
+	}
+	e->same_time = sb->st_mtim.tv_sec == e->mtime.tv_sec &&
+		       sb->st_mtim.tv_nsec == e->mtime.tv_nsec;
+}
+
 /* What is at e's final name decides how it lands. */
 static int
 check_existing(struct dest *d, struct dent *e, struct rd_err *err)
@@ -344,6 +372,10 @@ check_existing(struct dest *d, struct dent *e, struct rd_err *err)
 				       "not a directory", e->final,
 				       path_kind(sb.st_mode));
 		return merge_into(d, e, err);
+	}
+	if (d->probing) {
+		probe_existing(d, e, fd, &sb);
+		return 0;
 	}
 	if (S_ISDIR(sb.st_mode))
 		return rd_errf(err, -EISDIR, "%s is a directory", e->final);
@@ -539,12 +571,38 @@ dest_alloc(const struct job *job, const struct dest_policy *pol,
 		return -ENOMEM;
 	}
 	d->pol = *pol;
+	d->job = job;
 	d->times = (job->flags & JOB_TIMES) != 0;
 	d->mask = pol->allow_setid ? 07777 : 01777;
 	d->owners = pol->keep_owners && (job->flags & JOB_OWNERS);
 	d->cache_fd = -1;
 	*out = d;
 	return 0;
+}
+
+/* Everything before creating: the roots, the record of temporaries, the
+ * entries resolved and checked against what is on disk. */
+static int
+dest_resolve(struct dest *d, struct rd_err *err)
+{
+	size_t i;
+	int rc;
+
+	rc = open_roots(d, err);
+	if (rc == 0 && d->pol.state_dir != NULL && !d->probing) {
+		rc = pending_open(d->pol.state_dir, d->job->token,
+				  PROTO_TOKEN_LEN, &d->record);
+		if (rc < 0)
+			rd_errf(err, rc, "cannot record the job in %s: %s",
+				d->pol.state_dir, strerror(-rc));
+	}
+	if (rc == 0)
+		rc = copy_entries(d, d->job, d->pol.prefix, err);
+	if (rc == 0)
+		rc = index_entries(d, err);
+	for (i = 0; i < d->n && rc == 0; i++)
+		rc = resolve_entry(d, i, err);
+	return rc;
 }
 
 int
@@ -560,20 +618,7 @@ dest_prepare(const struct job *job, const struct dest_policy *pol,
 	rc = dest_alloc(job, pol, &d);
 	if (rc < 0)
 		return rc;
-	rc = open_roots(d, err);
-	if (rc == 0 && pol->state_dir != NULL) {
-		rc = pending_open(pol->state_dir, job->token, PROTO_TOKEN_LEN,
-				  &d->record);
-		if (rc < 0)
-			rd_errf(err, rc, "cannot record the job in %s: %s",
-				pol->state_dir, strerror(-rc));
-	}
-	if (rc == 0)
-		rc = copy_entries(d, job, pol->prefix, err);
-	if (rc == 0)
-		rc = index_entries(d, err);
-	for (i = 0; i < d->n && rc == 0; i++)
-		rc = resolve_entry(d, i, err);
+	rc = dest_resolve(d, err);
 	for (i = 0; i < d->n && rc == 0; i++)
 		if (!d->e[i].merged)
 			rc = create_entry(d, i, &job->files[i], file, ctx, err);
@@ -583,6 +628,70 @@ dest_prepare(const struct job *job, const struct dest_policy *pol,
 	}
 	*out = d;
 	return 0;
+}
+
+/* Every entry resolved is there as the job describes it: directories
+ * merged, files and links present; *times when every file's time agrees
+ * too. */
+static bool
+all_present(const struct dest *d, bool *times)
+{
+	size_t i;
+
+	*times = d->times && !(d->job->flags & JOB_VERIFY);
+	for (i = 0; i < d->n; i++) {
+		if (d->e[i].type == JF_DIR ? !d->e[i].merged
+					   : !d->e[i].present)
+			return false;
+		if (d->e[i].type == JF_FILE && !d->e[i].same_time)
+			*times = false;
+	}
+	return true;
+}
+
+/* Open entry i, a present file, for reading, following no link. */
+static int
+open_present(struct dest *d, size_t i)
+{
+	struct dent *e = &d->e[i];
+	int fd = dir_fd(d, e->root, e->dir), file;
+
+	if (fd < 0)
+		return fd;
+	file = openat(fd, e->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	return file < 0 ? -errno : file;
+}
+
+int
+dest_probe(const struct job *job, const struct dest_policy *pol,
+	   dest_file_fn file, void *ctx, bool *by_times)
+{
+	struct rd_err ignored = { 0 };
+	struct dest *d;
+	size_t i;
+	int rc, fd;
+
+	*by_times = false;
+	rc = dest_alloc(job, pol, &d);
+	if (rc < 0)
+		return rc;
+	d->probing = true;
+	d->committed = true;	/* nothing to remove */
+	if (dest_resolve(d, &ignored) < 0 || !all_present(d, by_times)) {
+		dest_free(d);
+		return 0;
+	}
+	rc = 1;
+	for (i = 0; i < d->n && rc == 1 && !*by_times; i++) {
+		if (d->e[i].type != JF_FILE)
+			continue;
+		fd = open_present(d, i);
+		rc = fd < 0 ? 0 : file(ctx, i, fd) < 0 ? 0 : 1;
+		if (fd >= 0)
+			close(fd);
+	}
+	dest_free(d);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------

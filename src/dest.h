@@ -68,6 +68,18 @@ int dest_prepare(const struct job *job, const struct dest_policy *pol,
 		 dest_file_fn file, void *ctx, struct dest **out,
 		 struct rd_err *err);
 
+/* Is every entry of `job` already where the job would land it, as the
+ * job describes it: directories there, files with the same size and mode,
+ * links with the same target?  Creates and changes nothing.  Returns 1
+ * if so, after calling `file` with each file open for reading (in job
+ * order; unless *by_times: a job with JOB_TIMES and without JOB_VERIFY
+ * whose files also all have their times, which the caller may take as
+ * identical without reading);
+ * 0 if not, or if anything stands in the way (dest_prepare says what);
+ * -ENOMEM. */
+int dest_probe(const struct job *job, const struct dest_policy *pol,
+	       dest_file_fn file, void *ctx, bool *by_times);
+
 /* Modes, times, then renames into place.  0 or -errno with `err` set. */
 int dest_commit(struct dest *d, struct rd_err *err);
 

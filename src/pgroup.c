@@ -15,6 +15,15 @@
 
 static void maybe_go(struct push *p);
 
+/* A source changed while it was sent: the group is aborted, and the push
+ * says so even when a retry then sends the new content. */
+static void
+note_source_change(struct push *p, const char *why)
+{
+	snprintf(p->sum->source_changed, sizeof(p->sum->source_changed), "%s",
+		 why);
+}
+
 static void
 on_engine_complete(void *ctx)
 {
@@ -24,28 +33,28 @@ static void
 on_engine_done(void *ctx, int status, uint32_t peer)
 {
 	struct push *p = ctx;
-	char why[400];
+	struct rd_err changed = { 0 };
 
 	p->eng_done = true;
 	p->sent_all = status == 0;
-	if (status == 0)
+	if (status == 0) {
 		maybe_go(p);
-	if (status < 0) {
-		if (peer < p->members && p->by_rank[peer] != NULL) {
-			/* Its control connection, if the daemon died, will
-			 * say so within the grace period; else this is why. */
-			snprintf(why, sizeof(why), "the sender lost its data "
-				 "connection to %s: %s", p->by_rank[peer]->name,
-				 eng_strerror(status));
-			p->suspect = p->by_rank[peer];
-			snprintf(p->suspect_why, sizeof(p->suspect_why),
-				 "data connection from the sender lost: %s",
-				 eng_strerror(status));
-		} else {
-			snprintf(why, sizeof(why), "the sender failed: %s",
-				 eng_strerror(status));
-		}
-		push_abort_group(p, NULL, why);
+	} else if (store_check_sources(p->st, &changed) < 0) {
+		/* e.g. sending from a source cut short fails with EFAULT */
+		note_source_change(p, changed.msg);
+		push_abort_group(p, NULL, changed.msg);
+	} else if (peer < p->members && p->by_rank[peer] != NULL) {
+		/* Its control connection, if the daemon died, will say so
+		 * within the grace period; else this is why. */
+		p->suspect = p->by_rank[peer];
+		snprintf(p->suspect_why, sizeof(p->suspect_why), "data "
+			 "connection from the sender lost: %s",
+			 eng_strerror(status));
+		push_abort_group(p, p->suspect, p->suspect_why);
+	} else {
+		snprintf(changed.msg, sizeof(changed.msg), "the sender failed: "
+			 "%s", eng_strerror(status));
+		push_abort_group(p, NULL, changed.msg);
 	}
 	push_maybe_finish(p);
 }
@@ -77,13 +86,18 @@ maybe_go(struct push *p)
 		return;
 	p->go_sent = true;
 	if (store_check_sources(p->st, &err) < 0) {
+		note_source_change(p, err.msg);
 		push_abort_group(p, NULL, err.msg);
 		return;
 	}
 	f.val = p->crc;
-	for (i = 0; i < p->nh; i++)
-		if (p->h[i].st == HS_RUNNING)
-			conn_send_copy(p->h[i].c, &f, NULL);
+	for (i = 0; i < p->nh; i++) {
+		if (p->h[i].st != HS_RUNNING)
+			continue;
+		p->h[i].got_go = true;
+		if (conn_send_copy(p->h[i].c, &f, NULL) < 0)
+			push_host_lost(&p->h[i], -EPIPE, "cannot send it the go");
+	}
 }
 
 static void
@@ -103,8 +117,62 @@ crc_after(uv_work_t *w, int status)
 	if (status < 0)
 		return;
 	p->crc_ready = true;
+	pg_settle_haves(p);
 	maybe_go(p);
 	push_maybe_finish(p);
+}
+
+void
+pg_start_crc(struct push *p)
+{
+	if (p->crc_busy || p->crc_ready)
+		return;
+	p->crc_work.data = p;
+	p->crc_busy = uv_queue_work(&p->loop, &p->crc_work, crc_run,
+				    crc_after) == 0;
+}
+
+/* "DEST exists and differs", naming the job's first file. */
+static void
+fail_different(struct phost *h)
+{
+	const struct push_cfg *cfg = h->p->cfg;
+	const char *what = "the destination";
+	size_t i;
+
+	for (i = 0; i < cfg->nfiles; i++)
+		if (cfg->files[i].type == JF_FILE) {
+			what = cfg->files[i].path;
+			break;
+		}
+	h->refused = true;
+	push_host_failed(h, -EEXIST, PROTO_NO_PEER, "%s%s exists and differs "
+			 "from the source (--force replaces it)", what,
+			 cfg->nfiles > 1 ? " (with the rest of the job)" : "");
+}
+
+void
+pg_settle_haves(struct push *p)
+{
+	struct frame f = { .type = MSG_REPLACE };
+	struct phost *h;
+	size_t i;
+
+	for (i = 0; i < p->nh && p->crc_ready; i++) {
+		h = &p->h[i];
+		if (h->st != HS_HAVE)
+			continue;
+		if (h->have_crc == p->crc) {
+			h->identical = true;
+			push_host_done(h);
+		} else if (!p->cfg->force) {
+			fail_different(h);
+		} else if (conn_send_copy(h->c, &f, NULL) == 0) {
+			h->st = HS_OFFERED;	/* ACCEPT or REFUSE next */
+		} else {
+			push_host_lost(h, -EPIPE, "cannot send REPLACE");
+		}
+	}
 }
 
 static int
@@ -276,7 +344,7 @@ send_starts(struct push *p, struct sockaddr_storage *addrs)
 		be_put32(w.data, h->rank);
 		f.len = w.len;
 		if (conn_send_copy(h->c, &f, w.data) < 0)
-			push_host_fail(h, -EPIPE, "cannot send START");
+			push_host_lost(h, -EPIPE, "cannot send START");
 	}
 	wbuf_free(&w);
 	return rc;
@@ -304,7 +372,8 @@ pg_maybe_start(struct push *p)
 		free(addrs);
 		for (i = 0; i < p->nh; i++)
 			if (p->h[i].st == HS_ACCEPTED)
-				push_host_fail(&p->h[i], -ENOMEM, "out of memory");
+				push_host_failed(&p->h[i], -ENOMEM,
+						 PROTO_NO_PEER, "out of memory");
 		return;
 	}
 	for (i = 0, r = 0; i < p->nh; i++) {
@@ -327,8 +396,7 @@ pg_maybe_start(struct push *p)
 			push_abort_group(p, NULL, p->fatal.code ? p->fatal.msg
 							   : strerror(-rc));
 		else if (p->cfg->verify)
-			p->crc_busy = uv_queue_work(&p->loop, &p->crc_work,
-						    crc_run, crc_after) == 0;
+			pg_start_crc(p);
 	}
 	free(addrs);
 	push_maybe_finish(p);

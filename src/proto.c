@@ -48,7 +48,10 @@ proto_max_len(uint8_t type)
 	case MSG_REFUSE:
 	case MSG_FAIL:
 	case MSG_ABORT:
+	case MSG_OUTCOME:
 		return 4 + PROTO_MAX_TEXT;
+	case MSG_QUERY:
+		return PROTO_TOKEN_LEN;
 	case MSG_HELLO:
 		return PROTO_TOKEN_LEN + 8;
 	case MSG_AUTH:
@@ -84,6 +87,10 @@ proto_type_name(uint8_t type)
 		[MSG_REFUSE] = "REFUSE", [MSG_START] = "START",
 		[MSG_CRC] = "CRC", [MSG_COMPLETE] = "COMPLETE",
 		[MSG_FAIL] = "FAIL", [MSG_ABORT] = "ABORT",
+		[MSG_AUTH] = "AUTH", [MSG_CHALLENGE] = "CHALLENGE",
+		[MSG_PROOF] = "PROOF", [MSG_PROGRESS] = "PROGRESS",
+		[MSG_HAVE] = "HAVE", [MSG_REPLACE] = "REPLACE",
+		[MSG_QUERY] = "QUERY", [MSG_OUTCOME] = "OUTCOME",
 		[MSG_HELLO] = "HELLO", [MSG_SIGNAL] = "SIGNAL",
 		[MSG_BLOCK] = "BLOCK", [MSG_NOP] = "NOP",
 	};

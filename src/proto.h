@@ -20,7 +20,18 @@
  *   COMPLETE d->s  val: crc32 of what the member wrote; files in place
  *   FAIL     d->s  val: errno, arg: peer rank involved or NO_PEER,
  *                  body: reason
- *   ABORT    s->d  body: reason; the member discards its temporaries
+ *   ABORT    s->d  body: reason; a member that has not landed discards
+ *                  its temporaries; every member answers OUTCOME
+ *   HAVE     d->s  instead of ACCEPT: every entry is already there as the
+ *                  job describes it; val: crc32 of the files as they are
+ *                  (stream order), arg: HAVE_BY_TIMES if sizes, modes and
+ *                  times agree with a -p job (val is then 0)
+ *   REPLACE  s->d  after HAVE: what is there differs; replace it (--force):
+ *                  the daemon sets the job up and answers ACCEPT or REFUSE
+ *   QUERY    s->d  instead of JOB on a new connection, covered by the
+ *                  proof; body: a job token: what became of that job?  A
+ *                  job still running that has not landed is ended first
+ *   OUTCOME  d->s  answer to ABORT and QUERY; val: OUTCOME_*, body: text
  *
  * Data connection (member -> member of higher rank, one per schedule edge):
  *   HELLO    body: job token, from rank, to rank
@@ -41,7 +52,7 @@
 #include "schedule.h"
 #include "wire.h"
 
-#define PROTO_VERSION 2
+#define PROTO_VERSION 3
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -69,9 +80,13 @@ enum proto_type {
 	MSG_CHALLENGE,	/* daemon's nonce and proof */
 	MSG_PROOF,	/* sender's proof, bound to the JOB that follows */
 	MSG_PROGRESS,	/* daemon -> sender: blocks held (val), now and then */
+	MSG_HAVE,	/* the job's entries are there already (see above) */
+	MSG_REPLACE,
+	MSG_QUERY,
 	MSG_HELLO = 16,
 	MSG_SIGNAL,
 	MSG_BLOCK,
+	MSG_OUTCOME,
 	MSG_NOP = 31,	/* keepalive, any connection; never reaches owners */
 };
 
@@ -88,6 +103,16 @@ void frame_encode(const struct frame *f, uint8_t out[PROTO_FRAME_LEN]);
 
 /* Decode a frame header; -EPROTO on a bad version or reserved bits. */
 int frame_decode(const uint8_t in[PROTO_FRAME_LEN], struct frame *f);
+
+/* HAVE's arg. */
+#define HAVE_BY_TIMES 1u
+
+/* What became of a job on a daemon (OUTCOME's val). */
+enum proto_outcome {
+	OUTCOME_UNKNOWN = 0,	/* no such job (never seen, or forgotten) */
+	OUTCOME_LANDED = 1,	/* its entries were renamed into place */
+	OUTCOME_DISCARDED = 2,	/* it ended without landing anything */
+};
 
 /* Transports a job may ask for, and a group may use. */
 enum proto_transport {

@@ -20,158 +20,12 @@
 #include "proto.h"
 #include "store.h"
 
-/* After the first failure inside the group, wait this long before aborting
- * the others, so that each host that really failed (a dead daemon, a lost
- * link) is reported with its own reason rather than as a casualty. */
-#define ABORT_GRACE_MS 300
-
 static const struct conn_ops ctl_ops;
 
 double
 push_elapsed(const struct push *p)
 {
 	return (double)(uv_hrtime() - p->t0) / 1e9;
-}
-
-static void progress(struct push *p);
-
-/* ---------------------------------------------------------------------
- * Outcomes
- */
-
-/* Sum up the daemons' reports for cfg->progress. */
-static void
-progress(struct push *p)
-{
-	struct push_progress pr = { .hosts = p->nh, .seconds = push_elapsed(p) };
-	uint64_t bytes = p->sum->bytes, bs = p->cfg->block_size, got;
-	size_t i;
-
-	if (p->cfg->progress == NULL)
-		return;
-	pr.bytes_total = bytes * p->nh;
-	for (i = 0; i < p->nh; i++) {
-		const struct phost *h = &p->h[i];
-
-		got = h->held * bs < bytes ? h->held * bs : bytes;
-		if (h->st == HS_DONE)
-			got = bytes;
-		pr.bytes_done += got;
-		pr.done += h->st == HS_DONE;
-		pr.failed += h->st == HS_FAILED;
-	}
-	p->cfg->progress(p->cfg->ctx, &pr);
-}
-
-static void
-report(struct push *p, struct phost *h, bool ok, int error,
-       const char *reason)
-{
-	struct push_report r = {
-		.index = h->idx, .host = h->name, .addr = h->addrstr,
-		.ok = ok, .error = error, .reason = reason,
-		.seconds = push_elapsed(p), .rank = h->rank,
-		.bytes = p->sum->bytes, .permanent = h->refused,
-	};
-
-	if (ok) {
-		if (p->sum->ok == 0)
-			p->sum->first_ok = r.seconds;
-		p->sum->last_ok = r.seconds;
-		p->sum->ok++;
-	} else {
-		p->sum->failed++;
-	}
-	p->sum->seconds = r.seconds;
-	if (p->cfg->report != NULL)
-		p->cfg->report(p->cfg->ctx, &r);
-}
-
-/* A host's outcome is failure.  If it was running in the group, the group
- * cannot finish without it: abort the others. */
-void
-push_host_fail(struct phost *h, int error, const char *fmt, ...)
-{
-	struct push *p = h->p;
-	enum hstate was = h->st;
-	char reason[600];
-	va_list ap;
-
-	if (was == HS_DONE || was == HS_FAILED)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	h->st = HS_FAILED;
-	conn_free(h->c);
-	h->c = NULL;
-	if (was < HS_ACCEPTED)
-		p->undecided--;
-	p->unfinished--;
-	report(p, h, false, error, reason);
-	progress(p);
-	if (was == HS_RUNNING)
-		push_abort_group(p, h, reason);
-	if (was < HS_ACCEPTED)
-		pg_maybe_start(p);
-	push_maybe_finish(p);
-}
-
-static void
-host_done(struct phost *h)
-{
-	h->st = HS_DONE;
-	h->p->unfinished--;
-	report(h->p, h, true, 0, NULL);
-	progress(h->p);
-	push_maybe_finish(h->p);
-}
-
-static void
-send_text(struct phost *h, uint8_t type, const char *text)
-{
-	struct frame f = { .type = type, .len = strlen(text) };
-
-	if (h->c != NULL)
-		conn_send_copy(h->c, &f, text);
-}
-
-/* Abort every member still running, naming those that failed. */
-static void
-abort_now(uv_timer_t *t)
-{
-	struct push *p = t->data;
-	char reason[600], *at = reason, *end = reason + sizeof(reason);
-	size_t i, named = 0;
-
-	at += snprintf(at, end - at, "aborted: the group lost");
-	for (i = 0; i < p->nh && named < 3; i++)
-		if (p->h[i].st == HS_FAILED && p->h[i].rank > 0)
-			at += snprintf(at, end - at, "%s %s",
-				       named++ ? "," : "", p->h[i].name);
-	if (named == 0)
-		snprintf(reason, sizeof(reason), "aborted: %s", p->abort_why);
-	for (i = 0; i < p->nh; i++) {
-		if (p->h[i].st != HS_RUNNING)
-			continue;
-		send_text(&p->h[i], MSG_ABORT, reason);
-		if (&p->h[i] == p->suspect)
-			push_host_fail(&p->h[i], -ECONNRESET, "%s", p->suspect_why);
-		else
-			push_host_fail(&p->h[i], -ECANCELED, "%s", reason);
-	}
-}
-
-void
-push_abort_group(struct push *p, const struct phost *cause, const char *why)
-{
-	if (p->aborting)
-		return;
-	p->aborting = true;
-	snprintf(p->abort_why, sizeof(p->abort_why), "%s", why);
-	log_info("group broken (%s: %s); aborting in %d ms",
-		 cause != NULL ? cause->name : "sender", why, ABORT_GRACE_MS);
-	uv_timer_start(&p->aborter, abort_now, ABORT_GRACE_MS, 0);
 }
 
 /* ---------------------------------------------------------------------
@@ -215,15 +69,46 @@ on_complete_msg(struct phost *h, const struct frame *f)
 {
 	struct push *p = h->p;
 
-	if (h->st != HS_RUNNING)
+	if (h->st != HS_RUNNING && h->st != HS_ABORTING)
 		return -EPROTO;
-	if (p->cfg->verify && (!p->crc_ready || f->val != p->crc)) {
-		push_host_fail(h, -EIO, "checksum mismatch: wrote %08llx, sent "
-			  "%08x", (unsigned long long)f->val, p->crc);
+	if (p->cfg->verify && (!p->crc_ready || f->val != p->crc))
+		log_warn("%s: landed with crc %08llx, the sources' is %08x",
+			 h->name, (unsigned long long)f->val, p->crc);
+	push_host_done(h);
+	return 0;
+}
+
+/* HAVE: the daemon holds what the job describes already. */
+static int
+on_have(struct phost *h, const struct frame *f)
+{
+	if (h->st != HS_OFFERED)
+		return -EPROTO;
+	if (f->arg & HAVE_BY_TIMES) {
+		h->identical = true;
+		push_host_done(h);
 		return 0;
 	}
-	host_done(h);
+	h->st = HS_HAVE;
+	h->have_crc = (uint32_t)f->val;
+	pg_start_crc(h->p);
+	pg_settle_haves(h->p);	/* at once if our crc is known */
 	return 0;
+}
+
+/* REFUSE or FAIL: the host discarded what it had of this push. */
+static void
+on_fail_msg(struct phost *h, const struct frame *f, const uint8_t *body)
+{
+	char text[PROTO_MAX_TEXT + 1];
+
+	copy_text(text, sizeof(text), body, f->len);
+	h->refused = f->type == MSG_REFUSE;
+	if (h->st == HS_DONE)
+		relay_failed(h, text);
+	else
+		push_host_failed(h, -(int)(f->val & 0xffff), f->arg, "%s",
+				 text);
 }
 
 static int on_challenge(struct phost *h, const struct frame *f,
@@ -234,7 +119,6 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	  const uint8_t *body)
 {
 	struct phost *h = ctx;
-	char text[PROTO_MAX_TEXT + 1];
 
 	switch (f->type) {
 	case MSG_CHALLENGE:
@@ -247,22 +131,22 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		h->p->undecided--;
 		pg_maybe_start(h->p);
 		return 0;
+	case MSG_HAVE:
+		return on_have(h, f);
 	case MSG_REFUSE:
 	case MSG_FAIL:
-		copy_text(text, sizeof(text), body, f->len);
-		h->refused = f->type == MSG_REFUSE;
-		if (h->st == HS_DONE)
-			relay_failed(h, text);
-		else
-			push_host_fail(h, -(int)(f->val & 0xffff), "%s", text);
+		on_fail_msg(h, f, body);
 		return 0;
 	case MSG_COMPLETE:
 		return on_complete_msg(h, f);
+	case MSG_OUTCOME:
+		if (h->st != HS_ABORTING && h->st != HS_QUERY)
+			return 0;	/* the answer of one that finished */
+		push_host_outcome(h, f->val);
+		return 0;
 	case MSG_PROGRESS:
-		if (h->st != HS_RUNNING)
-			return 0;	/* may cross an abort */
-		h->held = f->val;
-		progress(h->p);
+		if (h->st == HS_RUNNING)	/* may cross an abort */
+			push_host_progress(h, f->val);
 		return 0;
 	default:
 		return -EPROTO;
@@ -273,13 +157,15 @@ static void
 ctl_close(void *ctx, struct conn *c, int status)
 {
 	struct phost *h = ctx;
+	char why[300];
 
 	if (status < 0)
-		push_host_fail(h, status, "connection to %s lost: %s", h->addrstr,
-			  strerror(-status));
+		snprintf(why, sizeof(why), "connection to %s lost: %s",
+			 h->addrstr, strerror(-status));
 	else
-		push_host_fail(h, -ECONNRESET, "the daemon at %s went away",
-			  h->addrstr);
+		snprintf(why, sizeof(why), "the daemon at %s went away",
+			 h->addrstr);
+	push_host_lost(h, status < 0 ? status : -ECONNRESET, why);
 }
 
 static void
@@ -288,54 +174,79 @@ ctl_connect(void *ctx, struct conn *c, int status)
 	struct phost *h = ctx;
 	struct push *p = h->p;
 	struct frame f = { .type = MSG_AUTH, .len = AUTH_NONCE_LEN };
+	char why[300];
 
 	if (status == 0)
 		status = auth_nonce(h->nonce);
 	if (status == 0)
 		status = conn_send_copy(c, &f, h->nonce);
 	if (status < 0) {
-		push_host_fail(h, status, "cannot connect to %s: %s", h->addrstr,
-			  status == -ETIMEDOUT ? "timed out" : strerror(-status));
+		h->c = NULL;
+		conn_free(c);
+		snprintf(why, sizeof(why), "cannot connect to %s: %s",
+			 h->addrstr, status == -ETIMEDOUT ? "timed out"
+							  : strerror(-status));
+		push_host_lost(h, status, why);
 		return;
 	}
 	conn_set_body_limit(c, 4 + PROTO_MAX_TEXT);
 	conn_keepalive(c, 0, p->cfg->timeout_ms);
-	h->st = HS_AUTH;
+	if (h->st == HS_QUERY)
+		h->qstep = QS_AUTH;
+	else
+		h->st = HS_AUTH;
 }
 
-/* CHALLENGE: check the daemon's proof, then send ours and the job it
+/* After our proof: the JOB it covers, or the QUERY (the job's token). */
+static int
+send_proved(struct phost *h, const uint8_t *nonce_d)
+{
+	struct push *p = h->p;
+	bool query = h->st == HS_QUERY;
+	const uint8_t *body = query ? p->token : p->jobmsg.data;
+	size_t len = query ? sizeof(p->token) : p->jobmsg.len;
+	uint8_t proof[AUTH_MAC_LEN];
+	struct frame pf = { .type = MSG_PROOF, .len = AUTH_MAC_LEN };
+	struct frame jf = { .type = query ? MSG_QUERY : MSG_JOB, .len = len };
+	struct iovec iov = { (void *)body, len };
+	int rc;
+
+	rc = auth_sender_mac(p->cfg->key, h->nonce, nonce_d, body, len,
+			     proof);
+	if (rc == 0)
+		rc = conn_send_copy(h->c, &pf, proof);
+	if (rc == 0)
+		rc = conn_send(h->c, &jf, &iov, 1, 0);
+	if (rc == 0 && query)
+		h->qstep = QS_ASKED;
+	else if (rc == 0)
+		h->st = HS_OFFERED;
+	return rc;
+}
+
+/* CHALLENGE: check the daemon's proof, then send ours and what it
  * covers. */
 static int
 on_challenge(struct phost *h, const struct frame *f, const uint8_t *body)
 {
 	struct push *p = h->p;
 	const uint8_t *nonce_d = body, *theirs = body + AUTH_NONCE_LEN;
-	uint8_t want[AUTH_MAC_LEN], proof[AUTH_MAC_LEN];
-	struct frame pf = { .type = MSG_PROOF, .len = AUTH_MAC_LEN };
-	struct frame jf = { .type = MSG_JOB, .len = p->jobmsg.len };
-	struct iovec iov = { p->jobmsg.data, p->jobmsg.len };
+	uint8_t want[AUTH_MAC_LEN];
+	bool expected = h->st == HS_AUTH ||
+			(h->st == HS_QUERY && h->qstep == QS_AUTH);
 	int rc;
 
-	if (h->st != HS_AUTH || f->len != 2 * AUTH_NONCE_LEN)
+	if (!expected || f->len != 2 * AUTH_NONCE_LEN)
 		return -EPROTO;
 	rc = auth_daemon_mac(p->cfg->key, h->nonce, nonce_d, want);
 	if (rc == 0 && !auth_mac_equal(want, theirs)) {
 		h->refused = true;
-		push_host_fail(h, -EACCES, "authentication failed: the daemon at "
-			  "%s does not hold our key", h->addrstr);
+		push_host_failed(h, -EACCES, PROTO_NO_PEER, "authentication "
+				 "failed: the daemon at %s does not hold our "
+				 "key", h->addrstr);
 		return 0;
 	}
-	if (rc == 0)
-		rc = auth_sender_mac(p->cfg->key, h->nonce, nonce_d,
-				     p->jobmsg.data, p->jobmsg.len, proof);
-	if (rc == 0)
-		rc = conn_send_copy(h->c, &pf, proof);
-	if (rc == 0)
-		rc = conn_send(h->c, &jf, &iov, 1, 0);
-	if (rc < 0)
-		return rc;
-	h->st = HS_OFFERED;
-	return 0;
+	return rc < 0 ? rc : send_proved(h, nonce_d);
 }
 
 static const struct conn_ops ctl_ops = {
@@ -345,20 +256,76 @@ static const struct conn_ops ctl_ops = {
 	.on_close = ctl_close,
 };
 
-static void
-host_connect(struct phost *h)
+void
+push_host_connect(struct phost *h)
 {
 	struct push *p = h->p;
+	char why[300];
 	int rc;
 
-	net_format(&h->addr, h->addrstr, sizeof(h->addrstr));
-	h->st = HS_CONNECTING;
+	if (h->st != HS_QUERY)
+		h->st = HS_CONNECTING;
+	h->qstep = QS_CONNECTING;
 	rc = conn_connect(&p->loop, (struct sockaddr *)&h->addr,
 			  p->has_src ? (struct sockaddr *)&p->src : NULL,
 			  p->cfg->connect_timeout_ms, &ctl_ops, h, &h->c);
-	if (rc < 0)
-		push_host_fail(h, rc, "cannot connect to %s: %s", h->addrstr,
-			  uv_strerror(rc));
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "cannot connect to %s: %s",
+			 h->addrstr, uv_strerror(rc));
+		push_host_lost(h, rc, why);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Hosts: resolving, and the same host under two names
+ */
+
+/* A hash of the address and port, for the table of resolved hosts. */
+static size_t
+addr_hash(const struct sockaddr_storage *a)
+{
+	const uint8_t *b = (const uint8_t *)a;
+	size_t i, len = a->ss_family == AF_INET6
+				? sizeof(struct sockaddr_in6)
+				: sizeof(struct sockaddr_in);
+	uint64_t x = 1469598103934665603ull;
+
+	for (i = 0; i < len; i++) {
+		x ^= b[i];
+		x *= 1099511628211ull;
+	}
+	return (size_t)x;
+}
+
+static bool
+same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	size_t len = a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					      : sizeof(struct sockaddr_in);
+
+	return a->ss_family == b->ss_family && memcmp(a, b, len) == 0;
+}
+
+/* h has its address: on to its daemon, unless a host resolved before it
+ * has the same one. */
+static void
+host_resolved(struct phost *h)
+{
+	struct push *p = h->p;
+	size_t mask = p->addr_slots - 1, i = addr_hash(&h->addr) & mask;
+	struct phost *first;
+
+	net_format(&h->addr, h->addrstr, sizeof(h->addrstr));
+	for (; p->by_addr[i] != NULL; i = (i + 1) & mask) {
+		first = p->by_addr[i];
+		if (same_addr(&first->addr, &h->addr)) {
+			push_host_alias(h, first);
+			return;
+		}
+	}
+	if (p->by_addr[i] == NULL)
+		p->by_addr[i] = h;
+	push_host_connect(h);
 }
 
 static void
@@ -367,8 +334,9 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 	struct phost *h = req->data;
 
 	if (status < 0 || res == NULL) {
-		push_host_fail(h, -EHOSTUNREACH, "cannot resolve %s: %s", h->host,
-			  uv_strerror(status));
+		push_host_failed(h, -EHOSTUNREACH, PROTO_NO_PEER,
+				 "cannot resolve %s: %s", h->host,
+				 uv_strerror(status));
 	} else {
 		memset(&h->addr, 0, sizeof(h->addr));
 		memcpy(&h->addr, res->ai_addr, res->ai_addrlen);
@@ -378,7 +346,7 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 		else
 			((struct sockaddr_in6 *)&h->addr)->sin6_port =
 				htons(h->port);
-		host_connect(h);
+		host_resolved(h);
 	}
 	uv_freeaddrinfo(res);
 }
@@ -391,57 +359,20 @@ host_begin(struct phost *h)
 
 	if (net_split_hostport(h->name, h->host, sizeof(h->host), &h->port,
 			       h->p->cfg->default_port) < 0) {
-		push_host_fail(h, -EINVAL, "bad host '%s'", h->name);
+		push_host_failed(h, -EINVAL, PROTO_NO_PEER, "bad host '%s'",
+				 h->name);
 		return;
 	}
 	if (net_parse_numeric(h->host, h->port, &h->addr) == 0) {
-		host_connect(h);
+		host_resolved(h);
 		return;
 	}
 	h->gai.data = h;
 	rc = uv_getaddrinfo(&h->p->loop, &h->gai, on_resolved, h->host, NULL,
 			    &hints);
 	if (rc < 0)
-		push_host_fail(h, rc, "cannot resolve %s: %s", h->host,
-			  uv_strerror(rc));
-}
-
-/* ---------------------------------------------------------------------
- * The end
- */
-
-static void
-on_finisher_closed(uv_handle_t *h)
-{
-}
-
-static void
-finish_now(uv_timer_t *t)
-{
-	struct push *p = t->data;
-	size_t i;
-
-	for (i = 0; i < p->nh; i++) {
-		conn_free(p->h[i].c);
-		p->h[i].c = NULL;
-	}
-	eng_free(p->eng);
-	p->eng = NULL;
-	vb_free(p->vb);
-	p->vb = NULL;
-	uv_close((uv_handle_t *)&p->finisher, on_finisher_closed);
-	uv_close((uv_handle_t *)&p->aborter, on_finisher_closed);
-}
-
-void
-push_maybe_finish(struct push *p)
-{
-	if (p->finishing || p->unfinished > 0 || p->crc_busy)
-		return;
-	if (p->eng != NULL && !p->eng_done && !p->aborting)
-		return;
-	p->finishing = true;
-	uv_timer_start(&p->finisher, finish_now, 0, 0);
+		push_host_failed(h, rc, PROTO_NO_PEER, "cannot resolve %s: %s",
+				 h->host, uv_strerror(rc));
 }
 
 /* ---------------------------------------------------------------------
@@ -513,6 +444,11 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	if (p->h == NULL)
 		return -ENOMEM;
 	p->nh = p->undecided = p->unfinished = cfg->nhosts;
+	for (p->addr_slots = 16; p->addr_slots < 2 * p->nh;)
+		p->addr_slots *= 2;
+	p->by_addr = calloc(p->addr_slots, sizeof(*p->by_addr));
+	if (p->by_addr == NULL)
+		return -ENOMEM;
 	if (cfg->bind != NULL) {
 		if (net_parse_numeric(cfg->bind, 0, &p->src) < 0)
 			return rd_errf(err, -EINVAL, "bad source address '%s' "
@@ -562,6 +498,7 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 		*err = p.fatal;
 out:
 	wbuf_free(&p.jobmsg);
+	free(p.by_addr);
 	free(p.by_rank);
 	free(p.h);
 	store_free(p.st);

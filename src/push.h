@@ -36,6 +36,12 @@ struct push_report {
 	bool permanent;		/* the host refused the job itself (a file
 				 * exists, a path outside its roots, the
 				 * key...): sending again cannot help */
+	bool identical;		/* ok: it held identical files already and
+				 * was not sent to */
+	bool verified;		/* ok: its crc32 matched the source's */
+	bool sender_fault;	/* failed only because the sender could not
+				 * go on (a source changed...), not for
+				 * anything of the host's */
 	double seconds;		/* since the push started */
 	uint32_t rank;		/* in the group, 0 if never started */
 	uint64_t bytes;		/* size of the replica */
@@ -87,6 +93,8 @@ struct push_summary {
 	double last_ok;
 	double setup;		/* until data could flow (START sent) */
 	const char *transport;	/* used: "tcp" or "verbs" */
+	char source_changed[512];	/* why, if a source changed while it
+					 * was sent (the group was aborted) */
 };
 
 /* Run one transfer to the end on a private event loop.  Returns 0 once the

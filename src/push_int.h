@@ -1,8 +1,9 @@
 /*
- * push_int - what the two halves of the sender share: push.c (hosts,
- * control connections, outcomes, the end) and pgroup.c (the group: its
- * transport, START, rank 0's engine, the final go).  Not for other
- * modules.
+ * push_int - what the three parts of the sender share: push.c (hosts and
+ * their control connections), pfate.c (what became of each host: outcomes,
+ * the abort of a broken group, the reasons reported) and pgroup.c (the
+ * group: its transport, START, rank 0's engine, the final go).  Not for
+ * other modules.
  */
 #ifndef RDMCP_PUSH_INT_H
 #define RDMCP_PUSH_INT_H
@@ -25,12 +26,23 @@ enum hstate {
 	HS_RESOLVING,
 	HS_CONNECTING,
 	HS_AUTH,	/* AUTH sent, waiting for CHALLENGE */
-	HS_OFFERED,	/* JOB sent, waiting for ACCEPT */
+	HS_OFFERED,	/* JOB (or REPLACE) sent, waiting for ACCEPT */
+	HS_HAVE,	/* HAVE came: compared once our crc is known */
 	HS_ACCEPTED,
 	HS_RUNNING,	/* START sent */
+	HS_ABORTING,	/* ABORT sent: waiting for the member's OUTCOME */
+	HS_QUERY,	/* lost after its go: asking its daemon, anew */
 	HS_DONE,
 	HS_FAILED,
+	HS_ALIAS,	/* the host of `alias_of`, under another name */
 };
+
+/* Before START, or no longer part of a running group: a host whose
+ * outcome cannot land anything it has not said yet. */
+#define HS_UNDECIDED(st) ((st) <= HS_HAVE)
+
+/* Steps of a QUERY (HS_QUERY). */
+enum qstep { QS_CONNECTING, QS_AUTH, QS_ASKED };
 
 struct phost {
 	struct push *p;
@@ -43,13 +55,23 @@ struct phost {
 	uv_getaddrinfo_t gai;
 	struct conn *c;
 	enum hstate st;
+	enum qstep qstep;
 	uint32_t rank;
 	uint16_t rdma_port;	/* offered in ACCEPT, 0: no RDMA */
 	uint8_t nonce[AUTH_NONCE_LEN];	/* ours, for this daemon */
 	bool refused;			/* it turned the job down */
+	bool got_go;			/* the final go went out to it */
+	bool identical;			/* it held the files already */
+	bool casualty;			/* failed as the group broke */
+	bool reported;
+	uint32_t have_crc;		/* HAVE's crc of what it holds */
 	uint64_t held;			/* blocks it reported holding */
+	int error;			/* -errno once failed */
+	char reason[480];		/* why it failed, or what was lost */
+	struct phost *alias_of;		/* HS_ALIAS */
+	struct phost *aliases;		/* other names of this host */
+	struct phost *next_alias;
 };
-
 
 struct push {
 	const struct push_cfg *cfg;
@@ -63,7 +85,11 @@ struct push {
 	struct phost *h;
 	size_t nh;
 	size_t undecided;	/* hosts not yet accepted or failed */
-	size_t unfinished;	/* hosts not yet done or failed */
+	size_t unfinished;	/* hosts without an outcome */
+	struct phost **by_addr;	/* hash of resolved addresses (aliases) */
+	size_t addr_slots;
+	uint64_t bytes_done;	/* progress: summed over the hosts */
+	size_t ndone, nfailed;
 	uint32_t members;
 	struct phost **by_rank;
 	struct eng *eng;
@@ -73,6 +99,7 @@ struct push {
 	uint32_t crc;
 	bool sent_all;		/* rank 0's engine sent every block */
 	bool go_sent;		/* the final CRC frame went to the members */
+	bool sender_fault;	/* the group broke for the sender's reason */
 	struct phost *suspect;	/* the peer rank 0's engine lost */
 	char suspect_why[300];
 	char abort_why[512];		/* what broke the group first */
@@ -88,20 +115,59 @@ struct push {
 /* Seconds since the push started. */
 double push_elapsed(const struct push *p);
 
-/* Host h failed (reported once); a running group is aborted. */
-void push_host_fail(struct phost *h, int error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* Open a control connection to h's daemon (again, for a QUERY). */
+void push_host_connect(struct phost *h);
 
-/* The group cannot finish: abort its members after a grace period, with
- * `why`, blaming `cause` (NULL: the sender). */
+/* Start computing the crc32 of the sources, if not yet (pgroup.c). */
+void pg_start_crc(struct push *p);
+
+/* ---------------------------------------------------------------------
+ * pfate.c
+ */
+
+/* Host h holds a complete copy (h->identical: it had it already). */
+void push_host_done(struct phost *h);
+
+/* Host h failed and holds nothing of this push (reported once): `blames`
+ * is the rank whose loss it reports (PROTO_NO_PEER: none).  A running
+ * group cannot finish without it: the others are aborted. */
+void push_host_failed(struct phost *h, int error, uint32_t blames,
+		      const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Host h's control connection ended or went silent with `why`: failed,
+ * unless it may have landed (its go went out), which its daemon is then
+ * asked about on a new connection. */
+void push_host_lost(struct phost *h, int error, const char *why);
+
+/* What a member said when asked (ABORT or QUERY): an OUTCOME. */
+void push_host_outcome(struct phost *h, uint64_t outcome);
+
+/* The group cannot finish: after a grace period ask every member still
+ * running to stop, with `why`, blaming `cause` (NULL: the sender). */
 void push_abort_group(struct push *p, const struct phost *cause,
 		      const char *why);
+
+/* h resolved to the address of `first`, listed before it: the same host,
+ * copied to once and reported under both names. */
+void push_host_alias(struct phost *h, struct phost *first);
+
+/* A member's PROGRESS: it holds `blocks` blocks. */
+void push_host_progress(struct phost *h, uint64_t blocks);
 
 /* End the push once every host's outcome is known. */
 void push_maybe_finish(struct push *p);
 
+/* ---------------------------------------------------------------------
+ * pgroup.c
+ */
+
 /* Once every host has accepted or failed: rank the members, choose the
- * transport, send START and run rank 0's engine (pgroup.c). */
+ * transport, send START and run rank 0's engine. */
 void pg_maybe_start(struct push *p);
+
+/* The HAVE hosts, once our crc is known: identical ones are done, the
+ * others replaced (--force) or failed. */
+void pg_settle_haves(struct push *p);
 
 #endif

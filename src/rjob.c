@@ -18,6 +18,8 @@
 
 enum jstate {
 	JS_SETUP,	/* creating files in the thread pool */
+	JS_HAVE,	/* everything is there already: HAVE sent, waiting
+			 * for REPLACE or the end */
 	JS_READY,	/* ACCEPT sent, waiting for START */
 	JS_RUNNING,
 	JS_ENDED,	/* resources released, flushing the control stream */
@@ -41,6 +43,7 @@ struct parked_rdma {
 struct rjob {
 	const struct rjob_env *env;
 	char tag[16];
+	uint8_t token[PROTO_TOKEN_LEN];
 	struct conn *ctl;
 	struct job *job;
 	struct store *st;
@@ -51,7 +54,10 @@ struct rjob {
 	uint32_t crc_expected;
 	uv_work_t work;
 	bool work_busy;
-	int work_rc;
+	bool replace;		/* REPLACE came: set up without probing */
+	int work_rc;		/* 1: present (HAVE), 0: set up, or -errno */
+	uint32_t have_crc;
+	bool have_by_times;
 	struct rd_err work_err;
 	struct parked *parked;
 	struct parked_rdma *parked_rdma;
@@ -72,9 +78,10 @@ static void job_end(struct rjob *j);
  */
 
 static void
-send_frame(struct rjob *j, uint8_t type, uint64_t val, const char *text)
+send_frame_arg(struct rjob *j, uint8_t type, uint32_t arg, uint64_t val,
+	       const char *text)
 {
-	struct frame f = { .type = type, .val = val };
+	struct frame f = { .type = type, .arg = arg, .val = val };
 
 	if (j->ctl == NULL)
 		return;
@@ -84,13 +91,20 @@ send_frame(struct rjob *j, uint8_t type, uint64_t val, const char *text)
 	conn_send_copy(j->ctl, &f, text);
 }
 
-/* Fail the job: tell the sender why (once) and release everything. */
 static void
-job_fail(struct rjob *j, int error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+send_frame(struct rjob *j, uint8_t type, uint64_t val, const char *text)
+{
+	send_frame_arg(j, type, PROTO_NO_PEER, val, text);
+}
+
+/* Fail the job: tell the sender why (once), naming the rank `peer` it
+ * blames (PROTO_NO_PEER: none), and release everything. */
+static void
+job_fail_peer(struct rjob *j, int error, uint32_t peer, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 static void
-job_fail(struct rjob *j, int error, const char *fmt, ...)
+job_fail_peer(struct rjob *j, int error, uint32_t peer, const char *fmt, ...)
 {
 	char reason[PROTO_MAX_TEXT];
 	va_list ap;
@@ -101,10 +115,13 @@ job_fail(struct rjob *j, int error, const char *fmt, ...)
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	log_info("job %s: failed: %s", j->tag, reason);
-	send_frame(j, j->state == JS_SETUP ? MSG_REFUSE : MSG_FAIL,
-		   (uint64_t)(error < 0 ? -error : EIO), reason);
+	send_frame_arg(j, j->state == JS_SETUP ? MSG_REFUSE : MSG_FAIL, peer,
+		       (uint64_t)(error < 0 ? -error : EIO), reason);
 	job_end(j);
 }
+
+#define job_fail(j, error, ...) \
+	job_fail_peer(j, error, PROTO_NO_PEER, __VA_ARGS__)
 
 /* ---------------------------------------------------------------------
  * Life cycle
@@ -188,16 +205,38 @@ job_end(struct rjob *j)
 	}
 }
 
+/* The sender gives a member up once nothing came from it for the job's
+ * timeout.  A member that was silent for nearly that long at any time of
+ * the job (it was frozen, starved or cut off) must not land: its sender may
+ * have given up on it then, or will before our COMPLETE can reach it (an
+ * eighth of the timeout is left for the renames and the way).  Keepalives
+ * go out at most a quarter of the timeout apart: a member that runs never
+ * comes near. */
+static bool
+lease_lost(struct rjob *j, uint64_t *silence)
+{
+	*silence = conn_longest_silence(j->ctl);
+	return *silence >= (uint64_t)j->job->timeout_ms * 7 / 8;
+}
+
 static void
 maybe_land(struct rjob *j)
 {
 	struct rd_err err = { 0 };
+	uint64_t silence;
 	uint32_t crc = 0;
 
 	if (!j->complete || j->landed || j->state != JS_RUNNING)
 		return;
 	if (!j->go_received)
 		return;		/* the sender's go: its sources did not change */
+	if (lease_lost(j, &silence)) {
+		job_fail(j, -ETIMEDOUT, "this daemon could not speak to its "
+			 "sender for %llu ms (frozen, starved or cut off), "
+			 "which may have given up on it: not landing",
+			 (unsigned long long)silence);
+		return;
+	}
 	if (j->job->flags & JOB_VERIFY) {
 		crc = store_stream_crc(j->st);
 		if (crc != j->crc_expected) {
@@ -210,10 +249,12 @@ maybe_land(struct rjob *j)
 		job_fail(j, err.code, "%s", err.msg);
 		return;
 	}
+	/* the sender first: between the renames and its word the report
+	 * could be wrong, were this daemon stopped or killed */
+	send_frame(j, MSG_COMPLETE, crc, NULL);
 	j->landed = true;
 	log_info("job %s: complete, %llu bytes in place", j->tag,
 		 (unsigned long long)store_total(j->st));
-	send_frame(j, MSG_COMPLETE, crc, NULL);
 	if (j->eng_done)
 		job_end(j);
 }
@@ -275,15 +316,16 @@ on_done(void *ctx, int status, uint32_t peer)
 	if (peer < j->ro->n)
 		net_format(&j->ro->addrs[peer], addr, sizeof(addr));
 	if (status == ENG_NEVER_CONNECTED)
-		job_fail(j, status, "rank %u (%s) never connected (waited "
-			 "%u ms)", peer, peer == 0 ? "the sender" : addr,
-			 j->env->connect_timeout_ms + j->job->timeout_ms);
+		job_fail_peer(j, status, peer, "rank %u (%s) never connected "
+			      "(waited %u ms)", peer,
+			      peer == 0 ? "the sender" : addr,
+			      j->env->connect_timeout_ms + j->job->timeout_ms);
 	else if (peer == ENG_NO_PEER)
 		job_fail(j, status, "%s", eng_strerror(status));
 	else
-		job_fail(j, status, "lost connection to rank %u (%s): %s",
-			 peer, peer == 0 ? "the sender" : addr,
-			 eng_strerror(status));
+		job_fail_peer(j, status, peer, "lost connection to rank %u "
+			      "(%s): %s", peer, peer == 0 ? "the sender" : addr,
+			      eng_strerror(status));
 }
 
 static int
@@ -437,6 +479,23 @@ on_start(struct rjob *j, const struct frame *f, const uint8_t *body)
  * Control connection
  */
 
+static int setup_queue(struct rjob *j, bool replace);
+
+/* ABORT: what became of the job, in one OUTCOME; a job that has not
+ * landed ends here, without landing. */
+static void
+on_abort(struct rjob *j, const struct frame *f, const uint8_t *body)
+{
+	int len = f->len < 200 ? (int)f->len : 200;
+
+	log_info("job %s: ended by the sender (%.*s)%s", j->tag, len,
+		 body != NULL ? (const char *)body : "",
+		 j->landed ? "; it had landed" : "");
+	send_frame(j, MSG_OUTCOME, j->landed ? OUTCOME_LANDED
+					     : OUTCOME_DISCARDED, NULL);
+	job_end(j);
+}
+
 static int
 ctl_header(void *ctx, struct conn *c, const struct frame *f,
 	   const struct iovec **iov, int *niov)
@@ -463,9 +522,10 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		maybe_land(j);
 		return 0;
 	case MSG_ABORT:
-		log_info("job %s: aborted by the sender", j->tag);
-		job_end(j);
+		on_abort(j, f, body);
 		return 0;
+	case MSG_REPLACE:
+		return j->state == JS_HAVE ? setup_queue(j, true) : -EPROTO;
 	default:
 		return -EPROTO;
 	}
@@ -511,6 +571,13 @@ setup_run(uv_work_t *w)
 		.state_dir = j->env->state_dir,
 	};
 
+	if (!j->replace) {
+		j->work_rc = store_probe(j->job, &pol, &j->have_crc,
+					 &j->have_by_times);
+		if (j->work_rc != 0)
+			return;		/* there already, or no memory */
+	}
+	pol.force = pol.force || j->replace;
 	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);
 	if (j->work_rc == 0 && (j->job->flags & JOB_VERIFY))
 		j->work_rc = store_track_crc(j->st);
@@ -530,6 +597,16 @@ setup_done(uv_work_t *w, int status)
 	if (j->work_rc < 0) {
 		job_fail(j, j->work_rc, "%s", j->work_err.code
 				 ? j->work_err.msg : strerror(-j->work_rc));
+		return;
+	}
+	if (j->work_rc == 1) {
+		j->state = JS_HAVE;
+		log_info("job %s: every entry is there already%s", j->tag,
+			 j->have_by_times ? " (sizes, modes and times agree)"
+					  : "");
+		send_frame_arg(j, MSG_HAVE, j->have_by_times ? HAVE_BY_TIMES
+							     : 0,
+			       j->have_crc, NULL);
 		return;
 	}
 	j->state = JS_READY;
@@ -586,6 +663,7 @@ rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
 	j->env = env;
 	j->job = job;
 	j->ctl = ctl;
+	memcpy(j->token, job->token, PROTO_TOKEN_LEN);
 	snprintf(j->tag, sizeof(j->tag), "%02x%02x%02x%02x", job->token[0],
 		 job->token[1], job->token[2], job->token[3]);
 	uv_timer_init(env->loop, &j->reaper);
@@ -599,11 +677,21 @@ rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
 	if (offer_verbs(j) < 0)
 		return 0;	/* refused; the job ends on its own */
 	j->work.data = j;
-	j->work_busy = uv_queue_work(env->loop, &j->work, setup_run,
+	setup_queue(j, false);
+	return 0;
+}
+
+/* Set the job up in the thread pool (replace: what is there differs and
+ * the sender says to replace it). */
+static int
+setup_queue(struct rjob *j, bool replace)
+{
+	j->state = JS_SETUP;
+	j->replace = replace;
+	j->work_busy = uv_queue_work(j->env->loop, &j->work, setup_run,
 				     setup_done) == 0;
 	if (!j->work_busy)
 		job_fail(j, -ENOMEM, "cannot queue the job");
-	*out = j;
 	return 0;
 }
 
@@ -701,6 +789,29 @@ rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
 bool
 rjob_landed(const struct rjob *j)
 {
+	return j->landed;
+}
+
+void
+rjob_token(const struct rjob *j, uint8_t *out)
+{
+	memcpy(out, j->token, PROTO_TOKEN_LEN);
+}
+
+bool
+rjob_has_token(const struct rjob *j, const uint8_t *token)
+{
+	return memcmp(j->token, token, PROTO_TOKEN_LEN) == 0;
+}
+
+bool
+rjob_resolve(struct rjob *j)
+{
+	if (!j->landed && j->state != JS_ENDED) {
+		log_info("job %s: its sender asked what became of it: "
+			 "discarding", j->tag);
+		job_fail(j, -ECANCELED, "ended by its sender's question");
+	}
 	return j->landed;
 }
 

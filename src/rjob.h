@@ -71,6 +71,16 @@ int rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
 /* True once this job's files were renamed into place (also in `gone`). */
 bool rjob_landed(const struct rjob *j);
 
+/* Copy the job's token (PROTO_TOKEN_LEN bytes) to out. */
+void rjob_token(const struct rjob *j, uint8_t *out);
+
+/* True if this is the job with `token` (running or ending). */
+bool rjob_has_token(const struct rjob *j, const uint8_t *token);
+
+/* Make the job's outcome final and say it: true if it landed; else it
+ * is ended here, if it still ran, and will never land. */
+bool rjob_resolve(struct rjob *j);
+
 /* Stop at once (daemon shutdown): temporaries removed, connections
  * closed; `gone` follows on a later turn. */
 void rjob_stop(struct rjob *j);

@@ -22,13 +22,21 @@
 #include "rjob.h"
 #include "xverbs.h"
 
-/* A connection whose first frame has not arrived yet. */
 /* A connection before it is known to be a job or a data connection.  A
  * sender's must authenticate (auth.h) before its JOB is even decoded. */
 enum fresh_state {
 	FR_NEW,		/* expecting AUTH (a sender) or HELLO (a member) */
 	FR_CHALLENGED,	/* CHALLENGE sent, expecting PROOF */
-	FR_PROVED,	/* expecting the JOB the proof covers */
+	FR_PROVED,	/* expecting the JOB (or QUERY) the proof covers */
+};
+
+/* What became of the jobs that ended lately, for senders that ask
+ * (QUERY): a ring of the last OUTCOMES_KEPT. */
+#define OUTCOMES_KEPT 1024u
+
+struct outcome {
+	uint8_t token[PROTO_TOKEN_LEN];
+	bool landed;
 };
 
 struct fresh {
@@ -60,6 +68,8 @@ struct serve {
 	uv_timer_t idle;	/* --once: no job for cfg.idle_ms */
 	bool idle_used;
 	bool landed;		/* a job landed its files */
+	struct outcome *outcomes;	/* OUTCOMES_KEPT, or NULL */
+	size_t noutcomes;		/* recorded in all */
 };
 
 /* ---------------------------------------------------------------------
@@ -108,6 +118,37 @@ once_job_ended(struct serve *s, bool landed)
 }
 
 static void
+outcome_record(struct serve *s, const struct rjob *j, bool landed)
+{
+	struct outcome *o;
+
+	if (s->outcomes == NULL)
+		return;
+	o = &s->outcomes[s->noutcomes++ % OUTCOMES_KEPT];
+	rjob_token(j, o->token);
+	o->landed = landed;
+}
+
+/* What became of the job with `token`: a running job's outcome is made
+ * final (rjob_resolve), an ended one's looked up. */
+static enum proto_outcome
+outcome_of(struct serve *s, const uint8_t *token)
+{
+	size_t i, n = s->noutcomes < OUTCOMES_KEPT ? s->noutcomes
+						  : OUTCOMES_KEPT;
+
+	for (i = 0; i < s->njobs; i++)
+		if (rjob_has_token(s->jobs[i], token))
+			return rjob_resolve(s->jobs[i]) ? OUTCOME_LANDED
+							: OUTCOME_DISCARDED;
+	for (i = 0; i < n; i++)
+		if (memcmp(s->outcomes[i].token, token, PROTO_TOKEN_LEN) == 0)
+			return s->outcomes[i].landed ? OUTCOME_LANDED
+						     : OUTCOME_DISCARDED;
+	return OUTCOME_UNKNOWN;
+}
+
+static void
 job_gone(void *ctx, struct rjob *j)
 {
 	struct serve *s = ctx;
@@ -115,6 +156,7 @@ job_gone(void *ctx, struct rjob *j)
 	size_t i;
 
 	s->landed |= landed;
+	outcome_record(s, j, landed);
 	for (i = 0; i < s->njobs; i++) {
 		if (s->jobs[i] == j) {
 			s->jobs[i] = s->jobs[--s->njobs];
@@ -220,7 +262,7 @@ fresh_header(void *ctx, struct conn *c, const struct frame *f,
 		ok = f->type == MSG_PROOF && f->len == AUTH_MAC_LEN;
 		break;
 	default:
-		ok = f->type == MSG_JOB;
+		ok = f->type == MSG_JOB || f->type == MSG_QUERY;
 		break;
 	}
 	if (!ok)
@@ -228,19 +270,40 @@ fresh_header(void *ctx, struct conn *c, const struct frame *f,
 	return f->len <= proto_max_len(f->type) ? 0 : -EMSGSIZE;
 }
 
-/* Refuse a job: say why, then close once it is out (the fresh record
- * keeps owning the connection until then). */
+/* Answer with one last frame, then close once it is out (the fresh
+ * record keeps owning the connection until then). */
 static int
-refuse_job(struct fresh *fr, int error, const char *why)
+answer_and_close(struct fresh *fr, uint8_t type, uint64_t val,
+		 const char *text)
 {
-	struct frame f = { .type = MSG_REFUSE, .val = (uint64_t)error };
+	struct frame f = { .type = type, .val = val };
 
-	f.len = strlen(why);
-	log_info("refused a job from %s: %s", conn_peer(fr->c), why);
-	conn_send_copy(fr->c, &f, why);
+	f.len = text != NULL ? strlen(text) : 0;
+	conn_send_copy(fr->c, &f, text);
 	conn_shutdown(fr->c);
 	fr->refused = true;
 	return 0;
+}
+
+/* Refuse a job: say why, and close. */
+static int
+refuse_job(struct fresh *fr, int error, const char *why)
+{
+	log_info("refused a job from %s: %s", conn_peer(fr->c), why);
+	return answer_and_close(fr, MSG_REFUSE, (uint64_t)error, why);
+}
+
+/* QUERY: what became of a job of ours (authenticated like a JOB). */
+static int
+on_query(struct fresh *fr, const uint8_t *token)
+{
+	enum proto_outcome o = outcome_of(fr->s, token);
+
+	log_info("%s asked what became of job %02x%02x%02x%02x: %s",
+		 conn_peer(fr->c), token[0], token[1], token[2], token[3],
+		 o == OUTCOME_LANDED ? "landed"
+		 : o == OUTCOME_DISCARDED ? "discarded" : "unknown here");
+	return answer_and_close(fr, MSG_OUTCOME, o, NULL);
 }
 
 static int
@@ -305,12 +368,15 @@ fresh_frame(void *ctx, struct conn *c, const struct frame *f,
 		return on_auth(fr, body);
 	if (f->type == MSG_PROOF)
 		return on_proof(fr, body);
-	if (f->type == MSG_JOB && !job_authentic(fr, body, f->len)) {
+	if ((f->type == MSG_JOB || f->type == MSG_QUERY) &&
+	    !job_authentic(fr, body, f->len)) {
 		log_warn("%s failed to authenticate (wrong key?)",
 			 conn_peer(c));
 		return refuse_job(fr, EACCES, "authentication failed: the "
 				  "sender does not hold this daemon's key");
 	}
+	if (f->type == MSG_QUERY)
+		return f->len == PROTO_TOKEN_LEN ? on_query(fr, body) : -EPROTO;
 	if (f->type == MSG_JOB && s->cfg.once && s->njobs > 0)
 		return refuse_job(fr, EBUSY, "busy: this one-shot receiver "
 				  "already runs a transfer");
@@ -580,7 +646,8 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 	if (s == NULL)
 		return -ENOMEM;
 	s->cfg = *cfg;
-	rc = serve_setup_paths(s, err);
+	s->outcomes = calloc(OUTCOMES_KEPT, sizeof(*s->outcomes));
+	rc = s->outcomes != NULL ? serve_setup_paths(s, err) : -ENOMEM;
 	s->env = (struct rjob_env){
 		.loop = cfg->loop, .roots = (const char *const *)s->roots,
 		.nroots = s->nroots, .prefix = s->prefix,
@@ -666,5 +733,6 @@ serve_free(struct serve *s)
 	free(s->roots);
 	free(s->prefix);
 	free(s->jobs);
+	free(s->outcomes);
 	free(s);
 }

@@ -231,6 +231,31 @@ store_create(const struct job *job, const struct dest_policy *pol,
 	return 0;
 }
 
+/* dest_probe found file i there: add its bytes to the crc in ctx. */
+static int
+crc_present(void *ctx, size_t i, int fd)
+{
+	uLong *crc = ctx;
+	uint8_t buf[64 << 10];
+	ssize_t n;
+
+	(void)i;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		*crc = crc32_z(*crc, buf, (size_t)n);
+	return n < 0 ? -errno : 0;
+}
+
+int
+store_probe(const struct job *job, const struct dest_policy *pol,
+	    uint32_t *crc, bool *by_times)
+{
+	uLong sum = crc32(0, Z_NULL, 0);
+	int rc = dest_probe(job, pol, crc_present, &sum, by_times);
+
+	*crc = rc == 1 && !*by_times ? (uint32_t)sum : 0;
+	return rc;
+}
+
 /* ---------------------------------------------------------------------
  * Blocks
  */

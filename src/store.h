@@ -51,6 +51,11 @@ int store_check_sources(const struct store *st, struct rd_err *err);
 int store_create(const struct job *job, const struct dest_policy *pol,
 		 struct store **out, struct rd_err *err);
 
+/* Is the job there already (dest_probe)?  1 with the crc32 of the files
+ * as they are, in stream order (0 when *by_times), 0 if not, or -errno. */
+int store_probe(const struct job *job, const struct dest_policy *pol,
+		uint32_t *crc, bool *by_times);
+
 /* The memory of block b: see eng_blocks.iov. */
 int store_iov(struct store *st, uint64_t block, struct iovec *iov, int max);
 

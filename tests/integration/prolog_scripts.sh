@@ -173,11 +173,25 @@ grep -q "workers without a copy: 127.0.0.6" "$WORK/err" || fail "$(cat "$WORK/er
 grep -q "4 of 5 workers staged" "$WORK/err" || fail "$(cat "$WORK/err")"
 note "Hadoop: a worker without a daemon is reported with its reason (status 1)"
 
-# without STAGE_FORCE existing files stay: every worker fails
+# the same staging again: every worker holds it already, and succeeds
+expect_status 0 spark WORKERS_FILE="$WORK/spark/conf/workers" \
+	"$SPARK_SCRIPT" "$src/solver"
+assert_staged 4 solver
+grep -q "4 of 4 workers staged" "$WORK/err" || fail "$(cat "$WORK/err")"
+note "Spark: the same staging again succeeds (already identical)"
+
+# a different solver without STAGE_FORCE: the existing files stay, every
+# worker fails
+cp "$src/solver" "$WORK/solver.before"
+make_file "$src/solver" 2000000
 expect_status 1 spark WORKERS_FILE="$WORK/spark/conf/workers" \
 	"$SPARK_SCRIPT" "$src/solver"
 [ ! -s "$WORK/staged" ] || fail "staged: $(cat "$WORK/staged")"
-grep -q "exists" "$WORK/err" || fail "$(cat "$WORK/err")"
+grep -q "exists and differs" "$WORK/err" || fail "$(cat "$WORK/err")"
+for i in 1 2 3 4; do
+	cmp -s "$WORK/solver.before" "$(landed "$i" "$stage/solver")" ||
+		fail "host $i: the existing solver was changed"
+done
 
 expect_status 2 spark STAGE_DIR= WORKERS_FILE="$WORK/hadoop/workers" \
 	"$SPARK_SCRIPT" "$src/solver"

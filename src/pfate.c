@@ -1,0 +1,379 @@
+/*
+ * pfate - what became of each host of a push (see push_int.h).
+ *
+ * The report is the disk: a host is reported ok only once it said its
+ * files are in place (COMPLETE, or an OUTCOME "landed"), and failed only
+ * once it cannot land anything of this push: it refused or failed and
+ * discarded, it never got the final go, or its daemon said so when asked.
+ * A member whose connection is lost after its go is asked again, on a new
+ * connection; when a group breaks, every member still running is asked
+ * to stop and answers with what it did.
+ *
+ * Hosts that failed only because the group broke (they lost a neighbour,
+ * or were stopped) are reported last, naming the hosts that broke it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "push_int.h"
+
+/* After the first failure inside the group, wait this long before asking
+ * the others to stop, so that each host that really failed (a dead daemon,
+ * a lost link) is reported with its own reason rather than as a casualty. */
+#define ABORT_GRACE_MS 300
+
+/* ---------------------------------------------------------------------
+ * Progress
+ */
+
+static uint64_t
+bytes_held(const struct push *p, const struct phost *h)
+{
+	uint64_t got = h->held * p->cfg->block_size;
+
+	return got < p->sum->bytes ? got : p->sum->bytes;
+}
+
+static void
+progress(struct push *p)
+{
+	struct push_progress pr = {
+		.hosts = p->nh, .seconds = push_elapsed(p),
+		.bytes_total = p->sum->bytes * p->nh,
+		.bytes_done = p->bytes_done,
+		.done = p->ndone, .failed = p->nfailed,
+	};
+
+	if (p->cfg->progress != NULL)
+		p->cfg->progress(p->cfg->ctx, &pr);
+}
+
+void
+push_host_progress(struct phost *h, uint64_t blocks)
+{
+	struct push *p = h->p;
+	uint64_t before = bytes_held(p, h);
+
+	h->held = blocks;
+	p->bytes_done += bytes_held(p, h) - before;
+	progress(p);
+}
+
+/* ---------------------------------------------------------------------
+ * Reports
+ */
+
+static void
+emit(struct push *p, const struct phost *h, const struct phost *as,
+     const char *reason, bool sender_fault)
+{
+	struct push_report r = {
+		.index = as->idx, .host = as->name, .addr = h->addrstr,
+		.ok = h->st == HS_DONE, .error = h->error,
+		.reason = reason, .seconds = push_elapsed(p),
+		.rank = h->rank, .bytes = p->sum->bytes,
+		.permanent = h->refused, .identical = h->identical,
+		.verified = h->st == HS_DONE && p->cfg->verify,
+		.sender_fault = sender_fault,
+	};
+
+	if (r.ok) {
+		if (p->sum->ok == 0)
+			p->sum->first_ok = r.seconds;
+		p->sum->last_ok = r.seconds;
+		p->sum->ok++;
+	} else {
+		p->sum->failed++;
+	}
+	p->sum->seconds = r.seconds;
+	if (p->cfg->report != NULL)
+		p->cfg->report(p->cfg->ctx, &r);
+}
+
+/* Report h, and its other names, once. */
+static void
+report(struct push *p, struct phost *h, const char *reason,
+       bool sender_fault)
+{
+	const struct phost *a;
+
+	if (h->reported)
+		return;
+	h->reported = true;
+	emit(p, h, h, reason, sender_fault);
+	for (a = h->aliases; a != NULL; a = a->next_alias)
+		emit(p, h, a, reason, sender_fault);
+}
+
+/* The hosts that broke the group: failed members that were not its
+ * casualties, and the one rank 0 itself lost. */
+static size_t
+name_culprits(const struct push *p, char *out, size_t len)
+{
+	size_t i, n = 0, at = 0;
+	const struct phost *h;
+
+	out[0] = '\0';
+	for (i = 0; i < p->nh; i++) {
+		h = &p->h[i];
+		if (h->st != HS_FAILED || h->rank == 0 ||
+		    (h->casualty && h != p->suspect))
+			continue;
+		if (n++ < 3 && at < len)
+			at += (size_t)snprintf(out + at, len - at, "%s%s",
+					       n > 1 ? ", " : "", h->name);
+	}
+	if (n > 3 && at < len)
+		snprintf(out + at, len - at, " and %zu more", n - 3);
+	return n;
+}
+
+/* The casualties, last: "aborted: the group lost X" when the hosts that
+ * broke it are known, else what they said themselves. */
+static void
+report_casualties(struct push *p)
+{
+	char culprits[300], reason[sizeof(culprits) + 64];
+	bool known = name_culprits(p, culprits, sizeof(culprits)) > 0;
+	size_t i;
+
+	snprintf(reason, sizeof(reason), "aborted: the group lost %s",
+		 culprits);
+	for (i = 0; i < p->nh; i++) {
+		struct phost *h = &p->h[i];
+
+		if (h->st != HS_FAILED || h->reported)
+			continue;
+		report(p, h, known ? reason : h->reason,
+		       !known && p->sender_fault);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Outcomes
+ */
+
+void
+push_host_done(struct phost *h)
+{
+	struct push *p = h->p;
+
+	if (h->st == HS_DONE || h->st == HS_FAILED || h->st == HS_ALIAS)
+		return;
+	if (HS_UNDECIDED(h->st))
+		p->undecided--;
+	h->st = HS_DONE;
+	p->unfinished--;
+	p->ndone += 1;
+	p->bytes_done += p->sum->bytes - bytes_held(p, h);
+	report(p, h, NULL, false);
+	progress(p);
+	if (p->undecided == 0)
+		pg_maybe_start(p);
+	push_maybe_finish(p);
+}
+
+/* The one way a host fails.  Casualties are reported at the end. */
+static void
+host_fail(struct phost *h, int error, bool casualty, const char *reason)
+{
+	struct push *p = h->p;
+	enum hstate was = h->st;
+
+	if (was == HS_DONE || was == HS_FAILED || was == HS_ALIAS)
+		return;
+	if (reason != h->reason)
+		snprintf(h->reason, sizeof(h->reason), "%s", reason);
+	h->st = HS_FAILED;
+	h->error = error;
+	h->casualty = casualty;
+	conn_free(h->c);
+	h->c = NULL;
+	if (HS_UNDECIDED(was))
+		p->undecided--;
+	p->unfinished--;
+	p->nfailed++;
+	if (!casualty)
+		report(p, h, h->reason, false);
+	progress(p);
+	if (was >= HS_RUNNING)
+		push_abort_group(p, h, h->reason);
+	if (HS_UNDECIDED(was))
+		pg_maybe_start(p);
+	push_maybe_finish(p);
+}
+
+void
+push_host_failed(struct phost *h, int error, uint32_t blames,
+		 const char *fmt, ...)
+{
+	char reason[sizeof(h->reason)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	host_fail(h, error, blames != PROTO_NO_PEER && blames != 0, reason);
+}
+
+void
+push_host_lost(struct phost *h, int error, const char *why)
+{
+	char reason[sizeof(h->reason)];
+
+	if (h->st == HS_DONE || h->st == HS_FAILED || h->st == HS_ALIAS)
+		return;
+	if (h->st == HS_QUERY) {
+		snprintf(reason, sizeof(reason), "%.200s; then its daemon "
+			 "could not be asked whether its copy landed (%.200s)",
+			 h->reason, why);
+		host_fail(h, h->error, false, reason);
+		return;
+	}
+	if ((h->st != HS_RUNNING && h->st != HS_ABORTING) || !h->got_go) {
+		host_fail(h, error, false, why);
+		return;
+	}
+	/* it may have landed, and its word be lost: ask */
+	snprintf(h->reason, sizeof(h->reason), "%s", why);
+	h->error = error;
+	conn_free(h->c);
+	h->c = NULL;
+	h->st = HS_QUERY;
+	push_abort_group(h->p, h, why);
+	push_host_connect(h);
+}
+
+void
+push_host_outcome(struct phost *h, uint64_t outcome)
+{
+	struct push *p = h->p;
+	char reason[sizeof(h->reason)];
+
+	if (outcome == OUTCOME_LANDED) {
+		push_host_done(h);
+	} else if (h->st == HS_QUERY) {
+		snprintf(reason, sizeof(reason), "%.300s%s", h->reason,
+			 outcome == OUTCOME_DISCARDED ? ""
+			 : " (its daemon does not know the job now)");
+		host_fail(h, h->error, false, reason);
+	} else if (h == p->suspect) {
+		host_fail(h, -ECONNRESET, false, p->suspect_why);
+	} else {
+		snprintf(reason, sizeof(reason), "aborted: %.400s",
+			 p->abort_why);
+		host_fail(h, -ECANCELED, true, reason);
+	}
+}
+
+void
+push_host_alias(struct phost *h, struct phost *first)
+{
+	struct push *p = h->p;
+
+	log_warn("%s and %s are the same host (%s): copied to once, "
+		 "reported under both names", first->name, h->name,
+		 first->addrstr);
+	if (HS_UNDECIDED(h->st))
+		p->undecided--;
+	p->unfinished--;
+	h->st = HS_ALIAS;
+	h->alias_of = first;
+	h->next_alias = first->aliases;
+	first->aliases = h;
+	if (first->reported)	/* its outcome is known: say it again */
+		emit(p, first, h, first->st == HS_DONE ? NULL : first->reason,
+		     false);
+	pg_maybe_start(p);
+	push_maybe_finish(p);
+}
+
+/* ---------------------------------------------------------------------
+ * A broken group
+ */
+
+static void
+send_abort(struct phost *h, const char *text)
+{
+	struct frame f = { .type = MSG_ABORT, .len = strlen(text) };
+
+	if (h->c == NULL || conn_send_copy(h->c, &f, text) < 0) {
+		push_host_lost(h, -EPIPE, "cannot ask it to stop");
+		return;
+	}
+	h->st = HS_ABORTING;
+}
+
+/* Ask every member still running to stop; each answers with what it did
+ * (push_host_outcome). */
+static void
+abort_now(uv_timer_t *t)
+{
+	struct push *p = t->data;
+	char culprits[300], text[sizeof(p->abort_why)];
+	size_t i;
+
+	if (name_culprits(p, culprits, sizeof(culprits)) > 0)
+		snprintf(text, sizeof(text), "the group lost %s", culprits);
+	else
+		snprintf(text, sizeof(text), "%s", p->abort_why);
+	snprintf(p->abort_why, sizeof(p->abort_why), "%s", text);
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_RUNNING)
+			send_abort(&p->h[i], text);
+}
+
+void
+push_abort_group(struct push *p, const struct phost *cause, const char *why)
+{
+	if (p->aborting)
+		return;
+	p->aborting = true;
+	p->sender_fault = cause == NULL && p->suspect == NULL;
+	snprintf(p->abort_why, sizeof(p->abort_why), "%s", why);
+	log_info("group broken (%s: %s); stopping it in %d ms",
+		 cause != NULL ? cause->name : "sender", why, ABORT_GRACE_MS);
+	uv_timer_start(&p->aborter, abort_now, ABORT_GRACE_MS, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * The end
+ */
+
+static void
+on_timer_closed(uv_handle_t *h)
+{
+}
+
+static void
+finish_now(uv_timer_t *t)
+{
+	struct push *p = t->data;
+	size_t i;
+
+	for (i = 0; i < p->nh; i++) {
+		conn_free(p->h[i].c);
+		p->h[i].c = NULL;
+	}
+	eng_free(p->eng);
+	p->eng = NULL;
+	vb_free(p->vb);
+	p->vb = NULL;
+	uv_close((uv_handle_t *)&p->finisher, on_timer_closed);
+	uv_close((uv_handle_t *)&p->aborter, on_timer_closed);
+}
+
+void
+push_maybe_finish(struct push *p)
+{
+	if (p->finishing || p->unfinished > 0 || p->crc_busy)
+		return;
+	if (p->eng != NULL && !p->eng_done && !p->aborting)
+		return;
+	report_casualties(p);
+	p->finishing = true;
+	uv_timer_start(&p->finisher, finish_now, 0, 0);
+}
