@@ -31,9 +31,10 @@
 #
 # Settings (environment):
 #   BENCH_SCENARIOS  N:RATE:MIB ... ("4:200mbit:128 8:200mbit:128
-#                    16:200mbit:128 32:100mbit:64 64:50mbit:32", about 20
-#                    minutes on 2 cores; 64 hosts at 200mbit would need
-#                    12.8 Gbit/s of emulation, more than 2 cores can do)
+#                    16:200mbit:128 32:100mbit:64 64:50mbit:32": 12 to 15
+#                    minutes on 2 cores, estimated from single runs; 64
+#                    hosts at 200mbit would need 12.8 Gbit/s of emulation,
+#                    more than 2 cores can do)
 #   BENCH_RUNS (3)   BENCH_ALGS ("binomial chain"; also: tree sequential)
 #   BENCH_BLOCK (128K)   BENCH_OPTS (extra options of every rdmcp run)
 #   BENCH_ONE (1; 0 leaves out rdmcp-1to1)   BENCH_TIMEOUT (600 s a run)
