@@ -38,16 +38,21 @@ PORT=${BENCH_LOOP_PORT:-7473}
 OPTS=${BENCH_OPTS:-}
 TMO=300		# seconds any one command may take
 DIR=
-PIDS=()
+PIDS=()		# the daemons
+BG=		# the command in progress
 
 die() { echo "bench-loop: $*" >&2; exit 1; }
 
 cleanup() {
-	local rc=$? pid t alive
+	local rc=$? pid alive
 	trap - EXIT INT TERM
+	if [ -n "$BG" ]; then
+		kill -TERM "$BG" 2>/dev/null || true
+		wait "$BG" 2>/dev/null || true
+	fi
 	if [ ${#PIDS[@]} -gt 0 ]; then
 		kill -TERM "${PIDS[@]}" 2>/dev/null || true
-		for t in $(seq 1 50); do	# 5 s to exit, then KILL
+		for _ in $(seq 1 50); do	# 5 s to exit, then KILL
 			alive=0
 			for pid in "${PIDS[@]}"; do
 				kill -0 "$pid" 2>/dev/null && alive=1
@@ -77,13 +82,27 @@ listening() {
 	(exec 3<>"/dev/tcp/$1/$PORT") 2>/dev/null
 }
 
-# wall CMD...: run CMD (bounded by TMO), print its wall time in seconds
+# run OUT CMD...: run CMD (bounded by TMO) with its output to OUT, in the
+# background so that a signal reaches our trap at once (bash drops a
+# Ctrl-C that its foreground child survives); fails as CMD does
+run() {
+	local out=$1 rc=0
+	shift
+	timeout -k 5 "$TMO" "$@" >"$out" &
+	BG=$!
+	wait "$BG" || rc=$?
+	BG=
+	return "$rc"
+}
+
+# wall CMD...: run CMD, set WALL to its wall time in seconds
 wall() {
 	local t0 t1
 	t0=$EPOCHREALTIME
-	timeout -k 5 "$TMO" "$@" >/dev/null || die "failed: $*"
+	run /dev/null "$@" || die "failed: $*"
 	t1=$EPOCHREALTIME
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
+	t1=$((10#${t1/./} - 10#${t0/./}))	# microseconds
+	printf -v WALL '%d.%06d' $((t1 / 1000000)) $((t1 % 1000000))
 }
 
 load() {
@@ -120,7 +139,7 @@ for i in $(seq 1 "$max_fan"); do
 	PIDS+=($!)
 done
 for i in $(seq 1 "$max_fan"); do
-	for t in $(seq 1 100); do	# 5 s at most
+	for _ in $(seq 1 100); do	# 5 s at most
 		listening "$(addr "$i")" && continue 2
 		sleep 0.05
 	done
@@ -137,13 +156,13 @@ for r in $(seq 1 "$RUNS"); do
 	for what in $order; do
 		rm -f "$DIR/dd.out" "$DIR/h1/out/big"
 		if [ "$what" = dd ]; then
-			t=$(wall dd if="$DIR/src/big" of="$DIR/dd.out" bs=1M status=none)
+			wall dd if="$DIR/src/big" of="$DIR/dd.out" bs=1M status=none
 		else
 			# shellcheck disable=SC2086
-			t=$(wall "$RDMCP" -q $OPTS -d /out "$DIR/src/big" "$(addr 1):$PORT")
+			wall "$RDMCP" -q $OPTS -d /out "$DIR/src/big" "$(addr 1):$PORT"
 			cmp -s "$DIR/src/big" "$DIR/h1/out/big" || die "rdmcp's copy differs"
 		fi
-		echo "$what $t"
+		echo "$what $WALL"
 	done
 done >"$DIR/one.txt"
 rm -f "$DIR/dd.out" "$DIR/h1/out/big"
@@ -171,8 +190,9 @@ for k in $FANOUT; do
 	for r in $(seq 1 "$FAN_RUNS"); do
 		rm -f "$DIR"/h*/out/fan
 		# shellcheck disable=SC2086
-		out=$(timeout -k 5 "$TMO" "$RDMCP" --json $OPTS -d /out "$DIR/src/fan" "$hosts") ||
-			die "rdmcp to $k daemons failed: $(echo "$out" | tail -2)"
+		run "$DIR/json" "$RDMCP" --json $OPTS -d /out "$DIR/src/fan" "$hosts" ||
+			die "rdmcp to $k daemons failed: $(tail -2 "$DIR/json")"
+		out=$(cat "$DIR/json")
 		echo "$out" | grep -q "\"complete\":$k,\"failed\":0" || die "rdmcp to $k daemons: $(echo "$out" | tail -1)"
 		echo "$out" | awk '/"event":"summary"/ {
 			for (i = 1; i <= 3; i++) {

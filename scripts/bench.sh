@@ -150,6 +150,8 @@ DATA=/dev/shm/rdmcp-bench.$$
 # shellcheck source-path=SCRIPTDIR source=bench-lib.bash
 . "$(dirname "$0")/bench-lib.bash"
 CPORT=$((PORT + 1))
+BG=		# the run in progress
+trap '[ -z "$BG" ] || kill "$BG" 2>/dev/null; bench_cleanup' EXIT
 TCPCOPY=$TOP/build/tests/tcpcopy
 TCPCHAIN=$TOP/build/tests/tcpchain
 if [ ! -x "$TCPCOPY" ] || [ ! -x "$TCPCHAIN" ]; then
@@ -290,7 +292,13 @@ measure() {
 	local tool=$1 run=$2 t b a
 	shift 2
 	b=$(counters)
-	t=$("$@")
+	# in the background: a signal then reaches our trap at once (bash
+	# would drop a Ctrl-C that its foreground child survives)
+	"$@" >"$DATA/t" &
+	BG=$!
+	wait "$BG" || true
+	BG=
+	t=$(cat "$DATA/t")
 	t=${t:-NA}
 	a=$(counters)
 	echo "$tool $run $t $b $a" |
