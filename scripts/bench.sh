@@ -311,6 +311,10 @@ scenario() {
 	local s=$1 rate mib r alg uni
 	IFS=: read -r N rate mib <<<"$s"
 	SIZE=$((mib << 20))
+	if [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -le $(((N + 1) * mib * 1024)) ]; then
+		echo "bench.sh: $s: /dev/shm has less than $(((N + 1) * mib)) MiB free" >&2
+		exit 1
+	fi
 	echo "== $N hosts, every NIC at $rate both ways, $mib MiB, $RUNS runs"
 	"$CLUSTER" up "$N" "$rate"
 	ADDRS=()
@@ -353,7 +357,7 @@ mkdir -p "$(dirname "$OUT")"
 {
 	printf '# rdmcp bench %s, %s (commit %s), %s cores, load %s\n' \
 		"$(date -u +%Y-%m-%dT%H:%MZ)" "$("$RDMCP" --version | head -1)" \
-		"$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo '?')" \
+		"$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo '?')" \
 		"$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 	printf '# runs %s, algorithms %s, block %s, extra options "%s"\n' \
 		"$RUNS" "$ALGS" "$BLOCK" "$OPTS"
