@@ -142,11 +142,12 @@ do_relay(int port, const char *path, const char *next_addr, int next_port)
 	if (s < 0 || fd < 0)
 		return die("accept/open");
 	close(ls);
+	/* forward first: the next host waits on us, the file does not */
 	while ((n = read(s, buf, sizeof(buf))) > 0) {
-		if (write_all(fd, buf, (size_t)n) < 0)
-			return die("write");
 		if (next >= 0 && write_all(next, buf, (size_t)n) < 0)
 			return die("forward");
+		if (write_all(fd, buf, (size_t)n) < 0)
+			return die("write");
 	}
 	if (n < 0)
 		return die("read");
