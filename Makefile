@@ -5,7 +5,12 @@
 #                   RDMA in a Soft-RoCE VM, docs)
 #   make check-valgrind  integration tests with the daemons under valgrind
 #   make demo       8 daemons on 127.0.0.2-9, push a file, show the report
-#   make bench      benchmarks on an emulated cluster (root, netns + tc)
+#   make bench      benchmarks on an emulated cluster (root, netns + tc):
+#                   rdmcp against one plain TCP copy and a pipelined TCP
+#                   chain, ratios, retransmissions, upload, a TSV and a
+#                   plot (scripts/bench.sh; BENCH_SCENARIOS, BENCH_RUNS...)
+#   make bench-loop per-byte cost on loopback, no root: rdmcp 1 -> 1 against
+#                   dd, fan-out to 4, 8, 16 daemons (scripts/bench-loop.sh)
 #   make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 
 PREFIX ?= /usr/local
@@ -38,7 +43,8 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
-	check-asan check-valgrind check-rdma demo bench bench-tree bench-rdma fuzz clean install uninstall
+	check-asan check-valgrind check-rdma demo bench bench-loop bench-tree \
+	bench-rdma fuzz clean install uninstall
 
 all: $(BIN)
 
@@ -138,6 +144,9 @@ demo: rdmcp
 
 bench: rdmcp $(HELPER_BINS)
 	@scripts/bench.sh
+
+bench-loop: rdmcp
+	@scripts/bench-loop.sh
 
 bench-tree: rdmcp
 	@scripts/bench-tree.sh

@@ -6,7 +6,7 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RDMCP=$TOP/rdmcp
 CLUSTER=$TOP/scripts/netns-cluster.sh
-PORT=7471
+PORT=${BENCH_PORT:-7471}
 ME=$(basename "$0")
 
 [ "$(id -u)" -eq 0 ] || { echo "$ME: needs root (network namespaces)" >&2; exit 77; }
