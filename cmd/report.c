@@ -14,17 +14,19 @@
 #include "cmd.h"
 #include "json.h"
 
+/* The last message, for the --json summary of a push that could not run. */
+static char last_message[PROTO_MAX_TEXT + 512];
+
 void
 warnx_(const char *fmt, ...)
 {
 	va_list ap;
 
 	progress_clear();
-	fputs("rdmcp: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(last_message, sizeof(last_message), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "rdmcp: %s\n", last_message);
 }
 
 void
@@ -93,9 +95,12 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 	       "\"failed\":%zu,\"bytes\":%llu,\"seconds\":%.6f,"
 	       "\"setup\":%.6f,\"first\":%.6f,\"last\":%.6f,\"skew\":%.6f,"
 	       "\"throughput\":%.0f,\"transport\":", s->hosts, s->ok,
-	       s->hosts - s->ok, (unsigned long long)s->bytes, s->seconds,
+	       s->failed, (unsigned long long)s->bytes, s->seconds,
 	       s->setup, s->first_ok, s->last_ok, s->last_ok - s->first_ok, tput);
 	print_json_str(s->transport);
+	printf(",\"error\":");
+	print_json_str(status == EXIT_SENDER && last_message[0] ? last_message
+							   : NULL);
 	printf(",\"source_changed\":");
 	print_json_str(s->source_changed[0] ? s->source_changed : NULL);
 	printf(",\"ok_hosts\":");

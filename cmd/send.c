@@ -330,7 +330,7 @@ finish(struct sender *sd, int rc)
 	sd->total.hosts = sd->hl->n;
 	sd->total.failed = 0;
 	for (i = 0; i < sd->hl->n; i++)
-		sd->total.failed += !sd->ok[i];
+		sd->total.failed += sd->failed[i];
 	if (rc == EXIT_ALL_OK && sd->sender_failed)
 		rc = EXIT_SENDER;
 	if (rc == EXIT_ALL_OK || sd->total.ok > 0)

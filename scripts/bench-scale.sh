@@ -92,7 +92,7 @@ start_daemon() {
 # wait_listening COUNT: until COUNT daemons listen (60 s at most)
 wait_listening() {
 	local t
-	for t in $(seq 1 600); do
+	for _ in $(seq 1 600); do
 		[ "$(listening_count)" -ge "$1" ] && return 0
 		sleep 0.1
 	done
@@ -180,6 +180,7 @@ fault() {
 		fi
 		i=$((i + 1))
 	done
+	echo "at $(date +%s.%N)" >>"$DIR/fault"
 }
 
 # settle: let the frozen daemons go, and wait until each has said what
@@ -279,6 +280,8 @@ for run in $(seq 1 "$RUNS"); do
 	wall=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
 	read -r okn failn bad rest <<<"$(check_run "$DIR/run$run.json" "$name")"
 	injected="killed ${#KILLED[@]} of $NKILL, frozen ${#STOPPED[@]} of $NSTOP"
+	at=$(sed -n 's/^at //p' "$DIR/fault" 2>/dev/null)
+	[ -z "$at" ] || injected="$injected at $(awk -v a="$s0" -v b="$at" 'BEGIN { printf "%.2f", b - a }') s"
 	if [ "${#KILLED[@]}" -ne "$NKILL" ] || [ "${#STOPPED[@]}" -ne "$NSTOP" ]; then
 		bad=$((bad + 1)); rest="$rest faults-not-injected"
 	fi
@@ -290,11 +293,13 @@ for run in $(seq 1 "$RUNS"); do
 		"$DIR/run$run.json"
 	[ -z "$rest" ] || echo "  mismatches:$rest" | cut -c1-2000
 	echo "$wall" >>"$DIR/walls"
-	if [ "$RERUN" = 1 ]; then
+	if [ "$RERUN" = 1 ]; then	# the killed ones are still down
 		rc=$(push "$name" "$DIR/rerun$run.json")
 		same=$(jq -r 'select(.event == "replica" and .ok and .identical) | .host' "$DIR/rerun$run.json" | wc -l)
-		echo "  again: exit $rc, $same of $okn hosts already identical"
-		[ "$same" -ge "$okn" ] || BAD=$((BAD + 1))
+		want=$(jq -r 'select(.event == "replica" and .ok) | .host' "$DIR/run$run.json" |
+			grep -cvxF -f <(for v in "${!KILLED[@]}"; do echo "$(addr "$v"):$PORT"; done; echo none) || true)
+		echo "  again: exit $rc, $same hosts already identical, of $want that had it and run"
+		[ "$same" -ge "$want" ] || BAD=$((BAD + 1))
 	fi
 	# the killed daemons come back, as a service manager would start them
 	for v in "${!KILLED[@]}"; do

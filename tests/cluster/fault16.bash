@@ -124,7 +124,7 @@ check_report() {
 # member_ends I: the stamp of host I's first log line saying its job ended
 # without a copy (failed, aborted or discarded), empty if none.
 member_ends() {
-	sed -n -E 's/^rdmcp: ([0-9]+)\.([0-9]{6}) (warning: )?job [^ ]+ (failed|aborted by the sender|the sender went away).*/\1\2/p' \
+	sed -n -E 's/^rdmcp: ([0-9]+)\.([0-9]{6}) (warning: )?job [^ ]+ (failed|ended by the sender|the sender went away).*/\1\2/p' \
 		"$WORK/daemon$1.log" | head -1
 }
 
@@ -191,7 +191,7 @@ check_victim_recovers() {
 		sleep 0.1
 	done
 	[ -n "$us" ] || fail "host $VICTIM never ended its job: $(tail -3 "$WORK/daemon$VICTIM.log")"
-	note "host $VICTIM itself ended its job $(stamp_ms "$us") ms after the fault: $(grep -o 'job [^ ]* \(failed\|aborted\|the sender\).*' "$WORK/daemon$VICTIM.log" | head -1)"
+	note "host $VICTIM itself ended its job $(stamp_ms "$us") ms after the fault: $(grep -o 'job [^ ]* \(failed\|ended\|the sender\).*' "$WORK/daemon$VICTIM.log" | head -1)"
 	for t in $(seq 1 50); do
 		[ -z "$(find "$WORK/h$VICTIM" -name '.*.rdmcp-*' | head -1)" ] && break
 		sleep 0.1

@@ -2,8 +2,9 @@
 # land only on the sender's final go, which it gives only if no source
 # changed (size, times, identity) since it opened them.  Grown, rewritten
 # in place, truncated (the sender's mapping then faults): no host keeps a
-# copy, no temporaries remain, the daemons go on serving; with --retries
-# the next attempt sends the file as it now is.
+# copy, no temporaries remain, the daemons go on serving, and the exit
+# status is 3 (the sender's trouble, not the hosts'); with --retries the
+# next attempt sends the file as it now is, and the push says why.
 . "$(dirname "$0")/../lib.sh"
 need_root
 N=4
@@ -41,26 +42,26 @@ nothing_landed() {
 }
 
 change_during 'head -c 4096 /dev/urandom >>"$src/data"' 0
-[ "$RC" -eq 1 ] || fail "grown: exit $RC: $(cat "$WORK/out" "$WORK/err")"
+[ "$RC" -eq 3 ] || fail "grown: exit $RC: $(cat "$WORK/out" "$WORK/err")"
+! grep -q "failed:" "$WORK/err" || fail "grown: hosts blamed: $(cat "$WORK/err")"
 [ "$(grep -c "changed while it was sent" "$WORK/out")" -eq $((N - 1)) ] ||
 	fail "grown: $(cat "$WORK/out")"
 nothing_landed grown
 
 change_during 'printf XXXX | dd of="$src/data" bs=1 seek=100 conv=notrunc 2>/dev/null' 0
-[ "$RC" -eq 1 ] || fail "rewritten: exit $RC: $(cat "$WORK/out" "$WORK/err")"
+[ "$RC" -eq 3 ] || fail "rewritten: exit $RC: $(cat "$WORK/out" "$WORK/err")"
 grep -q "changed while it was sent" "$WORK/out" || fail "rewritten: $(cat "$WORK/out")"
 nothing_landed rewritten
 
-# truncated: the sender either finds it (exit 1) or its mapping faults
-# (SIGBUS: exit 3, with a message); no host lands a copy either way
+# truncated: the sender either finds it, or its mapping faults (SIGBUS);
+# exit 3 with a message that names the source either way, no host
+# blamed, none lands a copy
 change_during 'truncate -s 1M "$src/data"' 0
-case $RC in
-1) grep -q "changed while it was sent\|Bad address" "$WORK/out" ||
-	fail "truncated: $(cat "$WORK/out")" ;;
-3) grep -q "shrank while it was being sent" "$WORK/err" ||
-	fail "truncated: $(cat "$WORK/err")" ;;
-*) fail "truncated: exit $RC: $(cat "$WORK/out" "$WORK/err")" ;;
-esac
+[ "$RC" -eq 3 ] || fail "truncated: exit $RC: $(cat "$WORK/out" "$WORK/err")"
+grep -q "changed while it was sent\|shrank while it was being sent" "$WORK/out" "$WORK/err" ||
+	fail "truncated: $(cat "$WORK/out" "$WORK/err")"
+! grep -q "Bad address\|failed:" "$WORK/out" "$WORK/err" ||
+	fail "truncated: a host blamed: $(cat "$WORK/out" "$WORK/err")"
 nothing_landed truncated
 note "truncated source: exit $RC"
 
@@ -68,6 +69,8 @@ note "truncated source: exit $RC"
 change_during 'head -c 4096 /dev/urandom >>"$src/data"' 1
 [ "$RC" -eq 0 ] || fail "retry: exit $RC: $(cat "$WORK/out" "$WORK/err")"
 grep -q "retrying" "$WORK/err" || fail "no retry: $(cat "$WORK/err")"
+grep -q "changed while it was sent: sending it again as it is now" "$WORK/err" ||
+	fail "the change was not said: $(cat "$WORK/err")"
 for i in $(seq 2 $N); do
 	cmp -s "$src/data" "$WORK/h$i$src/data" || fail "retry: host $i"
 done
