@@ -231,7 +231,7 @@ usage(FILE *out)
 "\n"
 "Exit status: 0 every replica complete, 1 some replica failed, 2 usage\n"
 "error, 3 the sender could not run the transfer (or --genkey failed), 4\n"
-"the daemon could not start.\n",
+"the daemon could not start (or did not shut down cleanly).\n",
 		PROTO_DEFAULT_PORT, PROTO_DEFAULT_PORT, AUTH_DEFAULT_KEY);
 }
 
