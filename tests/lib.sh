@@ -303,6 +303,29 @@ dump_daemon_logs() {
 	done
 }
 
+# wait_event PATTERN FILE SECS WHAT: wait_grep, or fail saying that WHAT
+# never happened, with FILE's tail.  A fault is injected on the event it
+# needs, never after a guessed delay: when the event does not come, the
+# checks that follow would prove nothing.
+wait_event() {
+	wait_grep "$1" "$2" "$3" && return 0
+	fail "$4 did not happen within $3 s (no '$1' in $(basename "$2")): $(tail -n 5 "$2" 2>/dev/null)"
+}
+
+# wait_blocks DIR SECS: until a temporary below DIR holds data (a block
+# has landed in it: the transfer is under way there); fails after SECS.
+wait_blocks() {
+	local t f
+	for t in $(seq 1 $(($2 * 20))); do
+		for f in $(find "$1" -name '.*.rdmcp-*' -type f 2>/dev/null); do
+			# a non-zero byte: space is reserved, so size tells nothing
+			[ -n "$(tr -d '\000' <"$f" 2>/dev/null | head -c 1)" ] &&
+				return 0
+		done
+		sleep 0.05
+	done
+	fail "no block landed below $1 within $2 s"
+}
 
 # ---------------------------------------------------------------------
 # Clusters of network namespaces (root only)
@@ -348,7 +371,8 @@ cluster_daemons() {
 		DAEMON_PIDS[$i]=$!
 	done
 	for i in $(seq 2 "$n"); do
-		cluster_wait_port "$i" "$PORT" || true
+		cluster_wait_port "$i" "$PORT" ||
+			fail "daemon $i did not start: $(daemon_log_tail "$i")"
 	done
 }
 
