@@ -74,6 +74,12 @@ load_key(const struct opts *o, struct auth_key *key)
 }
 
 int
+exit_status(int err)
+{
+	return err == -EINVAL ? EXIT_USAGE : EXIT_SENDER;
+}
+
+int
 run_genkey(const struct opts *o)
 {
 	struct rd_err err = { 0 };
@@ -277,7 +283,7 @@ run_serve(const struct opts *o)
 	struct daemon d = { 0 };
 	struct serve_cfg cfg;
 	uv_loop_t loop;
-	int rc, status = EXIT_USAGE;
+	int rc, status;
 
 	setup_logging(o->verbose, LOG_INFO, true);
 	if (serve_settings(o, &loop, &cfg) < 0)
@@ -316,39 +322,51 @@ out:
  * plan
  */
 
-int
-run_plan(const struct opts *o)
+/* Print the transfers of every member's schedule, step by step. */
+static void
+plan_print(const struct opts *o, struct sched **s, uint32_t n)
 {
-	struct sched **s;
+	uint64_t step, steps = sched_steps(s[0]);
 	struct sched_xfer x;
-	uint64_t step, steps;
-	uint32_t r, n = o->plan_hosts;
-	int rc = EXIT_ALL_OK;
+	uint32_t r;
 
-	if (n == 0 || o->nargs > 0) {
-		warnx_("--plan needs --hosts N and --blocks K, and no files");
-		return EXIT_USAGE;
-	}
-	s = calloc(n, sizeof(*s));
-	if (s == NULL)
-		return EXIT_SENDER;
-	for (r = 0; r < n; r++)
-		if (sched_new(o->alg, n, r, o->plan_blocks, &s[r]) < 0)
-			rc = EXIT_USAGE;
-	steps = rc == EXIT_ALL_OK ? sched_steps(s[0]) : 0;
 	for (step = 0; step < steps; step++)
 		for (r = 0; r < n; r++)
 			if (sched_send(s[r], step, &x))
 				printf("%llu\t%u\t%u\t%llu\n",
 				       (unsigned long long)step, r, x.peer,
 				       (unsigned long long)x.block);
-	if (rc == EXIT_ALL_OK)
-		printf("# steps %llu hosts %u blocks %llu algorithm %s\n",
-		       (unsigned long long)steps, n,
-		       (unsigned long long)o->plan_blocks,
-		       sched_alg_name(o->alg));
+	printf("# steps %llu hosts %u blocks %llu algorithm %s\n",
+	       (unsigned long long)steps, n,
+	       (unsigned long long)o->plan_blocks, sched_alg_name(o->alg));
+}
+
+int
+run_plan(const struct opts *o)
+{
+	struct sched **s;
+	uint32_t r, n = o->plan_hosts;
+	int rc = 0;
+
+	if (n == 0 || o->nargs > 0) {
+		warnx_("--plan needs --hosts N and --blocks K, and no files");
+		return EXIT_USAGE;
+	}
+	s = calloc(n, sizeof(*s));
+	if (s == NULL) {
+		warnx_("--plan: out of memory");
+		return EXIT_SENDER;
+	}
+	for (r = 0; r < n && rc == 0; r++)
+		rc = sched_new(o->alg, n, r, o->plan_blocks, &s[r]);
+	if (rc == 0)
+		plan_print(o, s, n);
+	else
+		warnx_("--plan: no %s schedule for %u hosts and %llu blocks: "
+		       "%s", sched_alg_name(o->alg), n,
+		       (unsigned long long)o->plan_blocks, strerror(-rc));
 	for (r = 0; r < n; r++)
 		sched_free(s[r]);
 	free(s);
-	return rc;
+	return rc < 0 ? exit_status(rc) : EXIT_ALL_OK;
 }
