@@ -372,12 +372,7 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 	} else {
 		memset(&h->addr, 0, sizeof(h->addr));
 		memcpy(&h->addr, res->ai_addr, res->ai_addrlen);
-		if (h->addr.ss_family == AF_INET)
-			((struct sockaddr_in *)&h->addr)->sin_port =
-				htons(h->port);
-		else
-			((struct sockaddr_in6 *)&h->addr)->sin6_port =
-				htons(h->port);
+		net_set_port(&h->addr, h->port);
 		host_connect(h);
 	}
 	uv_freeaddrinfo(res);
