@@ -20,6 +20,7 @@
 #include "pending.h"
 #include "proto.h"
 #include "rjob.h"
+#include "verbs.h"
 #include "xverbs.h"
 
 /* A connection whose first frame has not arrived yet. */
