@@ -1,5 +1,6 @@
 /*
- * The three modes of rdmcp: push files, serve (the daemon), plan.
+ * The modes of rdmcp but the push (send.c): serve (the daemon), plan and
+ * genkey; and what the modes share: logging, the key, exit_status().
  */
 #include <errno.h>
 #include <signal.h>

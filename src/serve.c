@@ -23,7 +23,6 @@
 #include "verbs.h"
 #include "xverbs.h"
 
-/* A connection whose first frame has not arrived yet. */
 /* A connection before it is known to be a job or a data connection.  A
  * sender's must authenticate (auth.h) before its JOB is even decoded. */
 enum fresh_state {
