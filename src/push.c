@@ -550,8 +550,9 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 	push_maybe_finish(&p);
 	uv_run(&p.loop, UV_RUN_DEFAULT);
 	rc = uv_loop_close(&p.loop);
-	if (rc < 0)
-		log_warn("event loop closed with handles open");
+	if (rc < 0)	/* a handle left open: a bug, never to pass unseen */
+		rd_errf(&p.fatal, rc, "internal error: the event loop did not "
+			"close (%s)", uv_strerror(rc));
 	rc = p.fatal.code;
 	if (rc < 0 && err != NULL)
 		*err = p.fatal;
