@@ -43,8 +43,8 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
-	check-asan check-valgrind check-rdma demo bench bench-loop bench-tree \
-	bench-rdma fuzz clean install uninstall
+	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
+	bench-tree bench-rdma fuzz clean install uninstall
 
 all: $(BIN)
 
@@ -86,6 +86,10 @@ check-cluster: $(BIN)
 
 check-docs: $(BIN)
 	@tests/check-docs.sh
+
+# The includes keep to the layers of the README (check-docs runs it too).
+check-layers:
+	@tests/check-layers.sh
 
 # Unit and integration tests built with AddressSanitizer and UBSan.  Every
 # process, daemons included, writes its reports to build-asan/reports;

@@ -26,6 +26,17 @@ enum {
 
 enum mode { MODE_PUSH, MODE_SERVE, MODE_PLAN, MODE_GENKEY };
 
+/*
+ * Errors: helpers return 0 or -errno, after printing why (warnx_) when
+ * they fail; only main and the run_* modes turn errors into exit
+ * statuses, and every non-zero exit has said why.
+ */
+
+/* The exit status for a helper's error: -EINVAL is a mistake on the
+ * command line (EXIT_USAGE), anything else one of the sender's own
+ * (EXIT_SENDER). */
+int exit_status(int err);
+
 struct opts {
 	enum mode mode;
 	enum sched_alg alg;
@@ -79,7 +90,12 @@ struct opts {
 	unsigned fanout;	/* --fanout */
 };
 
+/* The modes (send.c, modes.c): each runs to the end and returns rdmcp's
+ * exit status. */
 int run_push(const struct opts *o);
+int run_serve(const struct opts *o);
+int run_plan(const struct opts *o);
+int run_genkey(const struct opts *o);
 
 struct manifest;
 /* --send-libs: if `exe` is a dynamically linked ELF file, add the shared
@@ -91,7 +107,8 @@ int add_libs(struct manifest *m, const char *exe, const char *dest);
 
 /* The hosts of a push (HOSTS argument, -f, or SLURM_JOB_NODELIST; minus
  * -x; without duplicates) into hl, and how many arguments are files.
- * Returns 0, or -errno after a message on stderr. */
+ * Returns 0, or -errno after a message on stderr: -EINVAL when the hosts
+ * given are wrong (a usage error), -ENOMEM. */
 int gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles);
 
 /* -EINVAL after a message if hl names this machine (its host name, short
@@ -109,11 +126,8 @@ char *hosts_compressed(const struct hostlist *hl, const bool *failed,
  * message. */
 int write_host_file(const char *path, const struct hostlist *hl,
 		    const bool *failed, bool want);
-int run_serve(const struct opts *o);
-int run_plan(const struct opts *o);
-int run_genkey(const struct opts *o);
 
-/* Load the key of --key, $RDMCP_KEY or the default; 0, or -1 after a
+/* Load the key of --key, $RDMCP_KEY or the default; 0, or -errno after a
  * message. */
 int load_key(const struct opts *o, struct auth_key *key);
 

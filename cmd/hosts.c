@@ -16,22 +16,25 @@
 
 #define MAX_HOSTFILE (64u << 20)
 
+/* The host file opened ("-": a copy of stdin): a descriptor, or -errno
+ * after a message. */
 static int
 open_host_file(const char *path)
 {
 	struct stat st;
 	int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY);
+	int rc = 0;
 
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		warnx_("cannot read host file '%s': %s", path, strerror(errno));
-	} else if (S_ISDIR(st.st_mode)) {
-		warnx_("cannot read host file '%s': is a directory", path);
-	} else {
+	if (fd < 0 || fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (S_ISDIR(st.st_mode))
+		rc = -EISDIR;
+	if (rc == 0)
 		return fd;
-	}
+	warnx_("cannot read host file '%s': %s", path, strerror(-rc));
 	if (fd >= 0)
 		close(fd);
-	return -1;
+	return rc;
 }
 
 /* The whole of a host file ("-": stdin), NUL-terminated, or NULL after a
@@ -121,9 +124,9 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
 		rc = hostlist_parse(&ex, o->exclude, &err);
 	free(text);
 	if (rc < 0) {
-		warnx_("%s", err.msg);
+		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
 		hostlist_clear(&ex);
-		return rc;
+		return rc == -ENOMEM ? rc : -EINVAL;
 	}
 	hostlist_exclude(hl, &ex);
 	hostlist_clear(&ex);
@@ -171,8 +174,10 @@ write_host_file(const char *path, const struct hostlist *hl,
 	FILE *f;
 	bool ok;
 
-	if (list == NULL)
+	if (list == NULL) {
+		warnx_("cannot write '%s': out of memory", path);
 		return -ENOMEM;
+	}
 	f = fopen(path, "w");
 	ok = f != NULL && fprintf(f, "%s%s", list, list[0] ? "\n" : "") >= 0;
 	if (f != NULL && fclose(f) != 0)

@@ -47,7 +47,8 @@ is_elf(const char *path)
 	return elf;
 }
 
-/* Run `ldd path` with its output on a pipe; returns the read end, or -1. */
+/* Run `ldd path` with its output on a pipe; returns the read end, or
+ * -errno. */
 static int
 spawn_ldd(const char *path, pid_t *pid)
 {
@@ -56,7 +57,7 @@ spawn_ldd(const char *path, pid_t *pid)
 	int fds[2], rc;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -1;
+		return -errno;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null",
@@ -66,7 +67,7 @@ spawn_ldd(const char *path, pid_t *pid)
 	close(fds[1]);
 	if (rc != 0) {
 		close(fds[0]);
-		return -1;
+		return -rc;
 	}
 	return fds[0];
 }
@@ -131,7 +132,8 @@ keep_lib(struct libs *l, const char *name, const char *file)
 	return l->name[l->n - 1] && l->file[l->n - 1] ? 0 : -ENOMEM;
 }
 
-/* Read ldd's answer for `exe`: the libraries to send. */
+/* Read ldd's answer for `exe`: the libraries to send.  Returns 0 or
+ * -errno after a message. */
 static int
 read_ldd(char *out, const char *exe, struct libs *l)
 {
@@ -147,6 +149,9 @@ read_ldd(char *out, const char *exe, struct libs *l)
 			rc = -ENOENT;
 		} else if (bad == 0 && file != NULL && !is_libc_part(name)) {
 			rc = keep_lib(l, name, file);
+			if (rc < 0)
+				warnx_("--send-libs: %s: %s", exe,
+				       strerror(-rc));
 		}
 	}
 	return rc;
@@ -189,7 +194,8 @@ collect(int fd, pid_t pid, char **out)
 	return 0;
 }
 
-/* DEST_libs/ and the libraries in it. */
+/* DEST_libs/ and the libraries in it.  Returns 0 or -errno after a
+ * message. */
 static int
 add_to_manifest(struct manifest *m, const struct libs *l, const char *dest,
 		const char *exe)
@@ -201,17 +207,21 @@ add_to_manifest(struct manifest *m, const struct libs *l, const char *dest,
 
 	if (l->n == 0)
 		return 0;
-	if (asprintf(&dir, "%s_libs", dest) < 0)
-		return -ENOMEM;
+	if (asprintf(&dir, "%s_libs", dest) < 0) {
+		dir = NULL;
+		rc = -ENOMEM;
+		goto out;
+	}
 	rc = mf_add_dir(m, dir, 0755);
 	for (i = 0; rc == 0 && i < l->n; i++) {
 		to = path_join(dir, path_base(l->name[i]));
 		rc = to ? mf_add(m, l->file[i], to, false, &err) : -ENOMEM;
-		if (rc < 0)
-			warnx_("--send-libs: %s: %s", exe,
-			       err.code ? err.msg : strerror(-rc));
 		free(to);
 	}
+out:
+	if (rc < 0)
+		warnx_("--send-libs: %s: %s", exe,
+		       err.code ? err.msg : strerror(-rc));
 	free(dir);
 	return rc;
 }
@@ -241,8 +251,8 @@ add_libs(struct manifest *m, const char *exe, const char *dest)
 		return 0;	/* scripts and data: nothing to add */
 	fd = spawn_ldd(exe, &pid);
 	if (fd < 0) {
-		warnx_("--send-libs: cannot run ldd: %s", strerror(errno));
-		return -EIO;
+		warnx_("--send-libs: cannot run ldd: %s", strerror(-fd));
+		return fd;
 	}
 	rc = collect(fd, pid, &out);
 	close(fd);
@@ -250,6 +260,9 @@ add_libs(struct manifest *m, const char *exe, const char *dest)
 	if (rc == -ETIMEDOUT)
 		warnx_("--send-libs: ldd %s took more than %d s", exe,
 		       LDD_SECONDS);
+	else if (rc < 0)
+		warnx_("--send-libs: reading what ldd says of %s: %s", exe,
+		       strerror(-rc));
 	if (rc == 0)
 		rc = read_ldd(out, exe, &l);
 	free(out);

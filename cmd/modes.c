@@ -1,5 +1,6 @@
 /*
- * The three modes of rdmcp: push files, serve (the daemon), plan.
+ * The modes of rdmcp but the push (send.c): serve (the daemon), plan and
+ * genkey; and what the modes share: logging, the key, exit_status().
  */
 #include <errno.h>
 #include <signal.h>
@@ -66,12 +67,17 @@ int
 load_key(const struct opts *o, struct auth_key *key)
 {
 	struct rd_err err = { 0 };
+	int rc = auth_load_key(key_path(o), key, &err);
 
-	if (auth_load_key(key_path(o), key, &err) < 0) {
-		warnx_("%s", err.msg);
-		return -1;
-	}
-	return 0;
+	if (rc < 0)
+		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
+	return rc;
+}
+
+int
+exit_status(int err)
+{
+	return err == -EINVAL ? EXIT_USAGE : EXIT_SENDER;
 }
 
 int
@@ -110,9 +116,8 @@ on_signal(uv_signal_t *sig, int signum)
 	struct daemon *d = sig->data;
 
 	log_info("caught signal %d, shutting down", signum);
-	uv_unref((uv_handle_t *)&d->sigint);	/* closed by daemon_stop */
-	uv_unref((uv_handle_t *)&d->sigterm);
-	serve_shutdown(d->srv);
+	if (d->srv != NULL)	/* else serve_new failed: exiting anyway */
+		serve_shutdown(d->srv);
 }
 
 /* A daemon may hold many connections and files: the soft limit on open
@@ -159,30 +164,37 @@ listen_address(const struct opts *o, struct sockaddr_storage *ss)
 	return 0;
 }
 
-/* The key: from standard input with --key -, else the usual file. */
+/* The key: from standard input with --key -, else the usual file.
+ * Returns 0 or -errno after a message. */
 static int
 serve_key(const struct opts *o, struct auth_key *key)
 {
 	if (o->key != NULL && strcmp(o->key, "-") == 0)
-		return once_read_key(o->timeout_ms, key) < 0 ? -1 : 0;
+		return once_read_key(o->timeout_ms, key);
 	return load_key(o, key);
 }
 
-/* Signals, and with --once the port line and the watch on standard input
- * (which, like the signals, then keep no loop alive: the daemon stops
- * when its last job is done). */
+/* SIGINT and SIGTERM shut the daemon down cleanly, from before it listens:
+ * whoever can reach it may stop it.  The handles keep no loop alive (the
+ * daemon stops when its listener and its last job are gone); a signal
+ * that comes before the loop runs is handled when it does. */
 static void
-daemon_start(const struct opts *o, uv_loop_t *loop, struct daemon *d)
+daemon_signals(uv_loop_t *loop, struct daemon *d)
 {
 	uv_signal_init(loop, &d->sigint);
 	uv_signal_init(loop, &d->sigterm);
 	d->sigint.data = d->sigterm.data = d;
 	uv_signal_start(&d->sigint, on_signal, SIGINT);
 	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
-	if (!o->once)
-		return;
 	uv_unref((uv_handle_t *)&d->sigint);
 	uv_unref((uv_handle_t *)&d->sigterm);
+}
+
+/* --once: the port line and the watch on standard input (which, like the
+ * signals, keeps no loop alive). */
+static void
+daemon_once(uv_loop_t *loop, struct daemon *d)
+{
 	once_announce(d->srv);
 	d->watching = once_watch(loop, &d->in, d->srv) == 0;
 	if (!d->watching)
@@ -199,6 +211,29 @@ daemon_stop(uv_loop_t *loop, struct daemon *d)
 	uv_run(loop, UV_RUN_DEFAULT);
 }
 
+static void
+log_open_handle(uv_handle_t *h, void *arg)
+{
+	if (!uv_is_closing(h))
+		log_err("shutdown: a %s handle is still open (%s)",
+			uv_handle_type_name(uv_handle_get_type(h)),
+			uv_is_active(h) ? "active" : "inactive");
+}
+
+/* Close the daemon's loop.  Every handle and request must be gone by now;
+ * one left is a bug (a leak at shutdown): say which, and return -EBUSY. */
+static int
+close_loop(uv_loop_t *loop)
+{
+	int rc = uv_loop_close(loop);
+
+	if (rc == 0)
+		return 0;
+	uv_walk(loop, log_open_handle, NULL);
+	log_err("shutdown: the event loop did not close: %s", uv_strerror(rc));
+	return rc;
+}
+
 /* --state-dir ("" turns it off), else /var/lib/rdmcp for a daemon that
  * runs as root and is neither a test one (--prefix) nor one-shot. */
 static const char *
@@ -211,14 +246,13 @@ state_dir(const struct opts *o)
 	return "/var/lib/rdmcp";
 }
 
-int
-run_serve(const struct opts *o)
+/* The daemon's settings from the options.  Returns 0 or -EINVAL after a
+ * message. */
+static int
+serve_settings(const struct opts *o, uv_loop_t *loop, struct serve_cfg *cfg)
 {
-	struct rd_err err = { 0 };
-	struct daemon d = { 0 };
-	uv_loop_t loop;
-	struct serve_cfg cfg = {
-		.loop = &loop, .roots = o->roots, .nroots = o->nroots,
+	*cfg = (struct serve_cfg){
+		.loop = loop, .roots = o->roots, .nroots = o->nroots,
 		.prefix = o->prefix, .timeout_ms = o->timeout_ms,
 		.connect_timeout_ms = o->connect_timeout_ms,
 		.transport = o->transport,
@@ -229,75 +263,111 @@ run_serve(const struct opts *o)
 		.state_dir = state_dir(o),
 		.once = o->once, .idle_ms = o->once ? o->timeout_ms : 0,
 	};
-	int rc;
-
-	setup_logging(o->verbose, LOG_INFO, true);
 	if (o->nargs > 0) {
 		warnx_("--serve takes no FILE or HOSTS arguments");
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
-	if (listen_address(o, &cfg.listen) < 0) {
+	if (listen_address(o, &cfg->listen) < 0) {
 		warnx_("bad --listen address '%s' (numeric ADDR[:PORT])",
 		       o->listen);
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Run the daemon until it is stopped.  Returns its exit status: a daemon
+ * that does not shut down cleanly (a handle left open) fails too. */
+int
+run_serve(const struct opts *o)
+{
+	struct rd_err err = { 0 };
+	struct daemon d = { 0 };
+	struct serve_cfg cfg;
+	uv_loop_t loop;
+	int rc, status;
+
+	setup_logging(o->verbose, LOG_INFO, true);
+	if (serve_settings(o, &loop, &cfg) < 0)
+		return EXIT_USAGE;
+	status = EXIT_DAEMON;
 	if (serve_key(o, &cfg.key) < 0)
-		return EXIT_DAEMON;
+		return status;
 	raise_nofile();
-	uv_loop_init(&loop);
+	rc = uv_loop_init(&loop);
+	if (rc < 0) {
+		warnx_("cannot start the event loop: %s", uv_strerror(rc));
+		return status;
+	}
+	daemon_signals(&loop, &d);
 	rc = serve_new(&cfg, &d.srv, &err);
 	if (rc < 0) {
-		warnx_("%s", err.msg);
-		uv_loop_close(&loop);
-		return err.code == -EINVAL ? EXIT_USAGE : EXIT_DAEMON;
+		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
+		if (err.code == -EINVAL)
+			status = EXIT_USAGE;
+		goto out;
 	}
-	daemon_start(o, &loop, &d);
+	if (o->once)
+		daemon_once(&loop, &d);
 	uv_run(&loop, UV_RUN_DEFAULT);
-	daemon_stop(&loop, &d);
 	/* --once: whether a transfer landed its files */
-	rc = !o->once || serve_landed(d.srv) ? EXIT_ALL_OK : EXIT_REPLICAS;
+	status = !o->once || serve_landed(d.srv) ? EXIT_ALL_OK : EXIT_REPLICAS;
+out:
+	daemon_stop(&loop, &d);
 	serve_free(d.srv);
-	uv_loop_close(&loop);
-	return rc;
+	if (close_loop(&loop) < 0)
+		status = EXIT_DAEMON;
+	return status;
 }
 
 /* ---------------------------------------------------------------------
  * plan
  */
 
-int
-run_plan(const struct opts *o)
+/* Print the transfers of every member's schedule, step by step. */
+static void
+plan_print(const struct opts *o, struct sched **s, uint32_t n)
 {
-	struct sched **s;
+	uint64_t step, steps = sched_steps(s[0]);
 	struct sched_xfer x;
-	uint64_t step, steps;
-	uint32_t r, n = o->plan_hosts;
-	int rc = EXIT_ALL_OK;
+	uint32_t r;
 
-	if (n == 0 || o->nargs > 0) {
-		warnx_("--plan needs --hosts N and --blocks K, and no files");
-		return EXIT_USAGE;
-	}
-	s = calloc(n, sizeof(*s));
-	if (s == NULL)
-		return EXIT_SENDER;
-	for (r = 0; r < n; r++)
-		if (sched_new(o->alg, n, r, o->plan_blocks, &s[r]) < 0)
-			rc = EXIT_USAGE;
-	steps = rc == EXIT_ALL_OK ? sched_steps(s[0]) : 0;
 	for (step = 0; step < steps; step++)
 		for (r = 0; r < n; r++)
 			if (sched_send(s[r], step, &x))
 				printf("%llu\t%u\t%u\t%llu\n",
 				       (unsigned long long)step, r, x.peer,
 				       (unsigned long long)x.block);
-	if (rc == EXIT_ALL_OK)
-		printf("# steps %llu hosts %u blocks %llu algorithm %s\n",
-		       (unsigned long long)steps, n,
-		       (unsigned long long)o->plan_blocks,
-		       sched_alg_name(o->alg));
+	printf("# steps %llu hosts %u blocks %llu algorithm %s\n",
+	       (unsigned long long)steps, n,
+	       (unsigned long long)o->plan_blocks, sched_alg_name(o->alg));
+}
+
+int
+run_plan(const struct opts *o)
+{
+	struct sched **s;
+	uint32_t r, n = o->plan_hosts;
+	int rc = 0;
+
+	if (n == 0 || o->nargs > 0) {
+		warnx_("--plan needs --hosts N and --blocks K, and no files");
+		return EXIT_USAGE;
+	}
+	s = calloc(n, sizeof(*s));
+	if (s == NULL) {
+		warnx_("--plan: out of memory");
+		return EXIT_SENDER;
+	}
+	for (r = 0; r < n && rc == 0; r++)
+		rc = sched_new(o->alg, n, r, o->plan_blocks, &s[r]);
+	if (rc == 0)
+		plan_print(o, s, n);
+	else
+		warnx_("--plan: no %s schedule for %u hosts and %llu blocks: "
+		       "%s", sched_alg_name(o->alg), n,
+		       (unsigned long long)o->plan_blocks, strerror(-rc));
 	for (r = 0; r < n; r++)
 		sched_free(s[r]);
 	free(s);
-	return rc;
+	return rc < 0 ? exit_status(rc) : EXIT_ALL_OK;
 }

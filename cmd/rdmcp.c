@@ -59,7 +59,7 @@ enum {
 	OPT_FANOUT,
 };
 
-/* Sorted by long name. */
+/* Sorted by long name (make check-docs checks). */
 static const struct option long_options[] = {
 	{ "algorithm", required_argument, NULL, 'a' },
 	{ "allow-setid", no_argument, NULL, OPT_ALLOW_SETID },
@@ -68,15 +68,15 @@ static const struct option long_options[] = {
 	{ "blocks", required_argument, NULL, OPT_BLOCKS },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "dest", required_argument, NULL, 'd' },
+	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "exclude", required_argument, NULL, 'x' },
 	{ "failed-file", required_argument, NULL, OPT_FAILED_FILE },
 	{ "fanout", required_argument, NULL, OPT_FANOUT },
-	{ "hostfile", required_argument, NULL, 'f' },
-	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "genkey", required_argument, NULL, OPT_GENKEY },
 	{ "gid-index", required_argument, NULL, OPT_GID_INDEX },
 	{ "help", no_argument, NULL, 'h' },
+	{ "hostfile", required_argument, NULL, 'f' },
 	{ "hosts", required_argument, NULL, OPT_HOSTS },
 	{ "interrupts", no_argument, NULL, OPT_INTERRUPTS },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -231,16 +231,20 @@ usage(FILE *out)
 "\n"
 "Exit status: 0 every replica complete, 1 some replica failed, 2 usage\n"
 "error, 3 the sender could not run the transfer (or --genkey failed), 4\n"
-"the daemon could not start.\n",
+"the daemon could not start (or did not shut down cleanly).\n",
 		PROTO_DEFAULT_PORT, PROTO_DEFAULT_PORT, AUTH_DEFAULT_KEY);
 }
 
 /* The variable whose value is being parsed (env_defaults), or NULL. */
 static const char *env_source;
 
+/* parse_option: --help or --version is done, exit 0. */
+#define PARSE_STOP 1
+
 static int bad_usage(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* Say what is wrong with the command line; returns -EINVAL. */
 static int
 bad_usage(const char *fmt, ...)
 {
@@ -253,7 +257,7 @@ bad_usage(const char *fmt, ...)
 	if (env_source != NULL)
 		fprintf(stderr, " (from %s in the environment)", env_source);
 	fprintf(stderr, "\nTry 'rdmcp --help'.\n");
-	return EXIT_USAGE;
+	return -EINVAL;
 }
 
 /* An unsigned number with an optional K/M/G (binary) suffix. */
@@ -350,20 +354,25 @@ parse_seconds(const char *s, unsigned *ms)
 	return *ms > 0 ? 0 : -EINVAL;
 }
 
+/* Another --root.  Returns 0 or -ENOMEM after a message. */
 static int
 add_root(struct opts *o, const char *dir)
 {
 	const char **grown = realloc(o->roots, (o->nroots + 1) *
 					       sizeof(*grown));
 
-	if (grown == NULL)
+	if (grown == NULL) {
+		warnx_("--root %s: out of memory", dir);
 		return -ENOMEM;
+	}
 	o->roots = grown;
 	o->roots[o->nroots++] = dir;
 	return 0;
 }
 
-/* Returns -1 to go on, or an exit status. */
+/* Apply option c (with its argument).  Returns 0 to go on, PARSE_STOP
+ * once --help or --version has printed what it asks for (rdmcp then exits
+ * 0), or -errno after a message (-EINVAL: a bad option or value). */
 static int
 parse_option(struct opts *o, int c, const char *arg)
 {
@@ -374,104 +383,104 @@ parse_option(struct opts *o, int c, const char *arg)
 		if (sched_alg_parse(arg, &o->alg) < 0)
 			return bad_usage("unknown algorithm '%s' (binomial, "
 					 "chain, tree, sequential)", arg);
-		return -1;
+		return 0;
 	case 'b':
 		if (parse_size(arg, PROTO_MAX_BLOCK, &v) < 0 ||
 		    v < PROTO_MIN_BLOCK)
 			return bad_usage("bad block size '%s' (512 to 1G)",
 					 arg);
 		o->block_size = (uint32_t)v;
-		return -1;
+		return 0;
 	case 'd':
 		o->dest_dir = arg;
-		return -1;
+		return 0;
 	case 'f':
 		o->hostfile = arg;
-		return -1;
+		return 0;
 	case 'x':
 		o->exclude = arg;
-		return -1;
+		return 0;
 	case OPT_GENKEY:
 		o->mode = MODE_GENKEY;
 		o->genkey = arg;
-		return -1;
+		return 0;
 	case OPT_KEY:
 		o->key = arg;
-		return -1;
+		return 0;
 	case OPT_PROGRESS:
 		o->progress = true;
-		return -1;
+		return 0;
 	case OPT_RETRIES:
 		if (parse_size(arg, 100, &v) < 0)
 			return bad_usage("bad retry count '%s' (0 to 100)", arg);
 		o->retries = (int)v;
-		return -1;
+		return 0;
 	case OPT_JSON:
 		o->json = true;
-		return -1;
+		return 0;
 	case OPT_OK_FILE:
 		o->ok_file = arg;
-		return -1;
+		return 0;
 	case OPT_FAILED_FILE:
 		o->failed_file = arg;
-		return -1;
+		return 0;
 	case 'p':
 		o->preserve = true;
-		return -1;
+		return 0;
 	case 'r':
 		o->recursive = true;
-		return -1;
+		return 0;
 	case OPT_SEND_LIBS:
 		o->send_libs = true;
-		return -1;
+		return 0;
 	case OPT_ALLOW_SETID:
 		o->allow_setid = true;
-		return -1;
+		return 0;
 	case OPT_KEEP_OWNERS:
 		o->keep_owners = true;
-		return -1;
+		return 0;
 	case OPT_STATE_DIR:
 		o->state_dir = arg;
-		return -1;
+		return 0;
 	case OPT_OWNER:
 		return parse_owner(arg, &o->owner_uid, &o->owner_gid) < 0
 			       ? bad_usage("unknown user or group in '%s'", arg)
-			       : -1;
+			       : 0;
 	case 'P':
 		if (parse_size(arg, 65535, &v) < 0 || v == 0)
 			return bad_usage("bad port '%s'", arg);
 		o->port = (uint16_t)v;
-		return -1;
+		return 0;
 	case 'q':
 		o->verbose = -1;
-		return -1;
+		return 0;
 	case 't':
 		if (parse_seconds(arg, &o->timeout_ms) < 0)
 			return bad_usage("bad timeout '%s'", arg);
-		return -1;
+		return 0;
 	case 'v':
 		o->verbose = o->verbose < 0 ? 1 : o->verbose + 1;
-		return -1;
+		return 0;
 	case 'V':
 		printf("rdmcp %s\n", RDMCP_VERSION);
-		return EXIT_ALL_OK;
+		return PARSE_STOP;
 	case 'h':
 		usage(stdout);
-		return EXIT_ALL_OK;
+		return PARSE_STOP;
 	case OPT_BIND:
 		o->bind = arg;
-		return -1;
+		return 0;
 	case OPT_DEVICE:
 		o->device = arg;
-		return -1;
+		return 0;
 	case OPT_GID_INDEX:
 		if (parse_size(arg, 1024, &v) < 0)
 			return bad_usage("bad GID index '%s'", arg);
 		o->gid_index = (int)v;
-		return -1;
+		return 0;
 	case OPT_INTERRUPTS:
 		o->interrupts = true;
-		return -1;
+		return 0;
 	case OPT_TRANSPORT:
 		if (strcmp(arg, "tcp") == 0)
 			o->transport = TRANSPORT_TCP;
@@ -482,65 +491,65 @@ parse_option(struct opts *o, int c, const char *arg)
 		else
 			return bad_usage("unknown transport '%s' (auto, verbs, "
 					 "tcp)", arg);
-		return -1;
+		return 0;
 	case OPT_BLOCKS:
 		if (parse_size(arg, 1ull << 40, &o->plan_blocks) < 0)
 			return bad_usage("bad block count '%s'", arg);
-		return -1;
+		return 0;
 	case OPT_CONNECT_TIMEOUT:
 		if (parse_seconds(arg, &o->connect_timeout_ms) < 0)
 			return bad_usage("bad timeout '%s'", arg);
-		return -1;
+		return 0;
 	case OPT_FORCE:
 		o->force = true;
-		return -1;
+		return 0;
 	case OPT_HOSTS:
 		if (parse_size(arg, SCHED_MAX_MEMBERS, &v) < 0 || v == 0)
 			return bad_usage("bad group size '%s'", arg);
 		o->plan_hosts = (uint32_t)v;
-		return -1;
+		return 0;
 	case OPT_LISTEN:
 		o->listen = arg;
-		return -1;
+		return 0;
 	case OPT_PLAN:
 		o->mode = MODE_PLAN;
-		return -1;
+		return 0;
 	case OPT_PREFIX:
 		o->prefix = arg;
-		return -1;
+		return 0;
 	case OPT_ROOT:
-		return add_root(o, arg) < 0 ? EXIT_USAGE : -1;
+		return add_root(o, arg);
 	case OPT_SERVE:
 		o->mode = MODE_SERVE;
-		return -1;
+		return 0;
 	case OPT_VERIFY:
 		o->verify = true;
-		return -1;
+		return 0;
 	case OPT_ONCE:
 		o->once = true;
-		return -1;
+		return 0;
 	case OPT_RSH:
 		o->rsh = arg;
-		return -1;
+		return 0;
 	case OPT_REMOTE_PATH:
 		o->remote_path = arg;
-		return -1;
+		return 0;
 	case OPT_REMOTE_OPTS:
 		o->remote_opts = arg;
-		return -1;
+		return 0;
 	case OPT_FANOUT:
 		if (parse_size(arg, 65536, &v) < 0 || v == 0)
 			return bad_usage("bad fanout '%s' (1 to 65536)", arg);
 		o->fanout = (unsigned)v;
-		return -1;
+		return 0;
 	case OPT_WINDOW:
 		if (parse_size(arg, 1024, &v) < 0 || v == 0)
 			return bad_usage("bad window '%s' (1 to 1024)", arg);
 		o->window = (unsigned)v;
-		return -1;
-	default:
+		return 0;
+	default:	/* getopt_long said what is wrong */
 		fprintf(stderr, "Try 'rdmcp --help'.\n");
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 }
 
@@ -585,7 +594,8 @@ static const struct env_opt {
 	{ "RDMCP_VERIFY", OPT_VERIFY, true },
 };
 
-/* Returns -1 to go on, or an exit status. */
+/* Apply the RDMCP_* variables set.  Returns 0 to go on, or -errno after a
+ * message (as parse_option). */
 static int
 env_defaults(struct opts *o)
 {
@@ -605,46 +615,48 @@ env_defaults(struct opts *o)
 		env_source = e->var;
 		rc = parse_option(o, e->opt, e->flag ? NULL : v);
 		env_source = NULL;
-		if (rc >= 0)
+		if (rc != 0)
 			return rc;
 	}
-	return -1;
+	return 0;
+}
+
+/* Run the mode the options chose; its exit status. */
+static int
+run_mode(const struct opts *o)
+{
+	switch (o->mode) {
+	case MODE_SERVE:
+		return run_serve(o);
+	case MODE_PLAN:
+		return run_plan(o);
+	case MODE_GENKEY:
+		return run_genkey(o);
+	default:
+		return run_push(o);
+	}
 }
 
 int
 main(int argc, char **argv)
 {
 	struct opts o;
-	int c, rc;
+	int c, rc, status;
 
 	signal(SIGPIPE, SIG_IGN);
 	defaults(&o);
 	rc = env_defaults(&o);
-	if (rc >= 0)
-		goto out;
-	while ((c = getopt_long(argc, argv, "a:b:d:f:hpP:qrt:vVx:", long_options,
-				NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hpP:qrt:vVx:",
+					   long_options, NULL)) != -1)
 		rc = parse_option(&o, c, optarg);
-		if (rc >= 0)
-			goto out;
-	}
 	o.args = argv + optind;
 	o.nargs = argc - optind;
-	switch (o.mode) {
-	case MODE_SERVE:
-		rc = run_serve(&o);
-		break;
-	case MODE_PLAN:
-		rc = run_plan(&o);
-		break;
-	case MODE_GENKEY:
-		rc = run_genkey(&o);
-		break;
-	default:
-		rc = run_push(&o);
-		break;
-	}
-out:
+	if (rc == PARSE_STOP)
+		status = EXIT_ALL_OK;
+	else if (rc < 0)
+		status = exit_status(rc);
+	else
+		status = run_mode(&o);
 	free(o.roots);
-	return rc;
+	return status;
 }

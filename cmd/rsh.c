@@ -326,7 +326,8 @@ out:
 }
 
 /* Wait up to grace_ms for rm to end, then TERM, then KILL its process
- * group; returns its wait status, or -1 if it could not be reaped.
+ * group; returns its wait status, or -ETIMEDOUT if it could not be
+ * reaped.
  * Async-signal-safe. */
 static int
 reap(struct remote *rm, long grace_ms)
@@ -347,7 +348,7 @@ reap(struct remote *rm, long grace_ms)
 			sleep_ms(10);
 		}
 	}
-	return -1;
+	return -ETIMEDOUT;
 }
 
 /* Close every standard input, then reap every command, all within
@@ -609,13 +610,18 @@ wait_some(struct rsh *r)
 	free(idx);
 }
 
+/* Check the command and the hosts, and make room.  Returns 0 or -errno
+ * after a message. */
 static int
 rsh_setup(struct rsh *r, const struct auth_key *key)
 {
 	size_t i;
+	int rc;
 
-	if (rsh_split(r->cfg.rsh, &r->words, &r->nwords) < 0 ||
-	    r->nwords == 0) {
+	rc = rsh_split(r->cfg.rsh, &r->words, &r->nwords);
+	if (rc == -ENOMEM)
+		goto nomem;
+	if (rc < 0 || r->nwords == 0) {
 		warnx_("bad --rsh command '%s'", r->cfg.rsh);
 		return -EINVAL;
 	}
@@ -633,11 +639,14 @@ rsh_setup(struct rsh *r, const struct auth_key *key)
 	strcat(r->key_line, "\n");
 	r->rem = calloc(r->hl->n ? r->hl->n : 1, sizeof(*r->rem));
 	if (r->rem == NULL)
-		return -ENOMEM;
+		goto nomem;
 	for (i = 0; i < r->hl->n; i++)
 		r->rem[i].in = r->rem[i].out = r->rem[i].err = -1;
 	r->n = r->hl->n;
 	return 0;
+nomem:
+	warnx_("cannot start the receivers: out of memory");
+	return -ENOMEM;
 }
 
 int
@@ -648,8 +657,10 @@ rsh_start(const struct rsh_cfg *cfg, const struct hostlist *hl,
 	int rc;
 
 	*out = NULL;
-	if (r == NULL)
+	if (r == NULL) {
+		warnx_("cannot start the receivers: out of memory");
 		return -ENOMEM;
+	}
 	r->cfg = *cfg;
 	r->hl = hl;
 	rc = rsh_setup(r, key);

@@ -16,6 +16,7 @@
  * byte); loopback addresses stay allowed, for daemons on 127.0.0.x.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <stdio.h>

@@ -24,9 +24,11 @@
  */
 
 /* Where source `src` lands: DIR/basename with -d, else its own absolute
- * path.  NULL after a message. */
-static char *
-destination(const struct opts *o, const char *cwd, const char *src)
+ * path, into *out (malloc'd).  Returns 0 or -errno after a message
+ * (-EINVAL: it would land on "/"). */
+static int
+destination(const struct opts *o, const char *cwd, const char *src,
+	    char **out)
 {
 	char *abs = path_absolute(cwd, src), *dir;
 
@@ -36,15 +38,66 @@ destination(const struct opts *o, const char *cwd, const char *src)
 		abs = dir ? path_join(dir, path_base(src)) : NULL;
 		free(dir);
 	}
-	if (abs == NULL || strcmp(abs, "/") == 0) {
-		warnx_("no destination for '%s'", src);
-		free(abs);
-		return NULL;
+	*out = abs;
+	if (abs == NULL) {
+		warnx_("no destination for '%s': out of memory", src);
+		return -ENOMEM;
 	}
-	return abs;
+	if (strcmp(abs, "/") == 0) {
+		warnx_("no destination for '%s'", src);
+		return -EINVAL;
+	}
+	return 0;
 }
 
-/* -d DIR/ (a trailing slash): DIR is made where it is missing. */
+/* Two sources may not land on one name: -EINVAL after a message if the
+ * last of dests[0..n) is one of the others. */
+static int
+lands_twice(char **dests, size_t n, char **sources)
+{
+	size_t j;
+
+	for (j = 0; j + 1 < n; j++)
+		if (strcmp(dests[j], dests[n - 1]) == 0) {
+			warnx_("'%s' and '%s' would both land on %s",
+			       sources[j], sources[n - 1], dests[j]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/* Where each of the n sources lands, into dests[0..n) (malloc'd, freed by
+ * the caller).  Returns 0, or -errno after a message: -EINVAL for a
+ * mistake on the command line (-d not absolute, two sources on one
+ * name). */
+static int
+destinations(const struct opts *o, char **sources, size_t n, char **dests)
+{
+	char cwd[4096];
+	size_t i;
+	int rc;
+
+	if (o->dest_dir != NULL && o->dest_dir[0] != '/') {
+		warnx_("destination directory '%s' must be absolute",
+		       o->dest_dir);
+		return -EINVAL;
+	}
+	if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		rc = -errno;
+		warnx_("cannot start: the current directory: %s",
+		       strerror(-rc));
+		return rc;
+	}
+	for (i = 0, rc = 0; i < n && rc == 0; i++) {
+		rc = destination(o, cwd, sources[i], &dests[i]);
+		if (rc == 0)
+			rc = lands_twice(dests, i + 1, sources);
+	}
+	return rc;
+}
+
+/* -d DIR/ (a trailing slash): DIR is made where it is missing.  Returns 0
+ * or -errno after a message. */
 static int
 add_dest_dir(const struct opts *o, struct manifest *m)
 {
@@ -56,70 +109,42 @@ add_dest_dir(const struct opts *o, struct manifest *m)
 		return 0;
 	dir = path_absolute("/", o->dest_dir);
 	rc = dir ? mf_add_dir(m, dir, 0755) : -ENOMEM;
+	if (rc < 0)
+		warnx_("-d %s: %s", o->dest_dir, strerror(-rc));
 	free(dir);
 	return rc;
 }
 
-/* Two sources may not land on one name. */
-static bool
-lands_twice(char **dests, size_t n, char **sources)
-{
-	size_t j;
-
-	for (j = 0; j + 1 < n; j++)
-		if (strcmp(dests[j], dests[n - 1]) == 0) {
-			warnx_("'%s' and '%s' would both land on %s",
-			       sources[j], sources[n - 1], dests[j]);
-			return true;
-		}
-	return false;
-}
-
-/* The manifest of the sources: every file, with -r every tree, and where
- * each lands.  Returns 0, or an exit status after a message. */
+/* The manifest of the sources, landing at dests: -d DIR/, every file,
+ * with -r every tree, with --send-libs the libraries.  Returns 0, or
+ * -errno after a message (a source that cannot be read...). */
 static int
-build_manifest(const struct opts *o, char **sources, size_t n,
+build_manifest(const struct opts *o, char **sources, char **dests, size_t n,
 	       struct manifest **out)
 {
-	char cwd[4096], **dests = calloc(n ? n : 1, sizeof(*dests));
 	struct manifest *m = mf_new();
 	struct rd_err err = { 0 };
-	int rc = EXIT_USAGE;
 	size_t i;
+	int rc = -ENOMEM;
 
 	*out = NULL;
-	if (dests == NULL || m == NULL || getcwd(cwd, sizeof(cwd)) == NULL) {
-		warnx_("cannot start: %s", strerror(errno));
+	if (m == NULL) {
+		warnx_("cannot start: out of memory");
 		goto out;
 	}
-	if (o->dest_dir != NULL && o->dest_dir[0] != '/') {
-		warnx_("destination directory '%s' must be absolute",
-		       o->dest_dir);
-		goto out;
+	rc = add_dest_dir(o, m);
+	for (i = 0; rc == 0 && i < n; i++) {
+		rc = mf_add(m, sources[i], dests[i], o->recursive, &err);
+		if (rc < 0)
+			warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
+		else if (o->send_libs)
+			rc = add_libs(m, sources[i], dests[i]);
 	}
-	if (add_dest_dir(o, m) < 0)
-		goto out;
-	for (i = 0; i < n; i++) {
-		dests[i] = destination(o, cwd, sources[i]);
-		if (dests[i] == NULL || lands_twice(dests, i + 1, sources))
-			goto out;
+	if (rc == 0) {
+		*out = m;
+		m = NULL;
 	}
-	rc = EXIT_SENDER;
-	for (i = 0; i < n; i++) {
-		if (mf_add(m, sources[i], dests[i], o->recursive, &err) < 0) {
-			warnx_("%s", err.msg);
-			goto out;
-		}
-		if (o->send_libs && add_libs(m, sources[i], dests[i]) < 0)
-			goto out;
-	}
-	*out = m;
-	m = NULL;
-	rc = 0;
 out:
-	for (i = 0; dests != NULL && i < n; i++)
-		free(dests[i]);
-	free(dests);
 	mf_free(m);
 	return rc;
 }
@@ -135,18 +160,19 @@ print_failed(const struct hostlist *hl, const bool *failed)
 	free(list);
 }
 
-/* --ok-file and --failed-file; returns false if one could not be written. */
-static bool
+/* --ok-file and --failed-file.  Returns 0, or -errno after a message if
+ * one could not be written (the other is written all the same). */
+static int
 write_host_files(const struct opts *o, const struct hostlist *hl,
 		 const bool *okay, const bool *failed)
 {
-	bool ok = true;
+	int rc = 0, rc2 = 0;
 
 	if (o->ok_file != NULL)
-		ok &= write_host_file(o->ok_file, hl, okay, true) == 0;
+		rc = write_host_file(o->ok_file, hl, okay, true);
 	if (o->failed_file != NULL)
-		ok &= write_host_file(o->failed_file, hl, failed, true) == 0;
-	return ok;
+		rc2 = write_host_file(o->failed_file, hl, failed, true);
+	return rc < 0 ? rc : rc2;
 }
 
 static void
@@ -173,6 +199,8 @@ struct sender {
 	bool sender_failed;	/* some host failed for the sender's reason */
 	size_t *pending;
 	size_t npending;
+	char **dests;		/* where each source lands */
+	size_t ndests;
 	bool last;		/* no attempt after this one */
 	double offset;		/* seconds from the first attempt's start */
 	struct push_summary total;
@@ -290,8 +318,8 @@ announce_retry(const struct sender *sd, int round)
 	free(list);
 }
 
-/* Attempts until every host has an outcome.  Returns 0, or -1 if the
- * sender itself failed (message printed). */
+/* Attempts until every host has an outcome.  Returns 0, or -errno after
+ * a message if the sender itself failed. */
 static int
 run_attempts(struct sender *sd, struct push_cfg *cfg)
 {
@@ -300,8 +328,10 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 	double start = now_seconds();
 	int round, rc = 0;
 
-	if (hosts == NULL)
-		return -1;
+	if (hosts == NULL) {
+		warnx_("cannot start: out of memory");
+		return -ENOMEM;
+	}
 	for (round = 0; rc == 0 && sd->npending > 0; round++) {
 		sd->last = round >= sd->o->retries;
 		sd->offset = now_seconds() - start;
@@ -312,18 +342,18 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 	sd->total.seconds = now_seconds() - start;
 	free(hosts);
 	if (rc < 0)
-		warnx_("%s", err.msg);
-	return rc < 0 ? -1 : 0;
+		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
+	return rc;
 }
 
-/* Every host's final outcome: the summary, the failed line, the files.
+/* Every host's final outcome, once the attempts ran (ran) or the sender
+ * failed: the summary (if any ran), the failed line, the host files.
  * Hosts fail only for reasons of their own: after an error of the
  * sender's, those it could not send to are neither ok nor failed.
- * Returns the exit status. */
+ * Returns 0, or -errno after a message if a host file was not written. */
 static int
-finish(struct sender *sd, int rc)
+finish(struct sender *sd, bool ran)
 {
-	const struct opts *o = sd->o;
 	size_t i;
 
 	progress_clear();
@@ -331,19 +361,10 @@ finish(struct sender *sd, int rc)
 	sd->total.failed = 0;
 	for (i = 0; i < sd->hl->n; i++)
 		sd->total.failed += sd->failed[i];
-	if (rc == EXIT_ALL_OK && sd->sender_failed)
-		rc = EXIT_SENDER;
-	if (rc == EXIT_ALL_OK || sd->total.ok > 0)
-		report_summary(o, &sd->total);
-	for (i = 0; rc == EXIT_ALL_OK && i < sd->hl->n; i++)
-		if (sd->failed[i])
-			rc = EXIT_REPLICAS;
+	if (ran || sd->total.ok > 0)
+		report_summary(sd->o, &sd->total);
 	print_failed(sd->hl, sd->failed);
-	if (!write_host_files(o, sd->hl, sd->ok, sd->failed))
-		rc = EXIT_SENDER;
-	if (o->json)
-		json_summary(sd->hl, &sd->total, sd->ok, sd->failed, rc);
-	return rc;
+	return write_host_files(sd->o, sd->hl, sd->ok, sd->failed);
 }
 
 /* Sources are mapped: one truncated while we read it raises SIGBUS.  The
@@ -370,17 +391,19 @@ use_rsh(const struct opts *o)
 	return o->rsh != NULL && o->rsh[0] != '\0';
 }
 
-/* The key: with --rsh a fresh one for this push alone, else the file's. */
+/* The key: with --rsh a fresh one for this push alone, else the file's.
+ * Returns 0 or -errno after a message. */
 static int
 sender_key(const struct opts *o, struct auth_key *key)
 {
+	int rc;
+
 	if (!use_rsh(o))
 		return load_key(o, key);
-	if (auth_nonce(key->k) < 0) {
+	rc = auth_nonce(key->k);
+	if (rc < 0)
 		warnx_("cannot make a one-time key: no random numbers");
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 static int
@@ -452,7 +475,8 @@ report_no_receiver(struct sender *sd, size_t i, const char *reason)
 }
 
 /* Start the receivers and aim the push at them: the hosts that have one
- * are pending.  Returns 0, or an exit status after a message. */
+ * are pending.  Returns 0, or -errno after a message (-EINVAL: a bad
+ * --rsh, or a host with a port). */
 static int
 start_receivers(struct sender *sd, const struct manifest *m,
 		const struct auth_key *key, struct rsh **rsh)
@@ -469,11 +493,13 @@ start_receivers(struct sender *sd, const struct manifest *m,
 	};
 	int rc = dirs == NULL ? -ENOMEM : rsh_start(&cfg, sd->hl, key, rsh);
 
+	if (dirs == NULL)
+		warnx_("cannot start the receivers: out of memory");
 	for (i = 0; dirs != NULL && i < ndirs; i++)
 		free(dirs[i]);
 	free(dirs);
 	if (rc < 0)
-		return rc == -EINVAL ? EXIT_USAGE : EXIT_SENDER;
+		return rc;
 	sd->npending = 0;
 	for (i = 0; i < sd->hl->n; i++) {
 		sd->targets[i] = rsh_target(*rsh, i);
@@ -489,73 +515,119 @@ start_receivers(struct sender *sd, const struct manifest *m,
 	return 0;
 }
 
-int
-run_push(const struct opts *o)
+/* The per-host state of a push, and room for where its nfiles sources
+ * land.  Returns 0 or -ENOMEM after a message. */
+static int
+sender_alloc(struct sender *sd, int nfiles)
 {
-	struct hostlist hl = { 0 };
-	struct sender sd = { .o = o, .hl = &hl };
-	struct manifest *mf = NULL;
-	struct auth_key key;
-	struct rsh *rsh = NULL;
-	size_t i;
-	int nargs, rc = EXIT_USAGE;
+	size_t n = sd->hl->n, i;
 
-	setup_logging(o->verbose, LOG_WARN, false);
-	signal(SIGBUS, on_sigbus);
-	if (gather_hosts(o, &hl, &nargs) < 0) {
-		fprintf(stderr, "Try 'rdmcp --help'.\n");
-		goto out;
+	sd->ok = calloc(n, sizeof(bool));
+	sd->failed = calloc(n, sizeof(bool));
+	sd->retry = calloc(n, sizeof(bool));
+	sd->pending = calloc(n, sizeof(size_t));
+	sd->targets = calloc(n, sizeof(char *));
+	sd->ndests = nfiles > 0 ? (size_t)nfiles : 0;
+	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
+	if (!sd->ok || !sd->failed || !sd->retry || !sd->pending ||
+	    !sd->targets || !sd->dests) {
+		warnx_("cannot start: out of memory");
+		return -ENOMEM;
 	}
-	sd.ok = calloc(hl.n, sizeof(bool));
-	sd.failed = calloc(hl.n, sizeof(bool));
-	sd.retry = calloc(hl.n, sizeof(bool));
-	sd.pending = calloc(hl.n, sizeof(size_t));
-	sd.targets = calloc(hl.n, sizeof(char *));
-	if (!sd.ok || !sd.failed || !sd.retry || !sd.pending || !sd.targets)
-		goto out;
-	rc = build_manifest(o, o->args, (size_t)nargs, &mf);
-	if (rc == EXIT_SENDER)
-		rc = finish(&sd, rc);
-	if (rc != 0)
-		goto out;
-	if (sender_key(o, &key) < 0) {
-		rc = EXIT_SENDER;
-		goto out;
-	}
-	for (i = 0; i < hl.n; i++)
-		sd.pending[i] = i;
-	sd.npending = hl.n;
-	if (use_rsh(o) && (rc = start_receivers(&sd, mf, &key, &rsh)) != 0)
-		goto out;
-	if (rsh == NULL) {
-		free(sd.targets);
-		sd.targets = NULL;
-	}
-	struct push_cfg cfg = {
+	for (i = 0; i < n; i++)
+		sd->pending[i] = i;
+	sd->npending = n;
+	return 0;
+}
+
+static void
+sender_free(struct sender *sd)
+{
+	size_t i;
+
+	for (i = 0; sd->dests != NULL && i < sd->ndests; i++)
+		free(sd->dests[i]);
+	free(sd->dests);
+	free(sd->ok);
+	free(sd->failed);
+	free(sd->retry);
+	free(sd->pending);
+	free(sd->targets);
+}
+
+/* What push_run needs from the options. */
+static void
+push_settings(struct sender *sd, const struct manifest *mf,
+	      const struct auth_key *key, struct push_cfg *cfg)
+{
+	const struct opts *o = sd->o;
+
+	*cfg = (struct push_cfg){
 		.files = mf_entries(mf), .sources = mf_sources(mf),
 		.nfiles = mf_count(mf), .times = o->preserve,
 		.default_port = o->port, .alg = o->alg,
 		.block_size = o->block_size, .verify = o->verify,
 		.force = o->force, .timeout_ms = o->timeout_ms,
 		.connect_timeout_ms = o->connect_timeout_ms,
-		.window = o->window, .report = on_push_report, .ctx = &sd,
-		.transport = o->transport, .bind = o->bind,
+		.window = o->window, .report = on_push_report,
+		.ctx = sd, .transport = o->transport, .bind = o->bind,
 		.verbs = { .device = o->device, .gid_index = o->gid_index,
 			   .interrupts = o->interrupts },
-		.key = &key,
+		.key = key,
 		.progress = progress_wanted(o) ? on_progress : NULL,
 	};
-	rc = run_attempts(&sd, &cfg) < 0 ? EXIT_SENDER : EXIT_ALL_OK;
+}
+
+int
+run_push(const struct opts *o)
+{
+	struct hostlist hl = { 0 };
+	struct sender sd = { .o = o, .hl = &hl };
+	struct manifest *mf = NULL;
+	struct push_cfg cfg;
+	struct auth_key key;
+	struct rsh *rsh = NULL;
+	int nfiles, rc, status = EXIT_SENDER;
+
+	setup_logging(o->verbose, LOG_WARN, false);
+	signal(SIGBUS, on_sigbus);
+	rc = gather_hosts(o, &hl, &nfiles);
+	if (rc == 0 && (rc = sender_alloc(&sd, nfiles)) == 0)
+		rc = destinations(o, o->args, sd.ndests, sd.dests);
+	if (rc < 0) {
+		status = exit_status(rc);
+		if (status == EXIT_USAGE)
+			fprintf(stderr, "Try 'rdmcp --help'.\n");
+		goto out;
+	}
+	if (build_manifest(o, o->args, sd.dests, sd.ndests, &mf) < 0) {
+		finish(&sd, false);	/* no host failed: nothing was sent */
+		goto report;
+	}
+	if (sender_key(o, &key) < 0)
+		goto out;
+	if (use_rsh(o)) {
+		rc = start_receivers(&sd, mf, &key, &rsh);
+		if (rc < 0) {
+			status = exit_status(rc);
+			goto out;
+		}
+	} else {
+		free(sd.targets);
+		sd.targets = NULL;
+	}
+	push_settings(&sd, mf, &key, &cfg);
+	rc = run_attempts(&sd, &cfg);
 	rsh_finish(rsh);	/* the receivers end with the transfer */
-	rc = finish(&sd, rc);
+	if (finish(&sd, rc == 0) == 0 && rc == 0 && !sd.sender_failed)
+		status = sd.total.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
+report:
+	if (o->json)
+		json_summary(&hl, &sd.total, sd.ok, sd.failed, status);
 out:
 	rsh_free(rsh);
 	mf_free(mf);
-	free(sd.ok);
-	free(sd.failed);
-	free(sd.retry);
-	free(sd.pending);
-	free(sd.targets);
+	sender_free(&sd);
 	hostlist_clear(&hl);
-	return rc;
+	return status;
 }

@@ -27,11 +27,14 @@
  */
 #include "binomial.h"
 
+#include <assert.h>
+
 unsigned
 bp_log2(uint64_t x)
 {
 	unsigned l = 0;
 
+	assert(x >= 1);
 	while (x >>= 1)
 		l++;
 	return l;

@@ -22,7 +22,7 @@ struct bp {
 	uint64_t steps;		/* vsteps, plus one for twins */
 };
 
-/* floor(log2 x) for x >= 1. */
+/* floor(log2 x); x >= 1 (asserted). */
 unsigned bp_log2(uint64_t x);
 
 /* Set up the pipeline of a group of n members and k blocks. */

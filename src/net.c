@@ -155,14 +155,20 @@ net_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 }
 
 void
+net_set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+void
 net_without_port(const struct sockaddr_storage *in,
 		 struct sockaddr_storage *out)
 {
 	*out = *in;
-	if (out->ss_family == AF_INET)
-		((struct sockaddr_in *)out)->sin_port = 0;
-	else if (out->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)out)->sin6_port = 0;
+	net_set_port(out, 0);
 }
 
 bool

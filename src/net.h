@@ -39,6 +39,10 @@ bool net_equal(const struct sockaddr_storage *a,
 /* The port of an AF_INET/AF_INET6 address (host order); 0 otherwise. */
 uint16_t net_port(const struct sockaddr_storage *ss);
 
+/* Set the port (host order) of an AF_INET/AF_INET6 address; other
+ * families are left alone. */
+void net_set_port(struct sockaddr_storage *ss, uint16_t port);
+
 /* Copy an address with its port set to 0, e.g. to bind a source address. */
 void net_without_port(const struct sockaddr_storage *in,
 		      struct sockaddr_storage *out);

@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "member.h"
 #include "push_int.h"
-#include "xtcp.h"
-#include "xverbs.h"
 
 static void maybe_go(struct push *p);
 
@@ -175,104 +174,57 @@ pg_settle_haves(struct push *p)
 	}
 }
 
-static int
-make_tcp(struct push *p, const struct sockaddr_storage *addrs,
-	 struct xp **xp)
-{
-	struct xtcp_cfg xc = {
-		.loop = &p->loop, .rank = 0, .n = p->members, .addrs = addrs,
-		.bind = p->has_src ? &p->src : NULL,
-		.connect_timeout_ms = p->cfg->connect_timeout_ms,
-		.timeout_ms = p->cfg->timeout_ms,
-	};
-
-	memcpy(xc.token, p->token, PROTO_TOKEN_LEN);
-	return xtcp_new(&xc, xp);
-}
-
-/* Rank 0 over verbs: sends straight from the mapped sources, registered
+/* Rank 0 over verbs sends straight from the mapped sources: registered
  * read-only before data flows. */
 static int
-make_verbs(struct push *p, const struct sockaddr_storage *addrs,
-	   struct xp **xp)
+register_sources(void *ctx, struct xp *xp, struct rd_err *err)
 {
-	struct xvb_cfg vc = {
-		.loop = &p->loop, .vb = p->vb, .dev = p->dev, .rank = 0,
-		.n = p->members, .addrs = addrs, .bind = &p->src,
-		.block_size = p->cfg->block_size, .window = 1,
-		.connect_timeout_ms = p->cfg->connect_timeout_ms,
-	};
+	struct push *p = ctx;
 	size_t i, len;
 	void *map;
-	int rc;
+	int rc = 0;
 
-	memcpy(vc.token, p->token, PROTO_TOKEN_LEN);
-	rc = xvb_new(&vc, xp, &p->fatal);
 	for (i = 0; rc == 0 && i < store_nfiles(p->st); i++) {
 		store_mapping(p->st, i, &map, &len);
-		rc = xp_reg(*xp, map, len, false);
+		rc = xp_reg(xp, map, len, false);
 		if (rc < 0)
-			rd_errf(&p->fatal, rc, "%s", xp_errmsg(*xp) != NULL
-				 ? xp_errmsg(*xp) : strerror(-rc));
-	}
-	if (rc < 0) {
-		xp_free(*xp);
-		*xp = NULL;
+			rd_errf(err, rc, "%s", xp_errmsg(xp) != NULL
+				 ? xp_errmsg(xp) : strerror(-rc));
 	}
 	return rc;
 }
 
-/* The members' rdma_cm addresses: their IPs with their rdma ports. */
-static void
-set_rdma_ports(struct push *p, struct sockaddr_storage *addrs)
-{
-	uint32_t r;
-
-	for (r = 1; r < p->members; r++) {
-		uint16_t port = htons(p->by_rank[r]->rdma_port);
-
-		if (addrs[r].ss_family == AF_INET)
-			((struct sockaddr_in *)&addrs[r])->sin_port = port;
-		else
-			((struct sockaddr_in6 *)&addrs[r])->sin6_port = port;
-	}
-}
-
+/* Rank 0's engine, over the group's transport (member.h). */
 static int
-start_engine(struct push *p, struct sockaddr_storage *addrs)
+start_engine(struct push *p, const struct sockaddr_storage *addrs,
+	     const uint16_t *rdma_ports)
 {
+	struct member_cfg mc = {
+		.transport = p->group, .addrs = addrs,
+		.rdma_ports = rdma_ports, .bind = p->has_src ? &p->src : NULL,
+		.connect_timeout_ms = p->cfg->connect_timeout_ms,
+		.timeout_ms = p->cfg->timeout_ms,
+		.vb = p->vb, .dev = p->dev, .block_size = p->cfg->block_size,
+		.reg = register_sources,
+	};
 	struct eng_cfg ec = {
 		.loop = &p->loop, .alg = p->cfg->alg, .n = p->members,
 		.rank = 0, .blocks = store_blocks(p->st),
-		.window = p->cfg->window, .connect_wait_ms = p->cfg->connect_timeout_ms +
-				    p->cfg->timeout_ms,
+		.window = p->cfg->window,
 		.io = { engine_iov, engine_arrived, p->st },
 		.complete = on_engine_complete, .done = on_engine_done,
 		.ctx = p,
 	};
-	int rc;
 
-	if (p->group == TRANSPORT_VERBS) {
-		set_rdma_ports(p, addrs);
-		rc = make_verbs(p, addrs, &ec.xp);
-	} else {
-		rc = make_tcp(p, addrs, &ec.xp);
-	}
-	if (rc < 0)
-		return rc;
-	rc = eng_new(&ec, &p->eng);
-	if (rc < 0) {
-		xp_free(ec.xp);
-		return rc;
-	}
-	return eng_start(p->eng);
+	memcpy(mc.token, p->token, PROTO_TOKEN_LEN);
+	return member_start(&mc, &ec, &p->eng, &p->fatal);
 }
 
 /* Can the sender itself use RDMA towards the hosts? */
 static int
 sender_verbs(struct push *p, struct rd_err *err)
 {
-	struct vb_cfg vc = p->cfg->verbs;
+	struct vb_cfg vc = { .loop = &p->loop, .opts = p->cfg->verbs };
 	int rc;
 
 	if (!p->has_src) {
@@ -285,7 +237,6 @@ sender_verbs(struct push *p, struct rd_err *err)
 	}
 	if (!p->has_src)
 		return rd_errf(err, -EADDRNOTAVAIL, "no source address");
-	vc.loop = &p->loop;
 	rc = vb_new(&vc, &p->vb, err);
 	if (rc == 0)
 		rc = vb_device_for(p->vb, &p->src, &p->dev, err);
@@ -318,24 +269,18 @@ choose_transport(struct push *p)
 }
 
 static int
-send_starts(struct push *p, struct sockaddr_storage *addrs)
+send_starts(struct push *p, struct sockaddr_storage *addrs,
+	    uint16_t *rdma_ports)
 {
 	struct roster ro = { .rank = 1, .n = p->members, .addrs = addrs,
-			     .transport = p->group };
-	uint16_t *ports = calloc(p->members, sizeof(*ports));
+			     .rdma_ports = rdma_ports, .transport = p->group };
 	struct frame f = { .type = MSG_START };
 	struct wbuf w;
 	size_t i;
 	int rc;
 
-	if (ports == NULL)
-		return -ENOMEM;
-	for (i = 1; i < p->members; i++)
-		ports[i] = p->by_rank[i]->rdma_port;
-	ro.rdma_ports = ports;
 	wbuf_init(&w);
 	rc = roster_encode(&ro, &w);
-	free(ports);
 	for (i = 0; i < p->nh && rc == 0; i++) {
 		struct phost *h = &p->h[i];
 
@@ -355,6 +300,7 @@ void
 pg_maybe_start(struct push *p)
 {
 	struct sockaddr_storage *addrs;
+	uint16_t *ports;	/* each member's rdma_cm port, 0: none */
 	uint32_t r = 0;
 	size_t i;
 	int rc;
@@ -367,9 +313,11 @@ pg_maybe_start(struct push *p)
 			r++;
 	p->members = r + 1;
 	addrs = calloc(p->members, sizeof(*addrs));
+	ports = calloc(p->members, sizeof(*ports));
 	p->by_rank = calloc(p->members, sizeof(*p->by_rank));
-	if (addrs == NULL || p->by_rank == NULL) {
+	if (addrs == NULL || ports == NULL || p->by_rank == NULL) {
 		free(addrs);
+		free(ports);
 		for (i = 0; i < p->nh; i++)
 			if (p->h[i].st == HS_ACCEPTED)
 				push_host_failed(&p->h[i], -ENOMEM,
@@ -383,15 +331,16 @@ pg_maybe_start(struct push *p)
 		p->h[i].st = HS_RUNNING;
 		p->by_rank[r] = &p->h[i];
 		addrs[r] = p->h[i].addr;
+		ports[r] = p->h[i].rdma_port;
 	}
 	p->sum->setup = push_elapsed(p);
 	if (p->members > 1) {
 		rc = choose_transport(p);
 		p->sum->transport = proto_transport_name(p->group);
 		if (rc == 0)
-			rc = send_starts(p, addrs);
+			rc = send_starts(p, addrs, ports);
 		if (rc == 0)
-			rc = start_engine(p, addrs);
+			rc = start_engine(p, addrs, ports);
 		if (rc < 0)
 			push_abort_group(p, NULL, p->fatal.code ? p->fatal.msg
 							   : strerror(-rc));
@@ -399,5 +348,6 @@ pg_maybe_start(struct push *p)
 			pg_start_crc(p);
 	}
 	free(addrs);
+	free(ports);
 	push_maybe_finish(p);
 }

@@ -340,12 +340,7 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 	} else {
 		memset(&h->addr, 0, sizeof(h->addr));
 		memcpy(&h->addr, res->ai_addr, res->ai_addrlen);
-		if (h->addr.ss_family == AF_INET)
-			((struct sockaddr_in *)&h->addr)->sin_port =
-				htons(h->port);
-		else
-			((struct sockaddr_in6 *)&h->addr)->sin6_port =
-				htons(h->port);
+		net_set_port(&h->addr, h->port);
 		host_resolved(h);
 	}
 	uv_freeaddrinfo(res);
@@ -491,8 +486,9 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 	push_maybe_finish(&p);
 	uv_run(&p.loop, UV_RUN_DEFAULT);
 	rc = uv_loop_close(&p.loop);
-	if (rc < 0)
-		log_warn("event loop closed with handles open");
+	if (rc < 0)	/* a handle left open: a bug, never to pass unseen */
+		rd_errf(&p.fatal, rc, "internal error: the event loop did not "
+			"close (%s)", uv_strerror(rc));
 	rc = p.fatal.code;
 	if (rc < 0 && err != NULL)
 		*err = p.fatal;

@@ -24,7 +24,7 @@
 #include "log.h"
 #include "proto.h"
 #include "schedule.h"
-#include "verbs.h"
+#include "vbopts.h"
 
 struct push_report {
 	size_t index;		/* position in the host list */
@@ -74,7 +74,7 @@ struct push_cfg {
 	unsigned window;		/* engine receive window, 0: default */
 	enum proto_transport transport;	/* asked for */
 	const char *bind;		/* numeric source address, or NULL */
-	struct vb_cfg verbs;		/* device, GID index, polling */
+	struct vb_opts verbs;		/* device, GID index, polling */
 	const struct auth_key *key;	/* proves us to the daemons */
 	void (*report)(void *ctx, const struct push_report *r);
 	/* Optional: called as daemons report progress (every 200 ms or so

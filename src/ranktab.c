@@ -3,6 +3,7 @@
  */
 #include "ranktab.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,7 @@ rt_remove(struct ranktab *t, uint64_t key)
 void *
 rt_at(const struct ranktab *t, size_t i)
 {
+	assert(i < t->n);
 	return t->e[i].item;
 }
 

@@ -29,7 +29,7 @@ void *rt_find(const struct ranktab *t, uint64_t key);
 /* Take the item of `key` out of the table; returns it, or NULL. */
 void *rt_remove(struct ranktab *t, uint64_t key);
 
-/* The i-th item in key order (i < t->n). */
+/* The i-th item in key order; i < t->n (asserted). */
 void *rt_at(const struct ranktab *t, size_t i);
 
 /* Release the table (not the items); it is empty afterwards. */

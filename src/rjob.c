@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "log.h"
+#include "member.h"
 #include "net.h"
 #include "store.h"
 #include "xtcp.h"
@@ -336,64 +337,6 @@ adopt(struct rjob *j, struct conn *c, uint32_t from, uint32_t to)
 	return xtcp_adopt(eng_xport(j->eng), c, from);
 }
 
-static int
-make_tcp(struct rjob *j, struct xp **xp)
-{
-	struct xtcp_cfg xc = {
-		.loop = j->env->loop, .rank = j->ro->rank, .n = j->ro->n,
-		.addrs = j->ro->addrs, .bind = &j->ro->addrs[j->ro->rank],
-		.connect_timeout_ms = j->env->connect_timeout_ms,
-		.timeout_ms = j->job->timeout_ms,
-	};
-
-	memcpy(xc.token, j->job->token, PROTO_TOKEN_LEN);
-	return xtcp_new(&xc, xp);
-}
-
-/* The members' rdma_cm addresses: their IPs with their rdma ports. */
-static struct sockaddr_storage *
-rdma_addrs(const struct roster *ro)
-{
-	struct sockaddr_storage *a = calloc(ro->n, sizeof(*a));
-	uint32_t i;
-
-	for (i = 0; a != NULL && i < ro->n; i++) {
-		a[i] = ro->addrs[i];
-		if (a[i].ss_family == AF_INET)
-			((struct sockaddr_in *)&a[i])->sin_port =
-				htons(ro->rdma_ports[i]);
-		else if (a[i].ss_family == AF_INET6)
-			((struct sockaddr_in6 *)&a[i])->sin6_port =
-				htons(ro->rdma_ports[i]);
-	}
-	return a;
-}
-
-static int
-make_verbs(struct rjob *j, unsigned window, struct xp **xp,
-	   struct rd_err *err)
-{
-	struct xvb_cfg vc = {
-		.loop = j->env->loop, .vb = j->env->vb, .dev = j->dev,
-		.rank = j->ro->rank, .n = j->ro->n,
-		.bind = &j->ro->addrs[j->ro->rank],
-		.block_size = j->job->block_size, .window = window,
-		.connect_timeout_ms = j->env->connect_timeout_ms,
-	};
-	int rc;
-
-	if (j->dev == NULL)
-		return rd_errf(err, -EPROTO, "the group runs over verbs, but "
-			       "this daemon offered none");
-	memcpy(vc.token, j->job->token, PROTO_TOKEN_LEN);
-	vc.addrs = rdma_addrs(j->ro);
-	if (vc.addrs == NULL)
-		return -ENOMEM;
-	rc = xvb_new(&vc, xp, err);
-	free((void *)vc.addrs);
-	return rc;
-}
-
 /* Hand over what came before START: data connections or RDMA requests. */
 static int
 adopt_parked(struct rjob *j)
@@ -419,38 +362,30 @@ adopt_parked(struct rjob *j)
 	return rc;
 }
 
+/* This member's engine, over the group's transport (member.h). */
 static int
 start_engine(struct rjob *j, struct rd_err *err)
 {
-	unsigned window = j->job->window;
+	struct member_cfg mc = {
+		.transport = j->ro->transport, .addrs = j->ro->addrs,
+		.rdma_ports = j->ro->rdma_ports,
+		.bind = &j->ro->addrs[j->ro->rank],
+		.connect_timeout_ms = j->env->connect_timeout_ms,
+		.timeout_ms = j->job->timeout_ms,
+		.vb = j->env->vb, .dev = j->dev,
+		.block_size = j->job->block_size,
+	};
 	struct eng_cfg ec = {
 		.loop = j->env->loop, .alg = j->job->alg, .n = j->ro->n,
 		.rank = j->ro->rank, .blocks = store_blocks(j->st),
-		/* a backstop: a neighbour whose connect failed reports
-		 * that to the sender, which aborts the group */
-		.connect_wait_ms = j->env->connect_timeout_ms +
-				   j->job->timeout_ms,
+		.window = j->job->window,
 		.io = { blocks_iov, blocks_arrived, j },
 		.complete = on_complete, .done = on_done, .ctx = j,
 	};
 	int rc;
 
-	if (j->ro->transport == TRANSPORT_VERBS) {
-		if (window > xvb_max_window(j->job->block_size))
-			window = xvb_max_window(j->job->block_size);
-		rc = make_verbs(j, window, &ec.xp, err);
-	} else {
-		rc = make_tcp(j, &ec.xp);
-	}
-	if (rc < 0)
-		return rc;
-	ec.window = window;
-	rc = eng_new(&ec, &j->eng);
-	if (rc < 0) {
-		xp_free(ec.xp);
-		return rc;
-	}
-	rc = eng_start(j->eng);
+	memcpy(mc.token, j->job->token, PROTO_TOKEN_LEN);
+	rc = member_start(&mc, &ec, &j->eng, err);
 	return rc == 0 ? adopt_parked(j) : rc;
 }
 

@@ -20,6 +20,7 @@
 #include "pending.h"
 #include "proto.h"
 #include "rjob.h"
+#include "verbs.h"
 #include "xverbs.h"
 
 /* A connection before it is known to be a job or a data connection.  A
@@ -557,14 +558,14 @@ static int
 serve_verbs(struct serve *s, struct rd_err *err)
 {
 	struct sockaddr_storage addr = s->bound;
+	struct vb_cfg vc = { .loop = s->cfg.loop, .opts = s->cfg.verbs };
 	struct rd_err why = { 0 };
 	char host[NET_ADDRSTRLEN];
 	int rc;
 
 	if (s->cfg.transport == TRANSPORT_TCP)
 		return 0;
-	s->cfg.verbs.loop = s->cfg.loop;
-	rc = vb_new(&s->cfg.verbs, &s->vb, &why);
+	rc = vb_new(&vc, &s->vb, &why);
 	if (rc == 0) {
 		net_without_port(&s->bound, &addr);
 		rc = vb_listen(s->vb, &addr, route_rdma, s, &why);

@@ -25,7 +25,7 @@
 #include "auth.h"
 #include "log.h"
 #include "proto.h"
-#include "verbs.h"
+#include "vbopts.h"
 
 struct serve;
 
@@ -41,7 +41,7 @@ struct serve_cfg {
 	/* tcp: never RDMA; verbs: RDMA or fail to start; auto: RDMA when
 	 * the machine has it */
 	enum proto_transport transport;
-	struct vb_cfg verbs;		/* device, GID index, polling */
+	struct vb_opts verbs;		/* device, GID index, polling */
 	struct auth_key key;		/* senders must prove they hold it */
 	/* Who owns what jobs create, when the daemon runs as root: uid/gid
 	 * if either is not -1, else the owner of the root a file lands under.

@@ -3,6 +3,7 @@
  */
 #include "slots.h"
 
+#include <assert.h>
 #include <arpa/inet.h>
 #include <stdlib.h>
 
@@ -81,6 +82,7 @@ slots_free(struct slots *s)
 void
 credit_init(struct credit *c, uint32_t buffers, uint32_t reserve)
 {
+	assert(reserve >= 1 && buffers > reserve);
 	c->buffers = buffers;
 	c->reserve = reserve;
 	c->avail = buffers;

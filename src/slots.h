@@ -47,7 +47,7 @@ struct credit {
 };
 
 /* Both sides post `buffers` receives, `reserve` of them for credit
- * messages (buffers > reserve >= 1). */
+ * messages; buffers > reserve >= 1 (asserted). */
 void credit_init(struct credit *c, uint32_t buffers, uint32_t reserve);
 
 /* May we send an ordinary message now?  If so, takes its credit. */

@@ -135,7 +135,7 @@ static void
 cq_busy(struct vb_dev *d)
 {
 	d->busy_until = uv_hrtime() + BUSY_POLL_NS;
-	if (!d->busy && !d->v->cfg.interrupts) {
+	if (!d->busy && !d->v->cfg.opts.interrupts) {
 		d->busy = true;
 		uv_idle_start(&d->idle, on_idle);
 	}
@@ -164,7 +164,7 @@ on_channel(uv_poll_t *h, int status, int events)
 			ibv_ack_cq_events(d->cq, d->unacked);
 			d->unacked = 0;
 		}
-	if (cq_drain(d) > 0 && !d->v->cfg.interrupts)
+	if (cq_drain(d) > 0 && !d->v->cfg.opts.interrupts)
 		cq_busy(d);
 	if (!d->busy)
 		cq_sleep(d);
@@ -274,19 +274,19 @@ address_of_gid(struct vb *v, struct ibv_context *verbs, uint8_t port,
 					      0, 0, 0xff, 0xff };
 	uint16_t port_no = net_port(addr);
 
-	if (ibv_query_gid(verbs, port, v->cfg.gid_index, &gid) != 0)
+	if (ibv_query_gid(verbs, port, v->cfg.opts.gid_index, &gid) != 0)
 		return rd_errf(err, -EINVAL, "%s has no GID index %d",
 			       ibv_get_device_name(verbs->device),
-			       v->cfg.gid_index);
+			       v->cfg.opts.gid_index);
 	if (memcmp(gid.raw, v4mapped, 12) != 0)
 		return rd_errf(err, -EINVAL, "GID index %d of %s is not an "
 			       "IPv4 address; rdmcp reaches peers through "
-			       "rdma_cm by IPv4 address", v->cfg.gid_index,
+			       "rdma_cm by IPv4 address", v->cfg.opts.gid_index,
 			       ibv_get_device_name(verbs->device));
 	memset(addr, 0, sizeof(*addr));
 	in4->sin_family = AF_INET;
 	memcpy(&in4->sin_addr, gid.raw + 12, 4);
-	in4->sin_port = htons(port_no);
+	net_set_port(addr, port_no);
 	return 0;
 }
 
@@ -329,7 +329,7 @@ vb_device_for(struct vb *v, struct sockaddr_storage *addr,
 	int rc;
 
 	rc = lookup_device(v, addr, &verbs, &port, err);
-	if (rc == 0 && v->cfg.gid_index >= 0) {
+	if (rc == 0 && v->cfg.opts.gid_index >= 0) {
 		rc = address_of_gid(v, verbs, port, addr, err);
 		if (rc == 0)
 			rc = lookup_device(v, addr, &verbs, &port, err);
@@ -337,12 +337,12 @@ vb_device_for(struct vb *v, struct sockaddr_storage *addr,
 	if (rc < 0)
 		return rc;
 	net_format_host(addr, host, sizeof(host));
-	if (v->cfg.device != NULL &&
-	    strcmp(v->cfg.device, ibv_get_device_name(verbs->device)) != 0)
+	if (v->cfg.opts.device != NULL &&
+	    strcmp(v->cfg.opts.device, ibv_get_device_name(verbs->device)) != 0)
 		return rd_errf(err, -ENODEV, "%s is served by %s, not by %s "
 			       "(--device)", host,
 			       ibv_get_device_name(verbs->device),
-			       v->cfg.device);
+			       v->cfg.opts.device);
 	rc = check_port(verbs, port, host, err);
 	if (rc < 0)
 		return rc;
@@ -500,12 +500,7 @@ vb_listen(struct vb *v, struct sockaddr_storage *addr, vb_acceptor_fn fn,
 	    rdma_listen(v->listener, 128) != 0)
 		return rd_errf(err, -errno, "cannot listen for RDMA on %s: %s",
 			       host, strerror(errno));
-	if (addr->ss_family == AF_INET)
-		((struct sockaddr_in *)addr)->sin_port =
-			rdma_get_src_port(v->listener);
-	else
-		((struct sockaddr_in6 *)addr)->sin6_port =
-			rdma_get_src_port(v->listener);
+	net_set_port(addr, ntohs(rdma_get_src_port(v->listener)));
 	v->acceptor = fn;
 	v->acceptor_ctx = ctx;
 	return 0;

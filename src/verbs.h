@@ -27,6 +27,7 @@
 #include <uv.h>
 
 #include "log.h"
+#include "vbopts.h"
 
 struct vb;	/* the process's RDMA state */
 struct vb_dev;	/* one device: context, PD, CQ, channel */
@@ -43,9 +44,7 @@ typedef int (*vb_acceptor_fn)(void *ctx, struct rdma_cm_id *id,
 
 struct vb_cfg {
 	uv_loop_t *loop;
-	const char *device;	/* required device name, or NULL */
-	int gid_index;		/* < 0: the GID of the bound address */
-	bool interrupts;	/* never busy-poll */
+	struct vb_opts opts;	/* device, GID index, polling */
 };
 
 /* Set up the event channel.  Devices open on first use. */

@@ -1,5 +1,6 @@
 /*
- * xport - dispatch to the transport in use (see xport.h).
+ * xport - dispatch to the transport in use, and the posted-receive queue
+ * both transports keep (see xport.h).
  */
 #include "xport.h"
 

@@ -14,7 +14,9 @@
 #include "net.h"
 #include "ranktab.h"
 
-/* A posted receive: where the next block from a peer goes. */
+/* A schedule neighbour: its connection, once up, and the receives posted
+ * for its blocks, in order (the next block it sends goes into the
+ * first). */
 struct xpeer {
 	struct xtcp *x;
 	uint32_t rank;

@@ -47,8 +47,9 @@ struct region {
 	struct ibv_mr *mr;
 };
 
-/* A receive posted for a block: where it lands after the bounce. */
-/* A block send, waiting for a bounce buffer or in flight. */
+/* A block send, waiting for a bounce buffer or in flight.  (A posted
+ * receive is an xp_recv, xport.h: where the block lands after the
+ * bounce.) */
 struct psend {
 	struct psend *next;
 	struct vpeer *p;

@@ -10,7 +10,12 @@
 #      page, and so is every letter of its getopt string;
 #   3. README.md exists and has an '## Architecture' section;
 #   4. the bash and zsh completions offer every option of --help
-#      (tests/completions.sh).
+#      (tests/completions.sh);
+#   5. the includes keep to the layers of the README's Architecture
+#      section (tests/check-layers.sh), and that check fails on a copy of
+#      the tree whose engine includes store.h;
+#   6. the long_options table of cmd/rdmcp.c is sorted by long name, as
+#      its comment says.
 #
 # Prints what it checked; exits 0 only if everything agrees.
 set -euo pipefail
@@ -170,6 +175,37 @@ fi
 # --- 4. shell completions --------------------------------------------------
 if [ -x "$RDMCP" ]; then
 	tests/completions.sh || fail "shell completions (tests/completions.sh)"
+fi
+
+# --- 5. layers -----------------------------------------------------------------
+if tests/check-layers.sh; then
+	ok "includes keep to the layers of $README"
+else
+	fail "includes break the layers of $README (tests/check-layers.sh)"
+fi
+# the check can fail: a copy whose engine knows files
+layers_tmp=$(mktemp -d)
+cp -r "$README" src cmd "$layers_tmp/"
+sed -i '0,/^#include "log.h"/s//#include "log.h"\n#include "store.h"/' \
+	"$layers_tmp/src/engine.c"
+if ! grep -q '^#include "store.h"' "$layers_tmp/src/engine.c"; then
+	fail "could not plant a bad include in a copy of src/engine.c"
+elif tests/check-layers.sh "$layers_tmp" >/dev/null 2>&1; then
+	fail "check-layers passes a copy whose engine includes store.h"
+else
+	ok "check-layers fails on a copy whose engine includes store.h"
+fi
+rm -rf "$layers_tmp"
+
+# --- 6. the option table is sorted ---------------------------------------------
+if [ -f "$MAIN_C" ]; then
+	table=$(sed -n '/long_options\[\] *= *{/,/^};/p' "$MAIN_C" |
+		sed -n 's/^[[:space:]]*{ *"\([a-z][a-z0-9-]*\)".*/\1/p')
+	if [ "$table" = "$(printf '%s\n' "$table" | LC_ALL=C sort)" ]; then
+		ok "the long_options table of $MAIN_C is sorted"
+	else
+		fail "the long_options table of $MAIN_C is not sorted by long name"
+	fi
 fi
 
 if [ "$failures" -gt 0 ]; then

@@ -1,6 +1,9 @@
 # Shared helpers for rdmcp's shell tests.  Source it; it sets `set -eu`,
 # makes a scratch directory and removes it, and every daemon it started,
-# when the test exits however it exits.
+# when the test exits however it exits.  Every daemon still running then
+# must exit 0 on SIGTERM (a clean shutdown: no crash, no handle left open,
+# under valgrind no leak), or the test fails with the daemon's log tail;
+# only daemons the test killed on purpose (kill_daemon) are exempt.
 
 set -eu
 
@@ -10,7 +13,7 @@ TEST_NAME=$(basename "$0" .sh)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmcp-$TEST_NAME.XXXXXX")
 # A port of our own, so tests never meet a demo or each other.
 PORT=${RDMCP_TEST_PORT:-$((20000 + ($$ % 20000)))}
-DAEMON_PIDS=()
+DAEMON_PIDS=()		# by host; a daemon killed on purpose is unset
 EXIT_HOOKS=()
 # the shared key that daemons and senders of this test prove they hold
 "$RDMCP" -q --genkey "$WORK/key"
@@ -23,19 +26,15 @@ on_exit() {
 }
 
 cleanup() {
-	local rc=$? hook
+	local rc=$? hook i
+	for i in "${!DAEMON_PIDS[@]}"; do
+		signal_daemon "$i" TERM
+	done
+	for i in "${!DAEMON_PIDS[@]}"; do
+		reap_daemon "$i" "${DAEMON_STOP_LIMIT:-60}" ||
+			{ [ "$rc" -ne 0 ] || rc=1; }
+	done
 	{
-		for pid in "${DAEMON_PIDS[@]}"; do
-			kill "$pid" 2>/dev/null || true
-			# a frozen one must run to stop; others get no SIGCONT,
-			# which upsets LeakSanitizer's stop-the-world at exit
-			if [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = T ]; then
-				kill -CONT "$pid" 2>/dev/null || true
-			fi
-		done
-		for pid in "${DAEMON_PIDS[@]}"; do
-			wait "$pid" 2>/dev/null || true
-		done
 		for hook in "${EXIT_HOOKS[@]}"; do
 			eval "$hook" || true
 		done
@@ -94,10 +93,10 @@ start_daemons() {
 	done
 }
 
-# restart_daemon I [options]: stop host I's daemon if it runs, start a new
-# one with these options and wait until it listens.
+# restart_daemon I [options]: stop host I's daemon if it runs (it must stop
+# cleanly), start a new one with these options and wait until it listens.
 restart_daemon() {
-	kill_daemon "$1"
+	stop_daemon "$1"
 	start_daemon "$@"
 	wait_listening "$(host_addr "$1")" || fail "daemon $1 did not restart"
 }
@@ -114,12 +113,79 @@ wait_listening() {
 	return 1
 }
 
+# kill_daemon I: kill host I's daemon (SIGKILL), on purpose: its exit is
+# not checked.
 kill_daemon() {
 	[ -n "${DAEMON_PIDS[$1]:-}" ] || return 0
 	{
 		kill -9 "${DAEMON_PIDS[$1]}" || true
 		wait "${DAEMON_PIDS[$1]}" || true
 	} 2>/dev/null
+	unset "DAEMON_PIDS[$1]"
+}
+
+# stop_daemon I: stop host I's daemon with SIGTERM; it must exit 0 (see
+# reap_daemon), else the test fails.
+stop_daemon() {
+	[ -n "${DAEMON_PIDS[$1]:-}" ] || return 0
+	signal_daemon "$1" TERM
+	reap_daemon "$1" "${DAEMON_STOP_LIMIT:-60}" ||
+		fail "daemon $1 did not stop cleanly"
+}
+
+# daemon_running PID: PID is a process this shell started and that has not
+# exited; never true of a stranger that reuses the pid (bash reaps its
+# children as they exit, keeping their status for `wait`).
+daemon_running() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }	# past "pid (comm) ": state, ppid, ...
+	set -- $stat
+	[ "$1" != Z ] && [ "$2" = "$BASHPID" ]
+}
+
+# signal_daemon I SIG: send SIG to host I's daemon if it still runs (a
+# frozen one also gets SIGCONT, so that it can act on it; others get no
+# SIGCONT, which upsets LeakSanitizer's stop-the-world at exit).
+signal_daemon() {
+	local pid=${DAEMON_PIDS[$1]:-}
+	[ -n "$pid" ] && daemon_running "$pid" || return 0
+	kill "-$2" "$pid" 2>/dev/null || true
+	if [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = T ]; then
+		kill -CONT "$pid" 2>/dev/null || true
+	fi
+}
+
+# reap_daemon I SECS: wait up to SECS for host I's daemon, signalled
+# already, to exit, and forget it.  Status 1, after saying why and
+# printing its log's tail, if it exited non-zero (also on its own before
+# it was signalled: a crash) or had to be killed.
+reap_daemon() {
+	local i=$1 pid=${DAEMON_PIDS[$1]:-} t rc=0
+	[ -n "$pid" ] || return 0
+	for t in $(seq 1 $(($2 * 20))); do
+		daemon_running "$pid" || break
+		sleep 0.05
+	done
+	if daemon_running "$pid"; then
+		echo "FAIL: $TEST_NAME: daemon $i (pid $pid) still runs $2 s after SIGTERM; killed" >&2
+		kill -KILL "$pid" 2>/dev/null || true
+		rc=1
+	fi
+	wait "$pid" 2>/dev/null || rc=$?
+	unset "DAEMON_PIDS[$i]"
+	[ "$rc" -ne 0 ] || return 0
+	echo "FAIL: $TEST_NAME: daemon $i (pid $pid) exited with status $rc after SIGTERM, not 0" >&2
+	daemon_log_tail "$i" >&2
+	return 1
+}
+
+# daemon_log_tail I: the last lines of host I's daemon log.
+daemon_log_tail() {
+	local f=$WORK/daemon$1.log
+	[ -e "$f" ] || { echo "--- (no $f)"; return 0; }
+	echo "--- $(basename "$f") (last 30 lines)"
+	tail -n 30 "$f"
 }
 
 # hosts N -> "127.0.0.2:P,...": the first N hosts.
@@ -237,6 +303,30 @@ dump_daemon_logs() {
 	done
 }
 
+# wait_event PATTERN FILE SECS WHAT: wait_grep, or fail saying that WHAT
+# never happened, with FILE's tail.  A fault is injected on the event it
+# needs, never after a guessed delay: when the event does not come, the
+# checks that follow would prove nothing.
+wait_event() {
+	wait_grep "$1" "$2" "$3" && return 0
+	fail "$4 did not happen within $3 s (no '$1' in $(basename "$2")): $(tail -n 5 "$2" 2>/dev/null)"
+}
+
+# wait_blocks DIR SECS: until a temporary below DIR holds data (a block
+# has landed in it: the transfer is under way there); fails after SECS.
+wait_blocks() {
+	local t f
+	for t in $(seq 1 $(($2 * 20))); do
+		for f in $(find "$1" -name '.*.rdmcp-*' -type f 2>/dev/null); do
+			# a non-zero byte: space is reserved, so size tells nothing
+			[ -n "$(tr -d '\000' <"$f" 2>/dev/null | head -c 1)" ] &&
+				return 0
+		done
+		sleep 0.05
+	done
+	fail "no block landed below $1 within $2 s"
+}
+
 # ---------------------------------------------------------------------
 # Clusters of network namespaces (root only)
 
@@ -281,7 +371,8 @@ cluster_daemons() {
 		DAEMON_PIDS[$i]=$!
 	done
 	for i in $(seq 2 "$n"); do
-		cluster_wait_port "$i" "$PORT" || true
+		cluster_wait_port "$i" "$PORT" ||
+			fail "daemon $i did not start: $(daemon_log_tail "$i")"
 	done
 }
 

@@ -13,8 +13,10 @@ head -c $((48 << 20)) /dev/urandom >"$src/data"
 # one group, no second attempt (--retries: tests/cluster/retry.sh)
 on_host 1 timeout 120 "$RDMCP" --retries 0 "$src/data" "$(cluster_hosts 8)" >"$WORK/out" 2>&1 &
 pid=$!
-# rank 1 (host 2) relays in the binomial pipeline; kill it at ~0.5 s
-sleep 0.5
+# rank 1 (host 2) relays in the binomial pipeline; kill it once blocks
+# reach it
+wait_event "rank 1 of" "$WORK/daemon2.log" 10 "host 2 joining the group"
+wait_blocks "$WORK/h2" 10
 kill_daemon 2
 killed=$(date +%s%N)
 rc=0

@@ -14,7 +14,10 @@ head -c $((24 << 20)) /dev/urandom >"$src/data"
 on_host 1 timeout 120 "$RDMCP" --retries 1 -b 256K --failed-file "$WORK/failed" \
 	"$src/data" "$(cluster_hosts $N)" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
-sleep 0.5	# rank 1 (host 2) relays from the first step on
+# rank 1 (host 2) relays from the first step on: kill it once blocks
+# reach it
+wait_event "rank 1 of" "$WORK/daemon2.log" 10 "host 2 joining the group"
+wait_blocks "$WORK/h2" 10
 kill_daemon 2
 rc=0
 wait "$pid" || rc=$?

@@ -61,7 +61,8 @@ for i in $(seq 2 $N); do
 	mkdir -p "$WORK/h$(cluster_addr "$i")$src"
 done
 for i in $(seq 2 $N); do
-	cluster_wait_port "$i" 22 || true
+	cluster_wait_port "$i" 22 ||
+		fail "sshd on host $i did not start: $(cat "$WORK/sshd.$i.log")"
 done
 cat >"$WORK/ssh_config" <<EOF
 Host *
@@ -161,8 +162,8 @@ head -c $((64 << 20)) /dev/urandom >"$src/data"
 "$TOP/scripts/netns-cluster.sh" exec 1 "$RDMCP" -v "${RSH[@]}" --fanout 3 \
 	-a chain "$src/data" "$HOSTS" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
-wait_grep "receivers started" "$WORK/err" 10 || true
-sleep 0.5
+wait_event "receivers started" "$WORK/err" 10 "the start of the receivers"
+wait_blocks "$WORK/h$(cluster_addr 2)" 10	# mid-transfer
 [ -n "$(once_pids)" ] || fail "no receiver running: $(cat "$WORK/err")"
 kill -INT "$pid"
 start=$(date +%s%N)

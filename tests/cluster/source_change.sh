@@ -15,14 +15,17 @@ mkdir -p "$src"
 prepare_dirs $N "$src"
 
 # change_during WHAT RETRIES: push a fresh 24 MiB file (about 1 s per
-# hop at 200 Mbit/s) and run WHAT on it 0.4 s in; sets RC.
+# hop at 200 Mbit/s) and run WHAT on it once blocks reach host 2 (rank 1,
+# the sender's first target): mid-transfer; sets RC.
 change_during() {
 	make_file "$src/data" $((24 << 20))
 	RC=0
+	: >"$WORK/daemon2.log"
 	on_host 1 timeout 120 "$RDMCP" --retries "$2" -b 256K "$src/data" \
 		"$(cluster_hosts $N)" >"$WORK/out" 2>"$WORK/err" &
 	local pid=$!
-	sleep 0.4
+	wait_event "rank 1 of" "$WORK/daemon2.log" 10 "host 2 joining the group"
+	wait_blocks "$WORK/h2" 10
 	eval "$1"
 	wait "$pid" || RC=$?
 }

@@ -95,7 +95,7 @@ done
 DAEMON_PIDS[1]=$!
 wait_listening "$(host_addr 1)" ||
 	fail "rdmcp --serve $opts did not start: $(cat "$WORK/daemon1.log")"
-kill_daemon 1
+stop_daemon 1
 
 # systemd's own checks, where systemd-analyze is installed (CI: it is)
 if command -v systemd-analyze >/dev/null 2>&1; then

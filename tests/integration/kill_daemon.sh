@@ -14,7 +14,8 @@ for victim in 3 1 8; do
 	"$RDMCP" -a chain -b 256K "$src/data" "$(hosts 8)" >"$WORK/out" 2>&1 &
 	pid=$!
 	# kill once the victim has joined the running group
-	wait_grep "rank" "$WORK/daemon$victim.log" 4 || true
+	wait_event "rank [0-9]* of" "$WORK/daemon$victim.log" 10 \
+		"victim $victim joining the group"
 	kill_daemon "$victim"
 	rc=0
 	wait "$pid" || rc=$?

@@ -49,7 +49,7 @@ start_once() {
 		<"$WORK/$name.in" >"$WORK/$name.out" 2>"$WORK/$name.log" 7>&- &
 	ONCE_PID=$!
 	echo "$KEY" >&7
-	wait_grep "^RDMCP-PORT [0-9]*$" "$WORK/$name.out" 5 || true
+	wait_event "^RDMCP-PORT [0-9]*$" "$WORK/$name.out" 5 "$name: the port line"
 	ONCE_PORT=$(sed -n 's/^RDMCP-PORT \([0-9]*\)$/\1/p' "$WORK/$name.out")
 	[ -n "$ONCE_PORT" ] || fail "$name: no port line: $(cat "$WORK/$name.out" "$WORK/$name.log")"
 }
@@ -169,8 +169,8 @@ rm -f "$WORK"/h*"$src"/data
 make_file "$src/big" $((300 << 20))
 "${rsh[@]}" -a chain -b 64K "$src/big" "$hosts5" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
-wait_grep "receivers started" "$WORK/err" 4 || true
-sleep 0.1
+wait_event "receivers started" "$WORK/err" 4 "the start of the receivers"
+wait_blocks "$WORK/h127.0.0.2" 10	# mid-transfer
 [ -n "$(once_pids)" ] || fail "no receiver running: $(cat "$WORK/err")"
 kill -TERM "$pid"
 start=$(date +%s%N)

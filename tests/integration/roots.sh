@@ -2,7 +2,7 @@
 . "$(dirname "$0")/../lib.sh"
 mkdir -p "$WORK/allowed" "$WORK/other"
 "$RDMCP" --serve --listen "127.0.0.2:$PORT" --root "$WORK/allowed" \
-	2>"$WORK/daemon.log" &
+	2>"$WORK/daemon1.log" &
 DAEMON_PIDS[1]=$!
 wait_listening 127.0.0.2 || fail "daemon"
 echo hello >"$WORK/f"

@@ -9,7 +9,8 @@ prepare_dirs 4 "$src"
 make_file "$src/data" $((200 << 20))
 "$RDMCP" -a chain -b 64K "$src/data" "$(hosts 4)" >"$WORK/out" 2>&1 &
 pid=$!
-wait_grep "rank" "$WORK/daemon4.log" 4 || true
+# kill once the last of the chain has joined the running group
+wait_event "rank [0-9]* of" "$WORK/daemon4.log" 10 "host 4 joining the group"
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 # the control connections break at once: temporaries go quickly

@@ -33,10 +33,7 @@ grep -q "is served by rxe2, not by rxe3 (--device)" "$WORK/out" ||
 "$RDMCP" --serve --listen "127.0.0.9:$PORT" --root "$WORK" \
 	2>>"$WORK/daemon9.log" &
 DAEMON_PIDS[9]=$!
-for t in $(seq 1 100); do
-	(exec 3<>"/dev/tcp/127.0.0.9/$PORT") 2>/dev/null && break
-	sleep 0.05
-done
+wait_listening 127.0.0.9 || fail "the daemon on 127.0.0.9 did not start"
 expect_status 1 "$RDMCP" --transport verbs -d "$WORK" "$src/data" \
 	"127.0.0.9:$PORT"
 grep -q "no RDMA device serves 127.0.0.9" "$WORK/out" ||

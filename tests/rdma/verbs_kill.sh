@@ -13,7 +13,8 @@ for victim in 2 4; do
 	push --transport verbs -a chain -b 64K "$src/data" "$(hosts 4)" \
 		>"$WORK/out" 2>&1 &
 	pid=$!
-	wait_grep "block 1 from" "$WORK/daemon$victim.log" 20 || true
+	wait_event "block 1 from" "$WORK/daemon$victim.log" 20 \
+		"a block reaching victim $victim"
 	kill_daemon "$victim"
 	rc=0
 	wait "$pid" || rc=$?

@@ -1,0 +1,113 @@
+/*
+ * member - a group member's transport and engine (see member.h).
+ */
+#include "member.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net.h"
+#include "xtcp.h"
+#include "xverbs.h"
+
+static int
+make_tcp(const struct member_cfg *cfg, const struct eng_cfg *ec,
+	 struct xp **xp)
+{
+	struct xtcp_cfg xc = {
+		.loop = ec->loop, .rank = ec->rank, .n = ec->n,
+		.addrs = cfg->addrs, .bind = cfg->bind,
+		.connect_timeout_ms = cfg->connect_timeout_ms,
+		.timeout_ms = cfg->timeout_ms,
+	};
+
+	memcpy(xc.token, cfg->token, PROTO_TOKEN_LEN);
+	return xtcp_new(&xc, xp);
+}
+
+/* The members' rdma_cm addresses: their IPs with their rdma ports
+ * (malloc'd), or NULL. */
+static struct sockaddr_storage *
+rdma_addrs(const struct member_cfg *cfg, uint32_t n)
+{
+	struct sockaddr_storage *a = calloc(n, sizeof(*a));
+	uint32_t i;
+
+	for (i = 0; a != NULL && i < n; i++) {
+		a[i] = cfg->addrs[i];
+		net_set_port(&a[i], cfg->rdma_ports[i]);
+	}
+	return a;
+}
+
+/* Over verbs, `window` receives are posted into bounce buffers: rank 0
+ * receives nothing and needs one slot, the others the window. */
+static int
+make_verbs(const struct member_cfg *cfg, const struct eng_cfg *ec,
+	   unsigned window, struct xp **xp, struct rd_err *err)
+{
+	struct xvb_cfg vc = {
+		.loop = ec->loop, .vb = cfg->vb, .dev = cfg->dev,
+		.rank = ec->rank, .n = ec->n, .bind = cfg->bind,
+		.block_size = cfg->block_size,
+		.window = ec->rank == 0 ? 1 : window,
+		.connect_timeout_ms = cfg->connect_timeout_ms,
+	};
+	int rc;
+
+	if (cfg->dev == NULL || cfg->bind == NULL)
+		return rd_errf(err, -EPROTO, "the group runs over verbs, but "
+			       "this member has no RDMA device");
+	memcpy(vc.token, cfg->token, PROTO_TOKEN_LEN);
+	vc.addrs = rdma_addrs(cfg, ec->n);
+	if (vc.addrs == NULL)
+		return -ENOMEM;
+	rc = xvb_new(&vc, xp, err);
+	free((void *)vc.addrs);
+	return rc;
+}
+
+/* The engine's receive window over verbs: the one asked for (or the
+ * default), at most what the bounce ring of this block size holds. */
+static unsigned
+verbs_window(const struct member_cfg *cfg, unsigned asked)
+{
+	unsigned window = asked ? asked : ENG_DEFAULT_WINDOW;
+
+	if (window > xvb_max_window(cfg->block_size))
+		window = xvb_max_window(cfg->block_size);
+	return window;
+}
+
+int
+member_start(const struct member_cfg *cfg, const struct eng_cfg *ec,
+	     struct eng **out, struct rd_err *err)
+{
+	struct eng_cfg e = *ec;
+	int rc;
+
+	*out = NULL;
+	e.xp = NULL;
+	e.connect_wait_ms = cfg->connect_timeout_ms + cfg->timeout_ms;
+	if (cfg->transport == TRANSPORT_VERBS) {
+		e.window = verbs_window(cfg, ec->window);
+		rc = make_verbs(cfg, &e, e.window, &e.xp, err);
+	} else {
+		rc = make_tcp(cfg, &e, &e.xp);
+	}
+	if (rc == 0 && cfg->reg != NULL)
+		rc = cfg->reg(ec->ctx, e.xp, err);
+	if (rc == 0)
+		rc = eng_new(&e, out);
+	if (rc < 0) {
+		xp_free(e.xp);
+		return rc;
+	}
+	rc = eng_start(*out);
+	if (rc < 0) {
+		eng_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
