@@ -1,23 +1,50 @@
 /*
  * conn - framed TCP connection on libuv (see conn.h).
+ *
+ * The socket is ours (non-blocking), watched with a uv_poll: libuv's own
+ * streams can only move bytes through memory, and a block that lives in a
+ * file should go out with sendfile(2) and come in with splice(2).
  */
 #include "conn.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "net.h"
 
 #define CONN_DEFAULT_BODY_LIMIT (64u << 10)
+#define PIPE_BYTES (1u << 20)		/* splice's pipe, at most */
+#define BOUNCE_BYTES (256u << 10)	/* reads into files without splice */
+#define READ_BUDGET (4u << 20)		/* bytes read per wake-up, at most */
+#define MAX_IOV 64
+
+/* A frame queued for writing: its header, then its segments. */
+struct wreq {
+	struct wreq *next;
+	uint64_t cookie;
+	bool notify;
+	int status;		/* once done */
+	uint8_t hdr[PROTO_FRAME_LEN];
+	size_t hdr_done;
+	int nseg, seg;		/* segments, the one being written */
+	size_t seg_done;	/* bytes of it written */
+	struct conn_seg segs[];
+};
 
 struct conn {
-	uv_tcp_t tcp;
-	uv_timer_t timer;	/* connect timeout, then keepalive */
-	uv_connect_t creq;
-	uv_shutdown_t sreq;
+	uv_loop_t *loop;
+	uv_poll_t poll;
+	uv_timer_t timer;	/* connect timeout, keepalive, linger */
+	int fd;
+	int events;		/* what the poll watches */
 	const struct conn_ops *ops;
 	void *ctx;
 	char peer[NET_ADDRSTRLEN];
@@ -28,11 +55,20 @@ struct conn {
 	struct frame f;
 	bool in_payload;
 	uint64_t got;		/* payload bytes read */
-	struct iovec *iov;	/* owner memory for the payload */
-	int niov, iov_cap, iov_idx;
-	size_t iov_off;
+	struct conn_seg *segs;	/* the owner's segments for the payload */
+	int nseg, segs_cap, seg;
+	size_t seg_got;		/* bytes of segment seg read */
 	uint8_t *body;		/* or our own buffer */
 	uint64_t body_limit;
+	int pipe[2];		/* splice: socket -> pipe -> file */
+	bool no_splice;		/* splice refused: read and pwrite */
+	uint8_t *bounce;
+
+	/* writing */
+	struct wreq *whead, *wtail;
+	struct wreq *done;	/* written, their on_sent still due */
+	int werr;		/* a write failed: the connection is broken */
+	unsigned owner_writes;	/* conn_send frames not yet reported */
 
 	uint64_t last_rx, last_tx;	/* loop time of last activity */
 	uint64_t tx_gap;	/* longest silence of ours, since keepalive */
@@ -40,40 +76,32 @@ struct conn {
 
 	int handles;		/* open libuv handles */
 	bool connecting;
-	bool reading;
 	bool paused;
 	bool dead;		/* on_close reported */
 	bool closing;		/* handles are closing */
 	bool freed;		/* the owner let go */
-	bool shut;
+	bool shut, shut_done;	/* conn_shutdown asked, and done */
 	bool lingering;		/* conn_linger: reading to the peer's end */
-	unsigned owner_writes;	/* conn_send frames not yet written */
 };
 
-/* Where a lingering connection's input goes (one loop per process, and
- * the bytes are thrown away). */
-static char linger_sink[64 << 10];
+static void conn_update(struct conn *c);
+static void on_poll(uv_poll_t *h, int status, int events);
+static void fail_queued(struct conn *c, int status);
+static void report_sent(struct conn *c);
 
-struct wreq {
-	uv_write_t req;
-	struct conn *c;
-	uint64_t cookie;
-	bool notify;
-	uint8_t hdr[PROTO_FRAME_LEN];
-	uv_buf_t bufs[];
-};
+/* ---------------------------------------------------------------------
+ * Life cycle
+ */
 
-static void conn_start_reading(struct conn *c);
-
-/* We send now: the silence before counts towards the longest. */
 static void
-note_tx(struct conn *c)
+free_wreqs(struct wreq *w)
 {
-	uint64_t now = uv_now(c->tcp.loop);
+	struct wreq *next;
 
-	if (now - c->last_tx > c->tx_gap)
-		c->tx_gap = now - c->last_tx;
-	c->last_tx = now;
+	for (; w != NULL; w = next) {
+		next = w->next;
+		free(w);
+	}
 }
 
 /* Memory goes once the owner let go and libuv is done with the handles. */
@@ -82,8 +110,11 @@ conn_release(struct conn *c)
 {
 	if (c->handles > 0 || !c->freed)
 		return;
-	free(c->iov);
+	free_wreqs(c->whead);
+	free_wreqs(c->done);
+	free(c->segs);
 	free(c->body);
+	free(c->bounce);
 	free(c);
 }
 
@@ -96,6 +127,9 @@ on_handle_closed(uv_handle_t *h)
 	conn_release(c);
 }
 
+/* Closing the poll takes the socket out of the loop at once: it can be
+ * closed now (and a flood of connections never holds more descriptors
+ * than it must). */
 static void
 conn_close_handles(struct conn *c)
 {
@@ -103,42 +137,55 @@ conn_close_handles(struct conn *c)
 		return;
 	c->closing = true;
 	uv_close((uv_handle_t *)&c->timer, on_handle_closed);
-	uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+	uv_close((uv_handle_t *)&c->poll, on_handle_closed);
+	close(c->fd);
+	if (c->pipe[0] >= 0) {
+		close(c->pipe[0]);
+		close(c->pipe[1]);
+	}
+	c->fd = c->pipe[0] = c->pipe[1] = -1;
 }
 
-/* The connection ended; tell the owner once, unless it already let go. */
+/* The connection ended; tell the owner once, unless it already let go,
+ * then report the frames it will never send. */
 static void
 conn_die(struct conn *c, int status)
 {
+	if (c->lingering) {
+		conn_close_handles(c);
+		return;
+	}
 	if (c->dead || c->freed)
 		return;
 	c->dead = true;
-	if (c->reading)
-		uv_read_stop((uv_stream_t *)&c->tcp);
-	c->reading = false;
 	uv_timer_stop(&c->timer);
+	conn_update(c);
 	if (c->ops->on_close != NULL)
 		c->ops->on_close(c->ctx, c, status);
+	fail_queued(c, status < 0 ? status : -EPIPE);
+	report_sent(c);
 }
 
 static int
-conn_init(uv_loop_t *loop, const struct conn_ops *ops, void *ctx,
+conn_init(uv_loop_t *loop, int fd, const struct conn_ops *ops, void *ctx,
 	  struct conn **out)
 {
-	struct conn *c;
+	struct conn *c = calloc(1, sizeof(*c));
 	int rc;
 
-	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return -ENOMEM;
-	rc = uv_tcp_init(loop, &c->tcp);
+	rc = uv_poll_init_socket(loop, &c->poll, fd);
 	if (rc < 0) {
 		free(c);
 		return rc;
 	}
 	uv_timer_init(loop, &c->timer);
-	c->tcp.data = c->timer.data = c;
+	c->poll.data = c->timer.data = c;
 	c->handles = 2;
+	c->loop = loop;
+	c->fd = fd;
+	c->pipe[0] = c->pipe[1] = -1;
 	c->ops = ops;
 	c->ctx = ctx;
 	c->body_limit = CONN_DEFAULT_BODY_LIMIT;
@@ -147,41 +194,55 @@ conn_init(uv_loop_t *loop, const struct conn_ops *ops, void *ctx,
 	return 0;
 }
 
+/* What the poll should watch now. */
 static void
-conn_note_peer(struct conn *c)
+conn_update(struct conn *c)
+{
+	int ev = 0;
+
+	if (c->closing)
+		return;
+	if (c->connecting || c->whead != NULL || c->done != NULL ||
+	    (c->shut && !c->shut_done))
+		ev |= UV_WRITABLE;
+	if (!c->connecting && !c->dead && (!c->paused || c->lingering))
+		ev |= UV_READABLE;
+	if (c->dead && !c->lingering)
+		ev = c->done != NULL ? UV_WRITABLE : 0;
+	if (ev == c->events)
+		return;
+	c->events = ev;
+	if (ev == 0)
+		uv_poll_stop(&c->poll);
+	else
+		uv_poll_start(&c->poll, ev, on_poll);
+}
+
+static void
+note_peer(struct conn *c)
 {
 	struct sockaddr_storage ss;
-	int len = sizeof(ss);
+	int one = 1;
 
-	if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0)
+	if (conn_remote(c, &ss) == 0)
 		net_format(&ss, c->peer, sizeof(c->peer));
-	uv_tcp_nodelay(&c->tcp, 1);
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* We send now: the silence before counts towards the longest. */
+static void
+note_tx(struct conn *c)
+{
+	uint64_t now = uv_now(c->loop);
+
+	if (now - c->last_tx > c->tx_gap)
+		c->tx_gap = now - c->last_tx;
+	c->last_tx = now;
 }
 
 /* ---------------------------------------------------------------------
  * Reading
  */
-
-static void
-on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-	struct conn *c = h->data;
-
-	(void)suggested;
-	if (c->lingering) {
-		buf->base = linger_sink;
-		buf->len = sizeof(linger_sink);
-	} else if (!c->in_payload) {
-		buf->base = (char *)c->hdr + c->hdr_got;
-		buf->len = PROTO_FRAME_LEN - c->hdr_got;
-	} else if (c->body != NULL) {
-		buf->base = (char *)c->body + c->got;
-		buf->len = c->f.len - c->got;
-	} else {
-		buf->base = (char *)c->iov[c->iov_idx].iov_base + c->iov_off;
-		buf->len = c->iov[c->iov_idx].iov_len - c->iov_off;
-	}
-}
 
 static void
 frame_done(struct conn *c)
@@ -200,38 +261,38 @@ frame_done(struct conn *c)
 		conn_die(c, rc);
 }
 
-/* Copy the owner's iovec list, dropping empty entries. */
+/* Copy the owner's segments, dropping empty ones. */
 static int
-conn_take_iov(struct conn *c, const struct iovec *iov, int niov)
+take_segs(struct conn *c, const struct conn_seg *segs, int nseg)
 {
 	uint64_t sum = 0;
 	int i;
 
-	if (niov > c->iov_cap) {
-		struct iovec *p = realloc(c->iov, (size_t)niov * sizeof(*p));
+	if (nseg > c->segs_cap) {
+		struct conn_seg *p = realloc(c->segs, (size_t)nseg * sizeof(*p));
 
 		if (p == NULL)
 			return -ENOMEM;
-		c->iov = p;
-		c->iov_cap = niov;
+		c->segs = p;
+		c->segs_cap = nseg;
 	}
-	c->niov = 0;
-	for (i = 0; i < niov; i++) {
-		if (iov[i].iov_len == 0)
+	c->nseg = 0;
+	for (i = 0; i < nseg; i++) {
+		if (segs[i].len == 0)
 			continue;
-		c->iov[c->niov++] = iov[i];
-		sum += iov[i].iov_len;
+		c->segs[c->nseg++] = segs[i];
+		sum += segs[i].len;
 	}
-	c->iov_idx = 0;
-	c->iov_off = 0;
+	c->seg = 0;
+	c->seg_got = 0;
 	return sum == c->f.len ? 0 : -EINVAL;
 }
 
 static int
 header_done(struct conn *c)
 {
-	const struct iovec *iov = NULL;
-	int niov = 0, rc;
+	const struct conn_seg *segs = NULL;
+	int nseg = 0, rc;
 
 	rc = frame_decode(c->hdr, &c->f);
 	if (rc < 0)
@@ -240,7 +301,7 @@ header_done(struct conn *c)
 		c->hdr_got = 0;
 		return c->f.len == 0 ? 0 : -EPROTO;
 	}
-	rc = c->ops->on_header(c->ctx, c, &c->f, &iov, &niov);
+	rc = c->ops->on_header(c->ctx, c, &c->f, &segs, &nseg);
 	if (rc < 0 || c->dead || c->freed)
 		return rc;
 	if (c->f.len == 0) {
@@ -249,219 +310,437 @@ header_done(struct conn *c)
 	}
 	c->in_payload = true;
 	c->got = 0;
-	if (niov > 0)
-		return conn_take_iov(c, iov, niov);
+	if (nseg > 0)
+		return take_segs(c, segs, nseg);
 	if (c->f.len > c->body_limit)
 		return -EMSGSIZE;
 	c->body = malloc(c->f.len);
 	return c->body != NULL ? 0 : -ENOMEM;
 }
 
+/* A read call's result: bytes, or 0 for the peer's end, -EAGAIN, -errno. */
+static ssize_t
+result(ssize_t n)
+{
+	return n < 0 ? -errno : n;
+}
+
+static int
+make_pipe(struct conn *c)
+{
+	if (c->pipe[0] >= 0)
+		return 0;
+	if (pipe2(c->pipe, O_NONBLOCK | O_CLOEXEC) < 0)
+		return -errno;
+	fcntl(c->pipe[1], F_SETPIPE_SZ, PIPE_BYTES);
+	return 0;
+}
+
+static int
+get_bounce(struct conn *c)
+{
+	if (c->bounce == NULL && (c->bounce = malloc(BOUNCE_BYTES)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The pipe's `left` bytes into file fd at `at`: spliced, or read and
+ * written where the file cannot take a splice. */
+static int
+pipe_to_file(struct conn *c, int fd, loff_t at, size_t left)
+{
+	ssize_t m;
+
+	while (left > 0 && !c->no_splice) {
+		m = splice(c->pipe[0], NULL, fd, &at, left, SPLICE_F_MOVE);
+		if (m < 0 && errno == EINVAL)
+			c->no_splice = true;
+		else if (m <= 0)
+			return m < 0 ? -errno : -EIO;
+		else
+			left -= (size_t)m;
+	}
+	while (left > 0) {
+		if (get_bounce(c) < 0)
+			return -ENOMEM;
+		m = read(c->pipe[0], c->bounce, left < BOUNCE_BYTES
+						     ? left : BOUNCE_BYTES);
+		if (m <= 0 || pwrite(fd, c->bounce, (size_t)m, at) != m)
+			return m < 0 || errno ? -errno : -EIO;
+		at += m;
+		left -= (size_t)m;
+	}
+	return 0;
+}
+
+/* Socket -> pipe -> file: up to `len` bytes into segment s, at `off`. */
+static ssize_t
+splice_in(struct conn *c, const struct conn_seg *s, uint64_t off, size_t len)
+{
+	ssize_t n;
+	int rc;
+
+	if (len > PIPE_BYTES)
+		len = PIPE_BYTES;
+	n = result(splice(c->fd, NULL, c->pipe[1], NULL, len,
+			  SPLICE_F_MOVE | SPLICE_F_NONBLOCK));
+	if (n <= 0)
+		return n;
+	rc = pipe_to_file(c, s->fd, (loff_t)off, (size_t)n);
+	return rc < 0 ? rc : n;
+}
+
+/* Socket -> buffer -> file, where splice cannot. */
+static ssize_t
+bounce_in(struct conn *c, const struct conn_seg *s, uint64_t off, size_t len)
+{
+	ssize_t n;
+
+	if (get_bounce(c) < 0)
+		return -ENOMEM;
+	n = result(read(c->fd, c->bounce, len < BOUNCE_BYTES ? len
+							  : BOUNCE_BYTES));
+	if (n > 0 && pwrite(s->fd, c->bounce, (size_t)n, (off_t)off) != n)
+		return errno ? -errno : -EIO;
+	return n;
+}
+
+/* Into the file of segment s. */
+static ssize_t
+read_file_seg(struct conn *c, const struct conn_seg *s)
+{
+	uint64_t off = s->off + c->seg_got;
+	size_t len = s->len - c->seg_got;
+	ssize_t n;
+
+	if (!c->no_splice && make_pipe(c) == 0) {
+		n = splice_in(c, s, off, len);
+		if (n != -EINVAL)
+			return n;
+		c->no_splice = true;	/* the socket side refused */
+	}
+	return bounce_in(c, s, off, len);
+}
+
+/* Into memory: the current and the following memory segments. */
+static ssize_t
+read_mem_segs(struct conn *c)
+{
+	struct iovec iov[MAX_IOV];
+	int i, n = 0;
+
+	for (i = c->seg; i < c->nseg && n < MAX_IOV; i++) {
+		if (c->segs[i].fd >= 0)
+			break;
+		iov[n].iov_base = (char *)c->segs[i].addr +
+				  (i == c->seg ? c->seg_got : 0);
+		iov[n].iov_len = c->segs[i].len - (i == c->seg ? c->seg_got : 0);
+		n++;
+	}
+	return result(readv(c->fd, iov, n));
+}
+
 static void
 payload_advance(struct conn *c, size_t n)
 {
 	c->got += n;
-	if (c->body != NULL)
-		return;
-	c->iov_off += n;
-	if (c->iov_off == c->iov[c->iov_idx].iov_len) {
-		c->iov_idx++;
-		c->iov_off = 0;
+	while (c->body == NULL && n > 0) {
+		size_t take = c->segs[c->seg].len - c->seg_got;
+
+		if (take > n)
+			take = n;
+		c->seg_got += take;
+		n -= take;
+		if (c->seg_got == c->segs[c->seg].len) {
+			c->seg++;
+			c->seg_got = 0;
+		}
 	}
 }
 
-static void
-on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+/* One read of the frame in progress: bytes, 0 at the peer's end, or
+ * -errno (-EAGAIN: nothing more for now). */
+static ssize_t
+read_some(struct conn *c)
 {
-	struct conn *c = s->data;
-	int rc;
+	ssize_t n;
 
-	(void)buf;
-	if (c->lingering) {
-		if (nread < 0)	/* the peer's end, or an error: done */
-			conn_close_handles(c);
-		return;
-	}
-	if (nread == 0 || c->dead || c->freed)
-		return;
-	c->last_rx = uv_now(c->tcp.loop);
-	if (nread < 0) {
-		if (nread == UV_EOF)
-			rc = (c->in_payload || c->hdr_got) ? -EPIPE : 0;
-		else
-			rc = (int)nread;
-		conn_die(c, rc);
-		return;
-	}
+	if (!c->in_payload)
+		return result(read(c->fd, c->hdr + c->hdr_got,
+				   PROTO_FRAME_LEN - c->hdr_got));
+	if (c->body != NULL)
+		n = result(read(c->fd, c->body + c->got,
+				(size_t)(c->f.len - c->got)));
+	else if (c->segs[c->seg].fd >= 0)
+		n = read_file_seg(c, &c->segs[c->seg]);
+	else
+		n = read_mem_segs(c);
+	if (n > 0)
+		payload_advance(c, (size_t)n);
+	return n;
+}
+
+/* The bytes just read complete a header or a frame: act on it. */
+static int
+after_read(struct conn *c, size_t n)
+{
 	if (!c->in_payload) {
-		c->hdr_got += (size_t)nread;
-		if (c->hdr_got == PROTO_FRAME_LEN) {
-			rc = header_done(c);
-			if (rc < 0)
-				conn_die(c, rc);
-		}
-		return;
+		c->hdr_got += n;
+		return c->hdr_got == PROTO_FRAME_LEN ? header_done(c) : 0;
 	}
-	payload_advance(c, (size_t)nread);
 	if (c->got == c->f.len)
 		frame_done(c);
+	return 0;
 }
 
+/* A lingering connection throws away what comes, up to the peer's end. */
 static void
-conn_start_reading(struct conn *c)
+drain(struct conn *c)
 {
-	if (c->reading || c->paused || c->dead || c->closing)
-		return;
-	if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
-		c->reading = true;
-}
+	char sink[16 << 10];
+	ssize_t n;
+	int i;
 
-void
-conn_pause(struct conn *c)
-{
-	c->paused = true;
-	if (c->reading)
-		uv_read_stop((uv_stream_t *)&c->tcp);
-	c->reading = false;
-}
-
-void
-conn_resume(struct conn *c)
-{
-	c->paused = false;
-	if (!c->connecting)
-		conn_start_reading(c);
-}
-
-/* ---------------------------------------------------------------------
- * Connecting and accepting
- */
-
-static void
-on_connect_timeout(uv_timer_t *t)
-{
-	struct conn *c = t->data;
-
-	if (!c->connecting)
-		return;
-	c->connecting = false;
-	c->dead = true;
-	conn_close_handles(c);
-	c->ops->on_connect(c->ctx, c, -ETIMEDOUT);
-}
-
-static void
-on_connected(uv_connect_t *req, int status)
-{
-	struct conn *c = req->data;
-
-	if (!c->connecting || c->freed)
-		return;
-	c->connecting = false;
-	uv_timer_stop(&c->timer);
-	if (status < 0) {
-		c->dead = true;
-		c->ops->on_connect(c->ctx, c, status);
+	for (i = 0; i < 64; i++) {
+		n = read(c->fd, sink, sizeof(sink));
+		if (n > 0)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		conn_close_handles(c);	/* the peer's end, or an error */
 		return;
 	}
-	conn_note_peer(c);
-	conn_start_reading(c);
-	c->ops->on_connect(c->ctx, c, 0);
 }
 
-int
-conn_connect(uv_loop_t *loop, const struct sockaddr *to,
-	     const struct sockaddr *from, unsigned timeout_ms,
-	     const struct conn_ops *ops, void *ctx, struct conn **out)
+static void
+conn_read(struct conn *c)
 {
-	struct conn *c;
+	size_t budget = READ_BUDGET;
+	ssize_t n;
 	int rc;
 
-	*out = NULL;
-	rc = conn_init(loop, ops, ctx, &c);
-	if (rc < 0)
-		return rc;
-	net_format_sa(to, c->peer, sizeof(c->peer));
-	if (from != NULL) {
-		rc = uv_tcp_bind(&c->tcp, from, 0);
-		if (rc < 0)
-			goto fail;
+	if (c->lingering) {
+		drain(c);
+		return;
 	}
-	c->creq.data = c;
-	rc = uv_tcp_connect(&c->creq, &c->tcp, to, on_connected);
-	if (rc < 0)
-		goto fail;
-	c->connecting = true;
-	if (timeout_ms > 0)
-		uv_timer_start(&c->timer, on_connect_timeout, timeout_ms, 0);
-	*out = c;
-	return 0;
-fail:
-	c->freed = true;
-	conn_close_handles(c);
-	return rc;
-}
-
-int
-conn_accept(uv_stream_t *server, const struct conn_ops *ops, void *ctx,
-	    struct conn **out)
-{
-	struct conn *c;
-	int rc;
-
-	*out = NULL;
-	rc = conn_init(server->loop, ops, ctx, &c);
-	if (rc < 0)
-		return rc;
-	rc = uv_accept(server, (uv_stream_t *)&c->tcp);
-	if (rc < 0) {
-		c->freed = true;
-		conn_close_handles(c);
-		return rc;
+	while (budget > 0 && !c->paused && !c->dead && !c->freed) {
+		n = read_some(c);
+		if (n == -EAGAIN || n == -EINTR)
+			return;
+		c->last_rx = uv_now(c->loop);
+		if (n <= 0) {
+			conn_die(c, n < 0 ? (int)n
+				 : (c->in_payload || c->hdr_got) ? -EPIPE : 0);
+			return;
+		}
+		budget = (size_t)n < budget ? budget - (size_t)n : 0;
+		rc = after_read(c, (size_t)n);
+		if (rc < 0) {
+			conn_die(c, rc);
+			return;
+		}
 	}
-	conn_note_peer(c);
-	conn_start_reading(c);
-	*out = c;
-	return 0;
 }
 
 /* ---------------------------------------------------------------------
  * Writing
  */
 
-static void
-on_written(uv_write_t *req, int status)
-{
-	struct wreq *w = req->data;
-	struct conn *c = w->c;
+/* Files go out with sendfile from this size on; below, a copy is
+ * cheaper than the call (where the bytes are in memory too). */
+#define SENDFILE_MIN (16u << 10)
 
-	if (w->notify)
-		c->owner_writes--;
-	if (w->notify && !c->freed && c->ops->on_sent != NULL)
-		c->ops->on_sent(c->ctx, c, w->cookie, status);
-	free(w);
-	if (status < 0 && status != UV_ECANCELED && c->lingering)
-		conn_close_handles(c);
-	else if (status < 0 && status != UV_ECANCELED)
-		conn_die(c, status);
+static bool
+by_sendfile(const struct conn_seg *s)
+{
+	return s->fd >= 0 && (s->addr == NULL || s->len >= SENDFILE_MIN);
+}
+
+/* sendmsg of the header's rest and the memory segments that follow. */
+static ssize_t
+write_mem(struct conn *c, struct wreq *w)
+{
+	struct iovec iov[MAX_IOV + 1];
+	struct msghdr mh = { .msg_iov = iov };
+	int i, n = 0;
+
+	if (w->hdr_done < PROTO_FRAME_LEN) {
+		iov[n].iov_base = w->hdr + w->hdr_done;
+		iov[n++].iov_len = PROTO_FRAME_LEN - w->hdr_done;
+	}
+	for (i = w->seg; i < w->nseg && n <= MAX_IOV; i++) {
+		if (by_sendfile(&w->segs[i]))
+			break;
+		iov[n].iov_base = (char *)w->segs[i].addr +
+				  (i == w->seg ? w->seg_done : 0);
+		iov[n++].iov_len = w->segs[i].len -
+				   (i == w->seg ? w->seg_done : 0);
+	}
+	mh.msg_iovlen = (size_t)n;
+	return result(sendmsg(c->fd, &mh, MSG_NOSIGNAL |
+			      (i < w->nseg ? MSG_MORE : 0)));
+}
+
+static ssize_t
+write_file(struct conn *c, struct wreq *w)
+{
+	const struct conn_seg *s = &w->segs[w->seg];
+	off_t off = (off_t)(s->off + w->seg_done);
+
+	return result(sendfile(c->fd, s->fd, &off, s->len - w->seg_done));
+}
+
+static void
+write_advance(struct wreq *w, size_t n)
+{
+	size_t take;
+
+	take = PROTO_FRAME_LEN - w->hdr_done;
+	take = take < n ? take : n;
+	w->hdr_done += take;
+	n -= take;
+	while (n > 0) {
+		take = w->segs[w->seg].len - w->seg_done;
+		take = take < n ? take : n;
+		w->seg_done += take;
+		n -= take;
+		if (w->seg_done == w->segs[w->seg].len) {
+			w->seg++;
+			w->seg_done = 0;
+		}
+	}
+}
+
+/* Write what the kernel takes; finished frames move to the done list.
+ * Returns 0, or -errno (the connection is broken). */
+static int
+conn_flush(struct conn *c)
+{
+	struct wreq *w;
+	ssize_t n;
+
+	while ((w = c->whead) != NULL) {
+		if (w->hdr_done == PROTO_FRAME_LEN && w->seg < w->nseg &&
+		    by_sendfile(&w->segs[w->seg]))
+			n = write_file(c, w);
+		else
+			n = write_mem(c, w);
+		if (n == -EAGAIN || n == -EINTR)
+			return 0;
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;	/* a file shorter than its segment */
+		write_advance(w, (size_t)n);
+		if (w->hdr_done < PROTO_FRAME_LEN || w->seg < w->nseg)
+			continue;
+		c->whead = w->next;
+		if (c->whead == NULL)
+			c->wtail = NULL;
+		w->next = c->done;	/* reversed: reported in any order */
+		c->done = w;
+	}
+	if (c->shut && !c->shut_done) {
+		c->shut_done = true;
+		if (shutdown(c->fd, SHUT_WR) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Frames left unwritten when the connection breaks: reported failed. */
+static void
+fail_queued(struct conn *c, int status)
+{
+	struct wreq *w;
+
+	while ((w = c->whead) != NULL) {
+		c->whead = w->next;
+		w->status = status;
+		w->next = c->done;
+		c->done = w;
+	}
+	c->wtail = NULL;
+}
+
+/* The on_sent callbacks of finished frames; the owner may free us in
+ * one, and then hears no more. */
+static void
+report_sent(struct conn *c)
+{
+	struct wreq *w;
+
+	while ((w = c->done) != NULL) {
+		c->done = w->next;
+		if (w->notify)
+			c->owner_writes--;
+		if (w->notify && !c->freed && c->ops->on_sent != NULL)
+			c->ops->on_sent(c->ctx, c, w->cookie, w->status);
+		free(w);
+	}
+}
+
+static void
+conn_write(struct conn *c)
+{
+	int rc = c->werr ? c->werr : conn_flush(c);
+
+	if (rc < 0) {
+		fail_queued(c, rc);
+		report_sent(c);
+		conn_die(c, rc);
+		return;
+	}
+	report_sent(c);
 }
 
 static int
-conn_write(struct conn *c, struct wreq *w, int nbufs)
+enqueue(struct conn *c, struct wreq *w)
 {
 	int rc;
 
-	if (c->dead || c->closing || c->connecting) {
+	if (c->dead || c->closing || c->connecting || c->shut) {
 		free(w);
 		return c->connecting ? -ENOTCONN : -EPIPE;
 	}
-	w->c = c;
-	w->req.data = w;
 	note_tx(c);
-	rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, w->bufs,
-		      (unsigned)nbufs, on_written);
+	if (c->wtail != NULL)
+		c->wtail->next = w;
+	else
+		c->whead = w;
+	c->wtail = w;
+	if (c->whead == w) {	/* try at once; on_sent comes from the loop */
+		rc = conn_flush(c);
+		if (rc < 0) {
+			c->werr = rc;
+			fail_queued(c, rc);
+		}
+	}
+	conn_update(c);
+	return 0;
+}
+
+int
+conn_send_segs(struct conn *c, const struct frame *f,
+	       const struct conn_seg *segs, int nseg, uint64_t cookie)
+{
+	struct wreq *w;
+	int i, n = 0, rc;
+
+	w = calloc(1, sizeof(*w) + (size_t)nseg * sizeof(*segs));
+	if (w == NULL)
+		return -ENOMEM;
+	frame_encode(f, w->hdr);
+	for (i = 0; i < nseg; i++)
+		if (segs[i].len > 0)
+			w->segs[n++] = segs[i];
+	w->nseg = n;
+	w->cookie = cookie;
+	w->notify = true;
+	c->owner_writes++;
+	rc = enqueue(c, w);
 	if (rc < 0)
-		free(w);
+		c->owner_writes--;
 	return rc;
 }
 
@@ -469,24 +748,15 @@ int
 conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,
 	  int niov, uint64_t cookie)
 {
-	struct wreq *w;
-	int i, n = 1, rc;
+	struct conn_seg *s = calloc(niov > 0 ? (size_t)niov : 1, sizeof(*s));
+	int i, rc;
 
-	w = malloc(sizeof(*w) + (size_t)(niov + 1) * sizeof(uv_buf_t));
-	if (w == NULL)
+	if (s == NULL)
 		return -ENOMEM;
-	frame_encode(f, w->hdr);
-	w->bufs[0] = uv_buf_init((char *)w->hdr, PROTO_FRAME_LEN);
 	for (i = 0; i < niov; i++)
-		if (iov[i].iov_len > 0)
-			w->bufs[n++] = uv_buf_init(iov[i].iov_base,
-						   (unsigned)iov[i].iov_len);
-	w->cookie = cookie;
-	w->notify = true;
-	c->owner_writes++;
-	rc = conn_write(c, w, n);
-	if (rc < 0)
-		c->owner_writes--;
+		s[i] = (struct conn_seg){ iov[i].iov_base, iov[i].iov_len, -1, 0 };
+	rc = conn_send_segs(c, f, s, niov, cookie);
+	free(s);
 	return rc;
 }
 
@@ -496,43 +766,277 @@ conn_send_copy(struct conn *c, const struct frame *f, const void *body)
 	struct wreq *w;
 	char *copy;
 
-	w = malloc(sizeof(*w) + 2 * sizeof(uv_buf_t) + f->len);
+	w = calloc(1, sizeof(*w) + sizeof(w->segs[0]) + f->len);
 	if (w == NULL)
 		return -ENOMEM;
-	copy = (char *)&w->bufs[2];
+	copy = (char *)&w->segs[1];
 	frame_encode(f, w->hdr);
-	w->bufs[0] = uv_buf_init((char *)w->hdr, PROTO_FRAME_LEN);
-	if (f->len > 0)
+	if (f->len > 0) {
 		memcpy(copy, body, f->len);
-	w->bufs[1] = uv_buf_init(copy, (unsigned)f->len);
-	w->notify = false;
-	return conn_write(c, w, f->len > 0 ? 2 : 1);
+		w->segs[0] = (struct conn_seg){ copy, f->len, -1, 0 };
+		w->nseg = 1;
+	}
+	return enqueue(c, w);
+}
+
+/* ---------------------------------------------------------------------
+ * Events
+ */
+
+static void
+connect_done(struct conn *c, int status)
+{
+	c->connecting = false;
+	uv_timer_stop(&c->timer);
+	if (status == 0) {
+		note_peer(c);
+		conn_update(c);
+	} else {
+		c->dead = true;
+		conn_update(c);
+	}
+	c->ops->on_connect(c->ctx, c, status);
 }
 
 static void
-on_shutdown(uv_shutdown_t *req, int status)
+on_connecting(struct conn *c)
 {
-	struct conn *c = req->data;
+	int err = 0;
+	socklen_t len = sizeof(err);
 
-	if (status < 0 && status != UV_ECANCELED && c->lingering)
-		conn_close_handles(c);
-	else if (status < 0 && status != UV_ECANCELED)
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	connect_done(c, -err);
+}
+
+static void
+on_poll(uv_poll_t *h, int status, int events)
+{
+	struct conn *c = h->data;
+
+	if (c->closing)
+		return;
+	if (c->connecting) {
+		on_connecting(c);
+		return;
+	}
+	if (status < 0 && !c->lingering) {
 		conn_die(c, status);
+		return;
+	}
+	if (events & (UV_WRITABLE | UV_DISCONNECT))
+		conn_write(c);
+	if (!c->closing && (events & (UV_READABLE | UV_DISCONNECT)))
+		conn_read(c);
+	if (!c->closing)
+		conn_update(c);
+}
+
+static void
+on_connect_timeout(uv_timer_t *t)
+{
+	struct conn *c = t->data;
+
+	if (c->connecting && !c->freed)
+		connect_done(c, -ETIMEDOUT);
+}
+
+/* ---------------------------------------------------------------------
+ * Connecting, accepting, listening
+ */
+
+static int
+tcp_socket(int family)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static socklen_t
+sa_len(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					 : sizeof(struct sockaddr_in);
+}
+
+int
+conn_connect(uv_loop_t *loop, const struct sockaddr *to,
+	     const struct sockaddr *from, unsigned timeout_ms,
+	     const struct conn_ops *ops, void *ctx, struct conn **out)
+{
+	struct conn *c;
+	int fd, rc;
+
+	*out = NULL;
+	fd = tcp_socket(to->sa_family);
+	if (fd < 0)
+		return fd;
+	if (from != NULL && bind(fd, from, sa_len(from)) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (connect(fd, to, sa_len(to)) < 0 && errno != EINPROGRESS) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	rc = conn_init(loop, fd, ops, ctx, &c);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	net_format_sa(to, c->peer, sizeof(c->peer));
+	c->connecting = true;
+	conn_update(c);	/* writable once connected, or failed */
+	if (timeout_ms > 0)
+		uv_timer_start(&c->timer, on_connect_timeout, timeout_ms, 0);
+	*out = c;
+	return 0;
+}
+
+int
+conn_adopt(uv_loop_t *loop, int fd, const struct conn_ops *ops, void *ctx,
+	   struct conn **out)
+{
+	struct conn *c;
+	int rc;
+
+	*out = NULL;
+	rc = conn_init(loop, fd, ops, ctx, &c);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	note_peer(c);
+	conn_update(c);
+	*out = c;
+	return 0;
+}
+
+struct conn_listener {
+	uv_poll_t poll;
+	int fd;
+	void (*on_accept)(void *ctx, int fd);
+	void *ctx;
+};
+
+/* Accept what waits, a bounded number per wake-up. */
+static void
+on_listen(uv_poll_t *h, int status, int events)
+{
+	struct conn_listener *l = h->data;
+	int i, fd;
+
+	for (i = 0; i < 64; i++) {
+		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			l->on_accept(l->ctx, fd);
+			continue;
+		}
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			l->on_accept(l->ctx, -errno);
+		return;
+	}
+}
+
+int
+conn_listen(uv_loop_t *loop, const struct sockaddr *addr, int backlog,
+	    void (*on_accept)(void *ctx, int fd), void *ctx,
+	    struct conn_listener **out)
+{
+	struct conn_listener *l;
+	int one = 1, rc;
+
+	*out = NULL;
+	l = calloc(1, sizeof(*l));
+	if (l == NULL)
+		return -ENOMEM;
+	l->fd = tcp_socket(addr->sa_family);
+	if (l->fd < 0) {
+		rc = l->fd;
+		free(l);
+		return rc;
+	}
+	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	rc = bind(l->fd, addr, sa_len(addr)) < 0 || listen(l->fd, backlog) < 0
+		     ? -errno : 0;
+	if (rc == 0)
+		rc = uv_poll_init_socket(loop, &l->poll, l->fd);
+	if (rc < 0) {
+		close(l->fd);
+		free(l);
+		return rc;
+	}
+	l->poll.data = l;
+	l->on_accept = on_accept;
+	l->ctx = ctx;
+	uv_poll_start(&l->poll, UV_READABLE, on_listen);
+	*out = l;
+	return 0;
+}
+
+void
+conn_listener_address(const struct conn_listener *l,
+		      struct sockaddr_storage *out)
+{
+	socklen_t len = sizeof(*out);
+
+	memset(out, 0, sizeof(*out));
+	getsockname(l->fd, (struct sockaddr *)out, &len);
+}
+
+static void
+on_listener_closed(uv_handle_t *h)
+{
+	struct conn_listener *l = h->data;
+
+	close(l->fd);
+	free(l);
+}
+
+void
+conn_listener_close(struct conn_listener *l)
+{
+	if (l != NULL)
+		uv_close((uv_handle_t *)&l->poll, on_listener_closed);
+}
+
+/* ---------------------------------------------------------------------
+ * Reading on and off, the end, keepalive
+ */
+
+void
+conn_pause(struct conn *c)
+{
+	c->paused = true;
+	conn_update(c);
+}
+
+void
+conn_resume(struct conn *c)
+{
+	c->paused = false;
+	conn_update(c);
 }
 
 void
 conn_shutdown(struct conn *c)
 {
+	int rc;
+
 	if (c->shut || c->dead || c->closing || c->connecting)
 		return;
 	c->shut = true;
-	c->sreq.data = c;
-	if (uv_shutdown(&c->sreq, (uv_stream_t *)&c->tcp, on_shutdown) == 0)
-		return;
-	if (c->lingering)
-		conn_close_handles(c);
-	else
-		conn_die(c, -EPIPE);
+	if (c->whead == NULL) {	/* nothing queued: at once */
+		rc = conn_flush(c);
+		if (rc < 0 && c->lingering)
+			conn_close_handles(c);
+		else if (rc < 0)
+			c->werr = rc;
+	}
+	conn_update(c);
 }
 
 /* Bytes that arrived and wait to be read: a process that could not run
@@ -541,11 +1045,9 @@ conn_shutdown(struct conn *c)
 static bool
 unread_input(struct conn *c)
 {
-	uv_os_fd_t fd;
 	int n = 0;
 
-	return uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 &&
-	       ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
 }
 
 static void
@@ -580,11 +1082,19 @@ conn_keepalive(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
 	 * peers that run late (a loaded machine) are not taken for dead */
 	c->ka_interval = interval_ms ? interval_ms : timeout_ms / 6;
 	c->ka_timeout = timeout_ms;
-	c->last_rx = c->last_tx = uv_now(c->tcp.loop);
+	c->last_rx = c->last_tx = uv_now(c->loop);
 	c->tx_gap = 0;
 	tick = c->ka_interval / 2;
 	uv_timer_start(&c->timer, on_keepalive, tick ? tick : 1,
 		       tick ? tick : 1);
+}
+
+uint64_t
+conn_longest_silence(struct conn *c)
+{
+	uv_update_time(c->loop);
+	note_tx(c);	/* as if we sent now: the silence up to now counts */
+	return c->tx_gap;
 }
 
 /* ---------------------------------------------------------------------
@@ -604,36 +1114,24 @@ conn_set_body_limit(struct conn *c, uint64_t limit)
 	c->body_limit = limit;
 }
 
-uint64_t
-conn_longest_silence(struct conn *c)
-{
-	uv_update_time(c->tcp.loop);
-	note_tx(c);	/* as if we sent now: the silence up to now counts */
-	return c->tx_gap;
-}
-
-size_t
-conn_write_queue(const struct conn *c)
-{
-	return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp);
-}
-
 int
 conn_local(const struct conn *c, struct sockaddr_storage *out)
 {
-	int len = sizeof(*out);
+	socklen_t len = sizeof(*out);
 
 	memset(out, 0, sizeof(*out));
-	return uv_tcp_getsockname(&c->tcp, (struct sockaddr *)out, &len);
+	return getsockname(c->fd, (struct sockaddr *)out, &len) < 0 ? -errno
+								     : 0;
 }
 
 int
 conn_remote(const struct conn *c, struct sockaddr_storage *out)
 {
-	int len = sizeof(*out);
+	socklen_t len = sizeof(*out);
 
 	memset(out, 0, sizeof(*out));
-	return uv_tcp_getpeername(&c->tcp, (struct sockaddr *)out, &len);
+	return getpeername(c->fd, (struct sockaddr *)out, &len) < 0 ? -errno
+								     : 0;
 }
 
 const char *
@@ -663,7 +1161,7 @@ conn_linger(struct conn *c, unsigned ms)
 	conn_shutdown(c);
 	if (c->closing)
 		return;
-	conn_start_reading(c);
+	conn_update(c);
 	uv_timer_start(&c->timer, on_linger_deadline, ms, 0);
 }
 

@@ -2,14 +2,18 @@
  * conn - one framed TCP connection on the event loop.
  *
  * Frames (proto.h) are read as they come: for each header the owner says
- * where the payload goes (its own memory, e.g. a block inside a mapped file,
- * or a bounded buffer the connection allocates), then gets the whole frame.
- * Frames are written in order, the payload straight from the caller's memory.
+ * where the payload goes (its own segments, e.g. a block of a file, or a
+ * bounded buffer the connection allocates), then gets the whole frame.
+ * Frames are written in order, the payload straight from the caller's
+ * segments.  A segment whose bytes are in a file moves between file and
+ * socket inside the kernel: sendfile(2) out, splice(2) in, never through
+ * our memory; other segments are written from and read into memory.
  *
- * Lifetime: the owner calls conn_free() exactly once.  on_close reports a
- * connection that ended before that (peer closed, error); no callback runs
- * after conn_free().  Every callback may call any conn function, including
- * conn_free() on this connection.
+ * Lifetime: the owner calls conn_free() (or conn_linger()) exactly once.
+ * on_close reports a connection that ended before that (peer closed,
+ * error); no callback runs after conn_free().  Every callback may call any
+ * conn function, including conn_free() on this connection.  No callback
+ * runs from inside a conn_* call.
  */
 #ifndef RDMCP_CONN_H
 #define RDMCP_CONN_H
@@ -24,15 +28,25 @@
 
 struct conn;
 
+/* A piece of a payload: `len` bytes at `addr`, and, if fd >= 0, the same
+ * bytes at offset `off` of file `fd`, which then carries them (addr may be
+ * NULL).  Received bytes go to the file when there is one. */
+struct conn_seg {
+	void *addr;
+	size_t len;
+	int fd;
+	uint64_t off;
+};
+
 struct conn_ops {
-	/* A header arrived.  Point *iov and *niov at memory for exactly f->len
-	 * payload bytes (kept valid until on_frame), or leave *niov at 0 to
-	 * have the connection buffer it (up to the body limit).  Return 0, or
-	 * -errno to drop the connection. */
+	/* A header arrived.  Point *segs and *nseg at segments for exactly
+	 * f->len payload bytes (kept valid until on_frame), or leave *nseg at
+	 * 0 to have the connection buffer it (up to the body limit).  Return
+	 * 0, or -errno to drop the connection. */
 	int (*on_header)(void *ctx, struct conn *c, const struct frame *f,
-			 const struct iovec **iov, int *niov);
+			 const struct conn_seg **segs, int *nseg);
 	/* A whole frame arrived; body is the buffered payload (NULL when the
-	 * payload went to the owner's memory or is empty).  Return 0, or
+	 * payload went to the owner's segments or is empty).  Return 0, or
 	 * -errno to drop the connection. */
 	int (*on_frame)(void *ctx, struct conn *c, const struct frame *f,
 			const uint8_t *body);
@@ -53,9 +67,28 @@ int conn_connect(uv_loop_t *loop, const struct sockaddr *to,
 		 const struct sockaddr *from, unsigned timeout_ms,
 		 const struct conn_ops *ops, void *ctx, struct conn **out);
 
-/* Accept a pending connection on a listening stream and start reading. */
-int conn_accept(uv_stream_t *server, const struct conn_ops *ops, void *ctx,
-		struct conn **out);
+/* Take over `fd`, a connected TCP socket (conn_listen's), and start
+ * reading.  Returns 0 or -errno (then fd is closed). */
+int conn_adopt(uv_loop_t *loop, int fd, const struct conn_ops *ops,
+	       void *ctx, struct conn **out);
+
+/* A listening TCP socket. */
+struct conn_listener;
+
+/* Listen on `addr` (its port 0: any) and call on_accept with each new
+ * connection's socket (ours to conn_adopt() or close), or with a negative
+ * errno when accepting failed (e.g. -EMFILE: the connection waits in the
+ * kernel).  Returns 0 or -errno. */
+int conn_listen(uv_loop_t *loop, const struct sockaddr *addr, int backlog,
+		void (*on_accept)(void *ctx, int fd), void *ctx,
+		struct conn_listener **out);
+
+/* The address the listener is bound to. */
+void conn_listener_address(const struct conn_listener *l,
+			   struct sockaddr_storage *out);
+
+/* Stop listening and release; NULL is a no-op. */
+void conn_listener_close(struct conn_listener *l);
 
 /* Hand the connection to another owner; later callbacks go there. */
 void conn_set_owner(struct conn *c, const struct conn_ops *ops, void *ctx);
@@ -63,8 +96,13 @@ void conn_set_owner(struct conn *c, const struct conn_ops *ops, void *ctx);
 /* Largest payload the connection buffers itself (default 64 KiB). */
 void conn_set_body_limit(struct conn *c, uint64_t limit);
 
-/* Queue a frame whose payload (f->len bytes in iov) stays valid until
- * on_sent reports `cookie`.  Returns 0 or -errno (no on_sent then). */
+/* Queue a frame whose payload (f->len bytes in segs; files and memory
+ * stay valid until on_sent reports `cookie`).  Returns 0 or -errno (no
+ * on_sent then). */
+int conn_send_segs(struct conn *c, const struct frame *f,
+		   const struct conn_seg *segs, int nseg, uint64_t cookie);
+
+/* conn_send_segs() of memory: f->len bytes in iov. */
 int conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,
 	      int niov, uint64_t cookie);
 
@@ -91,13 +129,10 @@ void conn_keepalive(struct conn *c, unsigned interval_ms,
  * from us, a process that was frozen or starved included. */
 uint64_t conn_longest_silence(struct conn *c);
 
-/* Bytes queued but not yet handed to the kernel. */
-size_t conn_write_queue(const struct conn *c);
-
 /* Our own address on this connection. */
 int conn_local(const struct conn *c, struct sockaddr_storage *out);
 
-/* The peer's address; 0 or a negative libuv error. */
+/* The peer's address; 0 or -errno. */
 int conn_remote(const struct conn *c, struct sockaddr_storage *out);
 
 /* "address:port" of the peer, for messages. */

@@ -340,6 +340,16 @@ on_connected(void *ctx, uint32_t peer, int status)
 	pump(e);
 }
 
+/* Errors of the files blocks land in, which a transport reports as the
+ * end of the connection the block came on: they are ours, not the
+ * peer's. */
+static bool
+storage_error(int status)
+{
+	return status == -ENOSPC || status == -EDQUOT || status == -EIO ||
+	       status == -EFBIG || status == -EROFS;
+}
+
 static void
 on_lost(void *ctx, uint32_t peer, int status)
 {
@@ -348,6 +358,10 @@ on_lost(void *ctx, uint32_t peer, int status)
 
 	if (p == NULL || e->failed || e->finished)
 		return;
+	if (storage_error(status)) {
+		eng_fail(e, status, ENG_NO_PEER);
+		return;
+	}
 	p->up = false;
 	p->closed = true;
 	if (peer_needed(e, p))

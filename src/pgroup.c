@@ -174,19 +174,19 @@ pg_settle_haves(struct push *p)
 	}
 }
 
-/* Rank 0 over verbs sends straight from the mapped sources: registered
- * read-only before data flows. */
+/* Rank 0 sends straight from its sources: over verbs from their mappings,
+ * registered read-only before data flows; over TCP from the files. */
 static int
 register_sources(void *ctx, struct xp *xp, struct rd_err *err)
 {
 	struct push *p = ctx;
 	size_t i, len;
 	void *map;
-	int rc = 0;
+	int rc = 0, fd;
 
 	for (i = 0; rc == 0 && i < store_nfiles(p->st); i++) {
-		store_mapping(p->st, i, &map, &len);
-		rc = xp_reg(xp, map, len, false);
+		store_mapping(p->st, i, &map, &len, &fd);
+		rc = xp_reg(xp, map, len, false, fd, 0);
 		if (rc < 0)
 			rd_errf(err, rc, "%s", xp_errmsg(xp) != NULL
 				 ? xp_errmsg(xp) : strerror(-rc));

@@ -34,7 +34,7 @@ push_elapsed(const struct push *p)
 
 static int
 ctl_header(void *ctx, struct conn *c, const struct frame *f,
-	   const struct iovec **iov, int *niov)
+	   const struct conn_seg **segs, int *nseg)
 {
 	if (f->len > proto_max_len(f->type))
 		return -EMSGSIZE;

@@ -363,6 +363,25 @@ adopt_parked(struct rjob *j)
 }
 
 /* This member's engine, over the group's transport (member.h). */
+/* Over TCP, blocks come in and go out through the temporaries' files
+ * (xp_reg); over verbs, through the bounce rings (see xverbs.c). */
+static int
+register_temporaries(void *ctx, struct xp *xp, struct rd_err *err)
+{
+	struct rjob *j = ctx;
+	size_t i, len;
+	void *map;
+	int rc = 0, fd;
+
+	if (j->ro->transport != TRANSPORT_TCP)
+		return 0;
+	for (i = 0; rc == 0 && i < store_nfiles(j->st); i++) {
+		store_mapping(j->st, i, &map, &len, &fd);
+		rc = xp_reg(xp, map, len, true, fd, 0);
+	}
+	return rc < 0 ? rd_errf(err, rc, "%s", strerror(-rc)) : 0;
+}
+
 static int
 start_engine(struct rjob *j, struct rd_err *err)
 {
@@ -374,6 +393,7 @@ start_engine(struct rjob *j, struct rd_err *err)
 		.timeout_ms = j->job->timeout_ms,
 		.vb = j->env->vb, .dev = j->dev,
 		.block_size = j->job->block_size,
+		.reg = register_temporaries,
 	};
 	struct eng_cfg ec = {
 		.loop = j->env->loop, .alg = j->job->alg, .n = j->ro->n,
@@ -433,7 +453,7 @@ on_abort(struct rjob *j, const struct frame *f, const uint8_t *body)
 
 static int
 ctl_header(void *ctx, struct conn *c, const struct frame *f,
-	   const struct iovec **iov, int *niov)
+	   const struct conn_seg **segs, int *nseg)
 {
 	return f->len <= proto_max_len(f->type) ? 0 : -EMSGSIZE;
 }
@@ -636,7 +656,7 @@ setup_queue(struct rjob *j, bool replace)
 
 static int
 parked_header(void *ctx, struct conn *c, const struct frame *f,
-	      const struct iovec **iov, int *niov)
+	      const struct conn_seg **segs, int *nseg)
 {
 	return -EPROTO;		/* nothing may come before START */
 }

@@ -31,6 +31,11 @@ enum fresh_state {
 	FR_PROVED,	/* expecting the JOB (or QUERY) the proof covers */
 };
 
+/* Connections the kernel holds for us until we accept them: a sender
+ * contacts every daemon at once, but members of a large group connect to
+ * their neighbours at once too. */
+#define SERVE_BACKLOG 4096
+
 /* What became of the jobs that ended lately, for senders that ask
  * (QUERY): a ring of the last OUTCOMES_KEPT. */
 #define OUTCOMES_KEPT 1024u
@@ -58,8 +63,7 @@ struct serve {
 	char **roots;
 	size_t nroots;
 	char *prefix;
-	uv_tcp_t listener;
-	bool listening;
+	struct conn_listener *listener;
 	struct sockaddr_storage bound;
 	struct rjob **jobs;
 	size_t njobs, jobcap;
@@ -249,7 +253,7 @@ fresh_unlink(struct fresh *fr)
  * wrong length, drops it. */
 static int
 fresh_header(void *ctx, struct conn *c, const struct frame *f,
-	     const struct iovec **iov, int *niov)
+	     const struct conn_seg **segs, int *nseg)
 {
 	struct fresh *fr = ctx;
 	bool ok;
@@ -415,21 +419,23 @@ static const struct conn_ops fresh_ops = {
 };
 
 static void
-on_incoming(uv_stream_t *server, int status)
+on_incoming(void *ctx, int fd)
 {
-	struct serve *s = server->data;
+	struct serve *s = ctx;
 	struct sockaddr_storage from;
 	struct fresh *fr;
 
-	if (status < 0) {	/* e.g. EMFILE: libuv dropped it */
-		gate_accept_failed(s->gate, status);
+	if (fd < 0) {	/* e.g. EMFILE: it waits in the kernel */
+		gate_accept_failed(s->gate, fd);
 		return;
 	}
 	fr = calloc(1, sizeof(*fr));
-	if (fr == NULL)
+	if (fr == NULL) {
+		close(fd);
 		return;
+	}
 	fr->s = s;
-	if (conn_accept(server, &fresh_ops, fr, &fr->c) < 0) {
+	if (conn_adopt(s->cfg.loop, fd, &fresh_ops, fr, &fr->c) < 0) {
 		free(fr);
 		return;
 	}
@@ -534,19 +540,15 @@ static int
 serve_listen(struct serve *s, struct rd_err *err)
 {
 	char addr[NET_ADDRSTRLEN];
-	int rc, len = sizeof(s->bound);
+	int rc;
 
 	net_format(&s->cfg.listen, addr, sizeof(addr));
-	uv_tcp_init(s->cfg.loop, &s->listener);
-	s->listener.data = s;
-	s->listening = true;
-	rc = uv_tcp_bind(&s->listener, (struct sockaddr *)&s->cfg.listen, 0);
-	if (rc == 0)
-		rc = uv_listen((uv_stream_t *)&s->listener, 1024, on_incoming);
+	rc = conn_listen(s->cfg.loop, (struct sockaddr *)&s->cfg.listen,
+			 SERVE_BACKLOG, on_incoming, s, &s->listener);
 	if (rc < 0)
 		return rd_errf(err, rc, "cannot listen on %s: %s", addr,
-			       uv_strerror(rc));
-	uv_tcp_getsockname(&s->listener, (struct sockaddr *)&s->bound, &len);
+			       strerror(-rc));
+	conn_listener_address(s->listener, &s->bound);
 	net_format(&s->bound, addr, sizeof(addr));
 	log_info("serving on %s", addr);
 	return 0;
@@ -704,9 +706,8 @@ serve_shutdown(struct serve *s)
 	s->stopping = true;
 	if (s->idle_used)
 		uv_close((uv_handle_t *)&s->idle, NULL);
-	if (s->listening)
-		uv_close((uv_handle_t *)&s->listener, NULL);
-	s->listening = false;
+	conn_listener_close(s->listener);
+	s->listener = NULL;
 	for (fr = s->fresh; fr != NULL; fr = fn) {
 		fn = fr->next;
 		gate_leave(s->gate, &fr->ge);

@@ -24,6 +24,7 @@ struct sfile {
 	uint64_t size;
 	uint32_t mode;
 	uint8_t *map;
+	int fd;		/* the file, open while the store lives, or -1 */
 };
 
 struct store {
@@ -57,6 +58,8 @@ store_alloc(size_t n, uint32_t bsize, bool receiver, struct store **out)
 	st->n = n;
 	st->bsize = bsize;
 	st->receiver = receiver;
+	for (size_t i = 0; i < n; i++)
+		st->f[i].fd = -1;
 	*out = st;
 	return 0;
 }
@@ -130,7 +133,10 @@ open_source(struct sfile *f, const char *path, struct rd_err *err)
 			rd_errf(err, rc, "cannot map %s: %s", path,
 				strerror(-rc));
 	}
-	close(fd);
+	if (rc == 0 && f->size > 0)
+		f->fd = fd;	/* its bytes go out with sendfile */
+	else
+		close(fd);
 	return rc;
 }
 
@@ -194,13 +200,17 @@ store_check_sources(const struct store *st, struct rd_err *err)
  * Receiver
  */
 
-/* dest_prepare made file i's temporary: map it. */
+/* dest_prepare made file i's temporary: map it, and keep it open (blocks
+ * come in and go out through it). */
 static int
 map_temporary(void *ctx, size_t i, int fd)
 {
 	struct store *st = ctx;
+	int rc = map_file(fd, st->f[i].size, true, &st->f[i].map);
 
-	return map_file(fd, st->f[i].size, true, &st->f[i].map);
+	if (rc == 0 && st->f[i].size > 0)
+		st->f[i].fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	return rc;
 }
 
 int
@@ -416,10 +426,12 @@ store_file(const struct store *st, size_t i, uint64_t *size, uint32_t *mode)
 }
 
 void
-store_mapping(const struct store *st, size_t i, void **addr, size_t *len)
+store_mapping(const struct store *st, size_t i, void **addr, size_t *len,
+	      int *fd)
 {
 	*addr = st->f[i].map;
 	*len = st->f[i].map != NULL ? (size_t)st->f[i].size : 0;
+	*fd = st->f[i].fd;
 }
 
 void
@@ -432,6 +444,8 @@ store_free(struct store *st)
 	for (i = 0; i < st->n; i++) {
 		if (st->f[i].map != NULL)
 			munmap(st->f[i].map, (size_t)st->f[i].size);
+		if (st->f[i].fd >= 0)
+			close(st->f[i].fd);
 		free(st->f[i].path);
 	}
 	dest_free(st->dest);

@@ -84,10 +84,10 @@ size_t store_nfiles(const struct store *st);
 void store_file(const struct store *st, size_t i, uint64_t *size,
 		uint32_t *mode);
 
-/* The mapping of file i: its address and length (NULL, 0 when empty), so
- * a transport can register it. */
+/* The mapping of file i: its address and length (NULL, 0 when empty),
+ * and the file, open (-1 if not), so a transport can register them. */
 void store_mapping(const struct store *st, size_t i, void **addr,
-		   size_t *len);
+		   size_t *len, int *fd);
 
 /* Unmap, close, remove uncommitted temporaries; NULL is a no-op. */
 void store_free(struct store *st);

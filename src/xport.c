@@ -15,9 +15,10 @@ xp_set_events(struct xp *x, const struct xp_events *ev, void *ctx)
 }
 
 int
-xp_reg(struct xp *x, void *addr, size_t len, bool writable)
+xp_reg(struct xp *x, void *addr, size_t len, bool writable, int fd,
+       uint64_t off)
 {
-	return x->ops->reg(x, addr, len, writable);
+	return x->ops->reg(x, addr, len, writable, fd, off);
 }
 
 int

@@ -48,7 +48,8 @@ struct xp_events {
 
 struct xp_ops {
 	const char *name;
-	int (*reg)(struct xp *x, void *addr, size_t len, bool writable);
+	int (*reg)(struct xp *x, void *addr, size_t len, bool writable,
+		   int fd, uint64_t off);
 	int (*connect)(struct xp *x, uint32_t peer);
 	int (*post_recv)(struct xp *x, uint32_t peer, const struct iovec *iov,
 			 int niov, uint64_t cookie);
@@ -99,8 +100,12 @@ struct xp {
 /* Route events to `ev`/`ctx` (the engine does this when it starts). */
 void xp_set_events(struct xp *x, const struct xp_events *ev, void *ctx);
 
-/* Register [addr, addr + len) for sends (and receives if writable). */
-int xp_reg(struct xp *x, void *addr, size_t len, bool writable);
+/* Register [addr, addr + len) for sends (and receives if writable).  If
+ * fd >= 0 the same bytes are at offset `off` of file fd (a mapping of
+ * it), kept open until xp_free(): a transport may move them through the
+ * file instead (TCP: sendfile and splice, no copy in our memory). */
+int xp_reg(struct xp *x, void *addr, size_t len, bool writable, int fd,
+	   uint64_t off);
 
 /* Open the connection to `peer`; `connected` reports the outcome. */
 int xp_connect(struct xp *x, uint32_t peer);

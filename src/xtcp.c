@@ -23,6 +23,17 @@ struct xpeer {
 	struct conn *c;
 	bool up;
 	struct xp_recvq recvs;		/* posted, in order */
+	struct conn_seg *segs;		/* the head receive's, for conn */
+	int segs_cap;
+};
+
+/* Memory that is a mapping of a file (xp_reg): its bytes move through
+ * the file. */
+struct region {
+	uintptr_t addr;
+	size_t len;
+	int fd;
+	uint64_t off;
 };
 
 struct xtcp {
@@ -37,6 +48,9 @@ struct xtcp {
 	unsigned connect_timeout_ms;
 	unsigned timeout_ms;
 	struct ranktab peers;	/* struct xpeer by rank */
+	struct region *regions;	/* by address, once sorted */
+	size_t nregions;
+	bool sorted;
 };
 
 static const struct conn_ops xtcp_conn_ops;
@@ -78,7 +92,77 @@ peer_free(struct xpeer *p)
 {
 	xp_recvq_clear(&p->recvs);
 	conn_free(p->c);
+	free(p->segs);
 	free(p);
+}
+
+/* ---------------------------------------------------------------------
+ * Memory as segments: through its file where it is a mapping of one
+ */
+
+static int
+cmp_region(const void *a, const void *b)
+{
+	const struct region *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The region holding [addr, addr + len), or NULL. */
+static const struct region *
+region_of(struct xtcp *x, const void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+	size_t lo = 0, hi = x->nregions, mid;
+
+	if (!x->sorted) {
+		qsort(x->regions, x->nregions, sizeof(*x->regions), cmp_region);
+		x->sorted = true;
+	}
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (x->regions[mid].addr + x->regions[mid].len <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < x->nregions && x->regions[lo].addr <= a &&
+	    a + len <= x->regions[lo].addr + x->regions[lo].len)
+		return &x->regions[lo];
+	return NULL;
+}
+
+static void
+to_segs(struct xtcp *x, const struct iovec *iov, int niov,
+	struct conn_seg *segs)
+{
+	const struct region *r;
+	int i;
+
+	for (i = 0; i < niov; i++) {
+		r = region_of(x, iov[i].iov_base, iov[i].iov_len);
+		segs[i] = (struct conn_seg){ iov[i].iov_base, iov[i].iov_len,
+					     r ? r->fd : -1,
+					     r ? r->off + ((uintptr_t)
+						iov[i].iov_base - r->addr) : 0 };
+	}
+}
+
+/* The segments of receive r, in p->segs. */
+static int
+recv_segs(struct xpeer *p, const struct xp_recv *r)
+{
+	if (r->niov > p->segs_cap) {
+		struct conn_seg *grown = realloc(p->segs, (size_t)r->niov *
+						 sizeof(*grown));
+
+		if (grown == NULL)
+			return -ENOMEM;
+		p->segs = grown;
+		p->segs_cap = r->niov;
+	}
+	to_segs(p->x, r->iov, r->niov, p->segs);
+	return 0;
 }
 
 static struct xpeer *
@@ -95,7 +179,7 @@ peer_up(const struct xtcp *x, uint32_t rank)
 
 static int
 on_header(void *ctx, struct conn *c, const struct frame *f,
-	  const struct iovec **iov, int *niov)
+	  const struct conn_seg **segs, int *nseg)
 {
 	struct xpeer *p = ctx;
 
@@ -114,8 +198,10 @@ on_header(void *ctx, struct conn *c, const struct frame *f,
 				 (unsigned long long)p->recvs.head->len);
 			return -EPROTO;
 		}
-		*iov = p->recvs.head->iov;
-		*niov = p->recvs.head->niov;
+		if (recv_segs(p, p->recvs.head) < 0)
+			return -ENOMEM;
+		*segs = p->segs;
+		*nseg = p->recvs.head->niov;
 		return 0;
 	default:
 		log_warn("tcp: unexpected %s from rank %u",
@@ -215,10 +301,24 @@ static const struct conn_ops xtcp_conn_ops = {
  * Operations
  */
 
+/* Nothing to pin; a mapping of a file is remembered, to send and receive
+ * its bytes through the file. */
 static int
-xtcp_reg(struct xp *xp, void *addr, size_t len, bool writable)
+xtcp_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
+	 uint64_t off)
 {
-	/* the kernel copies; nothing to pin */
+	struct xtcp *x = (struct xtcp *)xp;
+	struct region *grown;
+
+	if (fd < 0 || len == 0)
+		return 0;
+	grown = realloc(x->regions, (x->nregions + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return -ENOMEM;
+	x->regions = grown;
+	x->regions[x->nregions++] = (struct region){ (uintptr_t)addr, len,
+						     fd, off };
+	x->sorted = false;
 	return 0;
 }
 
@@ -265,13 +365,22 @@ xtcp_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
 	struct xtcp *x = (struct xtcp *)xp;
 	struct xpeer *p = peer_up(x, peer);
 	struct frame f = { .type = MSG_BLOCK, .arg = imm, .val = cookie };
-	int i;
+	struct conn_seg one[4], *segs = niov <= 4 ? one
+				  : malloc((size_t)niov * sizeof(*segs));
+	int i, rc;
 
-	if (p == NULL)
-		return -ENOTCONN;
+	if (p == NULL || segs == NULL) {
+		if (segs != one)
+			free(segs);
+		return p == NULL ? -ENOTCONN : -ENOMEM;
+	}
 	for (i = 0; i < niov; i++)
 		f.len += iov[i].iov_len;
-	return conn_send(p->c, &f, iov, niov, cookie);
+	to_segs(x, iov, niov, segs);
+	rc = conn_send_segs(p->c, &f, segs, niov, cookie);
+	if (segs != one)
+		free(segs);
+	return rc;
 }
 
 static int
@@ -311,6 +420,7 @@ xtcp_free(struct xp *xp)
 	for (i = 0; i < x->peers.n; i++)
 		peer_free(rt_at(&x->peers, i));
 	rt_clear(&x->peers);
+	free(x->regions);
 	free(x->addrs);
 	free(x);
 }

@@ -840,7 +840,8 @@ on_deadline(uv_timer_t *t)
  */
 
 static int
-xvb_reg(struct xp *xp, void *addr, size_t len, bool writable)
+xvb_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
+	uint64_t off)
 {
 	struct xvb *x = (struct xvb *)xp;
 	struct region *grown;

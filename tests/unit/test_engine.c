@@ -26,7 +26,7 @@ struct member {
 	uint8_t *buf;
 	struct eng *eng;
 	uv_timer_t reaper;	/* frees a failed engine, as owners do */
-	uv_tcp_t listener;
+	struct conn_listener *listener;
 	bool complete, done;
 	int status;
 	uint32_t peer;
@@ -121,7 +121,7 @@ on_done(void *ctx, int status, uint32_t peer)
 /* Incoming connections: read the HELLO, hand the connection over. */
 static int
 boot_header(void *ctx, struct conn *c, const struct frame *f,
-	    const struct iovec **iov, int *niov)
+	    const struct conn_seg **segs, int *nseg)
 {
 	return f->type == MSG_HELLO ? 0 : -EPROTO;
 }
@@ -160,13 +160,14 @@ static const struct conn_ops boot_ops = {
 };
 
 static void
-on_incoming(uv_stream_t *server, int status)
+on_incoming(void *ctx, int fd)
 {
-	struct member *m = server->data;
+	struct member *m = ctx;
 	struct conn *c;
 
-	ck_assert_int_eq(status, 0);
-	ck_assert_int_eq(conn_accept(server, &boot_ops, m->cl, &c), 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(conn_adopt(&m->cl->loop, fd, &boot_ops, m->cl, &c),
+			 0);
 }
 
 static void
@@ -186,7 +187,8 @@ kill_member(uv_timer_t *t)
 
 	eng_free(m->eng);
 	m->eng = NULL;
-	uv_close((uv_handle_t *)&m->listener, NULL);
+	conn_listener_close(m->listener);
+	m->listener = NULL;
 	m->done = true;
 	m->status = -EINTR;
 	cl->ndone++;
@@ -198,7 +200,6 @@ setup_member(struct cluster *cl, uint32_t r)
 {
 	struct member *m = &cl->m[r];
 	struct sockaddr_storage ss;
-	int len = sizeof(ss);
 
 	m->cl = cl;
 	m->rank = r;
@@ -211,15 +212,10 @@ setup_member(struct cluster *cl, uint32_t r)
 		return;
 	}
 	memset(m->buf, 0, cl->size + 1);
-	uv_tcp_init(&cl->loop, &m->listener);
-	m->listener.data = m;
 	net_parse_numeric("127.0.0.1", 0, &ss);
-	ck_assert_int_eq(uv_tcp_bind(&m->listener, (struct sockaddr *)&ss, 0),
-			 0);
-	ck_assert_int_eq(uv_listen((uv_stream_t *)&m->listener, 64,
-				   on_incoming), 0);
-	uv_tcp_getsockname(&m->listener, (struct sockaddr *)&cl->addrs[r],
-			   &len);
+	ck_assert_int_eq(conn_listen(&cl->loop, (struct sockaddr *)&ss, 64,
+				     on_incoming, m, &m->listener), 0);
+	conn_listener_address(m->listener, &cl->addrs[r]);
 }
 
 static void
@@ -304,8 +300,8 @@ teardown_cluster(struct cluster *cl)
 		eng_free(m->eng);
 		free(m->buf);
 		uv_close((uv_handle_t *)&m->reaper, NULL);
-		if (r > 0 && !uv_is_closing((uv_handle_t *)&m->listener))
-			uv_close((uv_handle_t *)&m->listener, NULL);
+		conn_listener_close(m->listener);
+		m->listener = NULL;
 	}
 	uv_close((uv_handle_t *)&cl->killer, NULL);
 	uv_timer_start(&cl->deadline, on_drain_deadline, 5000, 0);
