@@ -81,6 +81,7 @@ struct opts {
 	const char *key;	/* --key */
 	int retries;		/* --retries */
 	bool progress;		/* --progress: even when not a terminal */
+	const char *trace_file;	/* --trace FILE */
 	const char *genkey;	/* --genkey FILE */
 	/* receivers without a daemon */
 	bool once;		/* --serve --once */
@@ -149,6 +150,17 @@ void report_json_summary(const struct push_summary *s, const char *ok_hosts,
 bool progress_wanted(const struct opts *o);
 void progress_show(const struct push_progress *pr);
 void progress_clear(void);
+
+/* --trace FILE: Chrome trace events (cmd/trace.c).  Open (checked
+ * before anything is sent; 0 or -errno after a message), add a member's
+ * timeline (host NULL, index SIZE_MAX: the sender), close (0 or -errno
+ * after a message; NULL is a no-op). */
+struct tracefile;
+struct trace;
+int tracefile_open(const char *path, struct tracefile **out);
+void tracefile_add(struct tracefile *tf, const char *host, size_t index,
+		   uint32_t rank, const struct trace *t, int64_t offset);
+int tracefile_close(struct tracefile *tf);
 
 /* "1.5 MiB", "512 B" */
 void format_bytes(char *buf, size_t len, double bytes);

@@ -57,6 +57,7 @@ enum {
 	OPT_REMOTE_PATH,
 	OPT_REMOTE_OPTS,
 	OPT_FANOUT,
+	OPT_TRACE,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -102,6 +103,7 @@ static const struct option long_options[] = {
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "timeout", required_argument, NULL, 't' },
+	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "transport", required_argument, NULL, OPT_TRANSPORT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
@@ -167,6 +169,10 @@ usage(FILE *out)
 "                           per replica, then a summary (see rdmcp(1))\n"
 "      --progress           show the progress line on stderr even when it\n"
 "                           is not a terminal (it is shown on terminals)\n"
+"      --trace FILE         write the push's timeline to FILE: every\n"
+"                           member's blocks received and sent and its\n"
+"                           waits, as Chrome trace events (Perfetto,\n"
+"                           chrome://tracing)\n"
 "  -q, --quiet              print only failures\n"
 "  -v, --verbose            more detail (repeat for more)\n"
 "\n"
@@ -417,6 +423,9 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case OPT_JSON:
 		o->json = true;
+		return 0;
+	case OPT_TRACE:
+		o->trace_file = arg;
 		return 0;
 	case OPT_OK_FILE:
 		o->ok_file = arg;

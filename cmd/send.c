@@ -197,6 +197,7 @@ struct sender {
 	bool *failed;		/* failed for good, for reasons of its own */
 	bool *retry;		/* failed in this attempt, may be retried */
 	bool sender_failed;	/* some host failed for the sender's reason */
+	struct tracefile *tf;	/* --trace */
 	size_t *pending;
 	size_t npending;
 	char **dests;		/* where each source lands */
@@ -249,6 +250,18 @@ static void
 on_progress(void *ctx, const struct push_progress *pr)
 {
 	progress_show(pr);
+}
+
+static void
+on_trace(void *ctx, size_t index, uint32_t rank, const struct trace *t,
+	 int64_t offset)
+{
+	struct sender *sd = ctx;
+
+	tracefile_add(sd->tf, index == SIZE_MAX ? NULL
+			      : sd->hl->hosts[sd->pending[index]],
+		      index == SIZE_MAX ? SIZE_MAX : sd->pending[index], rank,
+		      t, offset);
 }
 
 /* The hosts of the next attempt; returns their count. */
@@ -575,6 +588,7 @@ push_settings(struct sender *sd, const struct manifest *mf,
 			   .interrupts = o->interrupts },
 		.key = key,
 		.progress = progress_wanted(o) ? on_progress : NULL,
+		.trace = sd->tf != NULL ? on_trace : NULL,
 	};
 }
 
@@ -606,6 +620,8 @@ run_push(const struct opts *o)
 	}
 	if (sender_key(o, &key) < 0)
 		goto out;
+	if (o->trace_file != NULL && tracefile_open(o->trace_file, &sd.tf) < 0)
+		goto out;
 	if (use_rsh(o)) {
 		rc = start_receivers(&sd, mf, &key, &rsh);
 		if (rc < 0) {
@@ -619,12 +635,16 @@ run_push(const struct opts *o)
 	push_settings(&sd, mf, &key, &cfg);
 	rc = run_attempts(&sd, &cfg);
 	rsh_finish(rsh);	/* the receivers end with the transfer */
+	if (tracefile_close(sd.tf) < 0)
+		rc = -EIO;
+	sd.tf = NULL;
 	if (finish(&sd, rc == 0) == 0 && rc == 0 && !sd.sender_failed)
 		status = sd.total.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
 report:
 	if (o->json)
 		json_summary(&hl, &sd.total, sd.ok, sd.failed, status);
 out:
+	tracefile_close(sd.tf);
 	rsh_free(rsh);
 	mf_free(mf);
 	sender_free(&sd);

@@ -24,6 +24,8 @@ struct epeer {
 	uint32_t inflight;	/* sends issued, not yet done */
 	uint64_t *ready;	/* blocks the peer is ready for, in order */
 	uint32_t rhead, rcount, rcap;
+	uint64_t *sent_at;	/* tracing: when sends in flight began */
+	uint32_t shead, scap;
 	bool sends_to, recvs_from;
 	uint64_t last_send, last_recv;	/* last steps with this peer */
 };
@@ -58,6 +60,11 @@ struct eng {
 	struct iovec *iov;
 	int iov_cap;
 	bool completed, finished, failed;
+
+	/* tracing (cfg.trace) */
+	uint64_t *recv_at;	/* when the receive of each block was posted */
+	uint64_t wait_since;	/* the next send waits, since then */
+	enum trace_kind wait_kind;
 };
 
 static bool
@@ -101,6 +108,67 @@ eng_fail(struct eng *e, int status, uint32_t peer)
 	e->cfg.done(e->cfg.ctx, status, peer);
 }
 
+/* ---------------------------------------------------------------------
+ * Tracing: spans of receives, sends and waits (cfg.trace)
+ */
+
+/* A send to p begins now: its start, in p's ring of sends in flight. */
+static int
+trace_send_begins(struct eng *e, struct epeer *p)
+{
+	uint64_t *grown;
+	uint32_t i;
+
+	if (e->cfg.trace == NULL)
+		return 0;
+	if (p->inflight == p->scap) {
+		grown = malloc((p->scap ? p->scap * 2 : 8) * sizeof(*grown));
+		if (grown == NULL)
+			return -ENOMEM;
+		for (i = 0; i < p->inflight; i++)
+			grown[i] = p->sent_at[(p->shead + i) % p->scap];
+		free(p->sent_at);
+		p->sent_at = grown;
+		p->scap = p->scap ? p->scap * 2 : 8;
+		p->shead = 0;
+	}
+	p->sent_at[(p->shead + p->inflight) % p->scap] = trace_now();
+	return 0;
+}
+
+/* The oldest send in flight to p is out. */
+static void
+trace_send_ends(struct eng *e, struct epeer *p, uint64_t block)
+{
+	if (e->cfg.trace == NULL || p->scap == 0)
+		return;
+	trace_add(e->cfg.trace, TR_SEND, p->sent_at[p->shead], trace_now(),
+		  p->rank, block);
+	p->shead = (p->shead + 1) % p->scap;
+}
+
+/* The next send cannot go yet (kind says why): a wait begins, if none
+ * was under way. */
+static void
+trace_wait(struct eng *e, enum trace_kind kind)
+{
+	if (e->cfg.trace != NULL && e->wait_since == 0) {
+		e->wait_since = trace_now();
+		e->wait_kind = kind;
+	}
+}
+
+/* A send goes: the wait before it, if any, ends. */
+static void
+trace_wait_ends(struct eng *e, uint32_t peer, uint64_t block)
+{
+	if (e->cfg.trace == NULL || e->wait_since == 0)
+		return;
+	trace_add(e->cfg.trace, e->wait_kind, e->wait_since, trace_now(), peer,
+		  block);
+	e->wait_since = 0;
+}
+
 /* The memory of block b in e->iov; returns the entry count or -errno. */
 static int
 block_iov(struct eng *e, uint64_t b)
@@ -135,6 +203,8 @@ post_one_receive(struct eng *e, struct epeer *p)
 	rc = xp_post_recv(e->cfg.xp, p->rank, e->iov, n, b);
 	if (rc < 0)
 		return rc;
+	if (e->recv_at != NULL)
+		e->recv_at[b] = trace_now();
 	rc = xp_signal(e->cfg.xp, p->rank, SIG_READY << SIG_KIND_SHIFT | b);
 	if (rc < 0)
 		return rc;
@@ -186,9 +256,12 @@ send_one(struct eng *e, struct epeer *p)
 	n = block_iov(e, b);
 	if (n < 0)
 		return n;
-	rc = xp_send(e->cfg.xp, p->rank, e->iov, n, (uint32_t)b, b);
+	rc = trace_send_begins(e, p);
+	if (rc == 0)
+		rc = xp_send(e->cfg.xp, p->rank, e->iov, n, (uint32_t)b, b);
 	if (rc < 0)
 		return rc;
+	trace_wait_ends(e, p->rank, b);
 	log_trace("rank %u: step %llu: send block %llu to %u", e->cfg.rank,
 		  (unsigned long long)e->send_step, (unsigned long long)b,
 		  p->rank);
@@ -213,6 +286,10 @@ try_sends(struct eng *e)
 		}
 		e->has_send = true;
 		p = find_peer(e, e->send.peer);
+		if (p != NULL && p->up && !is_held(e, e->send.block))
+			trace_wait(e, TR_WAIT_BLOCK);
+		else if (p == NULL || !p->up || p->rcount == 0)
+			trace_wait(e, TR_WAIT_READY);
 		if (p == NULL || !p->up || p->rcount == 0 ||
 		    !is_held(e, e->send.block))
 			return 0;
@@ -434,6 +511,9 @@ on_recv_done(void *ctx, uint32_t peer, uint64_t cookie, uint32_t imm)
 	p->posted--;
 	e->posted--;
 	set_held(e, cookie);
+	if (e->recv_at != NULL)
+		trace_add(e->cfg.trace, TR_RECV, e->recv_at[cookie],
+			  trace_now(), peer, cookie);
 	log_trace("rank %u: block %llu from %u arrived", e->cfg.rank,
 		  (unsigned long long)cookie, peer);
 	rc = e->cfg.io.arrived(e->cfg.io.ctx, cookie);
@@ -454,6 +534,7 @@ on_send_done(void *ctx, uint32_t peer, uint64_t cookie, int status)
 		return;
 	p->inflight--;
 	e->inflight--;
+	trace_send_ends(e, p, cookie);
 	log_trace("rank %u: block %llu to %u sent", e->cfg.rank,
 		  (unsigned long long)cookie, peer);
 	if (status < 0 && !(p->closed && !peer_needed(e, p))) {
@@ -526,6 +607,9 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 	e->held = calloc(e->k / 8 + 1, 1);
 	if (e->held == NULL)
 		goto fail;
+	if (cfg->trace != NULL && cfg->rank != 0 &&
+	    (e->recv_at = calloc(e->k ? e->k : 1, sizeof(*e->recv_at))) == NULL)
+		goto fail;
 	if (cfg->rank == 0) {
 		memset(e->held, 0xff, e->k / 8 + 1);
 		e->nheld = e->k;
@@ -596,10 +680,13 @@ eng_release(struct eng *e)
 {
 	size_t i;
 
-	for (i = 0; i < e->npeers; i++)
+	for (i = 0; i < e->npeers; i++) {
 		free(e->peers[i].ready);
+		free(e->peers[i].sent_at);
+	}
 	free(e->peers);
 	free(e->held);
+	free(e->recv_at);
 	free(e->iov);
 	sched_free(e->s);
 	free(e);

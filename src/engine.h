@@ -26,6 +26,7 @@
 #include <uv.h>
 
 #include "schedule.h"
+#include "trace.h"
 #include "xport.h"
 
 struct eng;
@@ -59,6 +60,10 @@ struct eng_cfg {
 	 * failed, or UINT32_MAX. */
 	void (*done)(void *ctx, int status, uint32_t peer);
 	void *ctx;
+	/* Optional: where to record the spans of blocks received and sent
+	 * and of the waits between (trace.h); the owner's, kept until
+	 * eng_free(). */
+	struct trace *trace;
 };
 
 /* Receives posted ahead.  Measured on an emulated 16-host TCP cluster:

@@ -224,8 +224,12 @@ push_host_lost(struct phost *h, int error, const char *why)
 {
 	char reason[sizeof(h->reason)];
 
-	if (h->st == HS_DONE || h->st == HS_FAILED || h->st == HS_ALIAS)
+	if (h->st == HS_DONE || h->st == HS_FAILED || h->st == HS_ALIAS) {
+		conn_free(h->c);	/* it said all it will say */
+		h->c = NULL;
+		push_maybe_finish(h->p);
 		return;
+	}
 	if (h->st == HS_QUERY) {
 		snprintf(reason, sizeof(reason), "%.200s; then its daemon "
 			 "could not be asked whether its copy landed (%.200s)",
@@ -354,6 +358,8 @@ finish_now(uv_timer_t *t)
 	struct push *p = t->data;
 	size_t i;
 
+	if (p->trace != NULL)	/* ours, last */
+		p->cfg->trace(p->cfg->ctx, SIZE_MAX, 0, p->trace, 0);
 	for (i = 0; i < p->nh; i++) {
 		conn_free(p->h[i].c);
 		p->h[i].c = NULL;
@@ -364,6 +370,42 @@ finish_now(uv_timer_t *t)
 	p->vb = NULL;
 	uv_close((uv_handle_t *)&p->finisher, on_timer_closed);
 	uv_close((uv_handle_t *)&p->aborter, on_timer_closed);
+	uv_close((uv_handle_t *)&p->tracer, on_timer_closed);
+}
+
+/* A member's timeline comes as its job ends: wait, a while at most, for
+ * those of the members still connected. */
+#define TRACE_WAIT_MS 3000
+
+static void
+on_trace_wait(uv_timer_t *t)
+{
+	struct push *p = t->data;
+
+	log_warn("--trace: some members sent no timeline within %d ms",
+		 TRACE_WAIT_MS);
+	p->tracer_on = false;
+	p->trace_given_up = true;
+	push_maybe_finish(p);
+}
+
+static bool
+traces_due(struct push *p)
+{
+	size_t i;
+
+	if (p->cfg->trace == NULL || p->trace_given_up)
+		return false;
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].rank > 0 && p->h[i].c != NULL && !p->h[i].traced)
+			break;
+	if (i == p->nh)
+		return false;
+	if (!p->tracer_on) {
+		p->tracer_on = true;
+		uv_timer_start(&p->tracer, on_trace_wait, TRACE_WAIT_MS, 0);
+	}
+	return true;
 }
 
 void
@@ -373,7 +415,10 @@ push_maybe_finish(struct push *p)
 		return;
 	if (p->eng != NULL && !p->eng_done && !p->aborting)
 		return;
+	if (traces_due(p))
+		return;
 	report_casualties(p);
 	p->finishing = true;
+	uv_timer_stop(&p->tracer);
 	uv_timer_start(&p->finisher, finish_now, 0, 0);
 }

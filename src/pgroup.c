@@ -213,7 +213,7 @@ start_engine(struct push *p, const struct sockaddr_storage *addrs,
 		.window = p->cfg->window,
 		.io = { engine_iov, engine_arrived, p->st },
 		.complete = on_engine_complete, .done = on_engine_done,
-		.ctx = p,
+		.ctx = p, .trace = p->trace,
 	};
 
 	memcpy(mc.token, p->token, PROTO_TOKEN_LEN);
@@ -334,6 +334,7 @@ pg_maybe_start(struct push *p)
 		ports[r] = p->h[i].rdma_port;
 	}
 	p->sum->setup = push_elapsed(p);
+	trace_add(p->trace, TR_BOOT, p->t0_us, trace_now(), PROTO_NO_PEER, 0);
 	if (p->members > 1) {
 		rc = choose_transport(p);
 		p->sum->transport = proto_transport_name(p->group);

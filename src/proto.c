@@ -42,6 +42,7 @@ proto_max_len(uint8_t type)
 {
 	switch (type) {
 	case MSG_JOB:
+	case MSG_TRACE:
 		return PROTO_MAX_BODY;
 	case MSG_START:
 		return 64ull + 21ull * SCHED_MAX_MEMBERS;
@@ -91,6 +92,7 @@ proto_type_name(uint8_t type)
 		[MSG_PROOF] = "PROOF", [MSG_PROGRESS] = "PROGRESS",
 		[MSG_HAVE] = "HAVE", [MSG_REPLACE] = "REPLACE",
 		[MSG_QUERY] = "QUERY", [MSG_OUTCOME] = "OUTCOME",
+		[MSG_TRACE] = "TRACE",
 		[MSG_HELLO] = "HELLO", [MSG_SIGNAL] = "SIGNAL",
 		[MSG_BLOCK] = "BLOCK", [MSG_NOP] = "NOP",
 	};

@@ -32,6 +32,8 @@
  *                  proof; body: a job token: what became of that job?  A
  *                  job still running that has not landed is ended first
  *   OUTCOME  d->s  answer to ABORT and QUERY; val: OUTCOME_*, body: text
+ *   TRACE    d->s  with JOB_TRACE, as the job ends: the member's timeline
+ *                  (trace.h, wire form)
  *
  * Data connection (member -> member of higher rank, one per schedule edge):
  *   HELLO    body: job token, from rank, to rank
@@ -87,6 +89,7 @@ enum proto_type {
 	MSG_SIGNAL,
 	MSG_BLOCK,
 	MSG_OUTCOME,
+	MSG_TRACE,
 	MSG_NOP = 31,	/* keepalive, any connection; never reaches owners */
 };
 
@@ -129,7 +132,9 @@ const char *proto_transport_name(enum proto_transport t);
 #define JOB_FORCE 0x2u		/* replace existing destination files */
 #define JOB_TIMES 0x4u		/* give entries their modification times */
 #define JOB_OWNERS 0x8u		/* ... and their owners, where allowed */
-#define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES | JOB_OWNERS)
+#define JOB_TRACE 0x10u		/* members send their timeline (TRACE) */
+#define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES | JOB_OWNERS | \
+			 JOB_TRACE)
 
 /* What a manifest entry is.  Entries come in tree order: a directory
  * before anything inside it. */

@@ -114,6 +114,25 @@ on_fail_msg(struct phost *h, const struct frame *f, const uint8_t *body)
 static int on_challenge(struct phost *h, const struct frame *f,
 			const uint8_t *body);
 
+/* TRACE: a member's timeline, on our clock, to whoever asked. */
+static int
+on_trace(struct phost *h, const struct frame *f, const uint8_t *body)
+{
+	struct push *p = h->p;
+	struct trace *t;
+	uint64_t clock;
+
+	if (p->cfg->trace == NULL || h->traced ||
+	    trace_decode(body, f->len, &clock, &t) < 0)
+		return -EPROTO;
+	h->traced = true;
+	p->cfg->trace(p->cfg->ctx, h->idx, h->rank, t,
+		      (int64_t)(trace_now() - clock));
+	trace_free(t);
+	push_maybe_finish(p);
+	return 0;
+}
+
 static int
 ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	  const uint8_t *body)
@@ -148,6 +167,8 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		if (h->st == HS_RUNNING)	/* may cross an abort */
 			push_host_progress(h, f->val);
 		return 0;
+	case MSG_TRACE:
+		return on_trace(h, f, body);
 	default:
 		return -EPROTO;
 	}
@@ -385,7 +406,8 @@ build_job(struct push *p, struct rd_err *err)
 		.transport = cfg->transport,
 		.flags = (cfg->verify ? JOB_VERIFY : 0) |
 			 (cfg->force ? JOB_FORCE : 0) |
-			 (cfg->times ? JOB_TIMES | JOB_OWNERS : 0),
+			 (cfg->times ? JOB_TIMES | JOB_OWNERS : 0) |
+			 (cfg->trace ? JOB_TRACE : 0),
 		.nfiles = (uint32_t)cfg->nfiles,
 	};
 	char host[256] = "";
@@ -460,7 +482,11 @@ push_init(struct push *p, const struct push_cfg *cfg,
 		return rc;
 	uv_timer_init(&p->loop, &p->finisher);
 	uv_timer_init(&p->loop, &p->aborter);
-	p->finisher.data = p->aborter.data = p;
+	uv_timer_init(&p->loop, &p->tracer);
+	p->finisher.data = p->aborter.data = p->tracer.data = p;
+	p->t0_us = trace_now();
+	if (cfg->trace != NULL && (p->trace = trace_new(1u << 20)) == NULL)
+		return -ENOMEM;
 	p->crc_work.data = p;
 	return 0;
 }
@@ -494,6 +520,7 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 		*err = p.fatal;
 out:
 	wbuf_free(&p.jobmsg);
+	trace_free(p.trace);
 	free(p.by_addr);
 	free(p.by_rank);
 	free(p.h);

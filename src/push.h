@@ -24,6 +24,7 @@
 #include "log.h"
 #include "proto.h"
 #include "schedule.h"
+#include "trace.h"
 #include "vbopts.h"
 
 struct push_report {
@@ -80,6 +81,12 @@ struct push_cfg {
 	/* Optional: called as daemons report progress (every 200 ms or so
 	 * each) and outcomes; throttle as needed. */
 	void (*progress)(void *ctx, const struct push_progress *pr);
+	/* Optional (--trace): the timeline of each member that completed or
+	 * failed (index and rank as in push_report), as it comes, and the
+	 * sender's own (index SIZE_MAX, rank 0) at the end; add `offset` to
+	 * a member's times to put them on the sender's clock. */
+	void (*trace)(void *ctx, size_t index, uint32_t rank,
+		      const struct trace *t, int64_t offset);
 	void *ctx;
 };
 

@@ -64,6 +64,7 @@ struct phost {
 	bool identical;			/* it held the files already */
 	bool casualty;			/* failed as the group broke */
 	bool reported;
+	bool traced;			/* its TRACE came (--trace) */
 	uint32_t have_crc;		/* HAVE's crc of what it holds */
 	uint64_t held;			/* blocks it reported holding */
 	int error;			/* -errno once failed */
@@ -110,6 +111,10 @@ struct push {
 	struct vb_dev *dev;
 	struct rd_err fatal;		/* the sender itself failed */
 	struct push_summary *sum;
+	struct trace *trace;		/* --trace: rank 0's timeline */
+	uint64_t t0_us;			/* trace_now() at the start */
+	uv_timer_t tracer;		/* bounds the wait for TRACEs */
+	bool tracer_on, trace_given_up;
 };
 
 /* Seconds since the push started. */

@@ -14,6 +14,7 @@
 #include "member.h"
 #include "net.h"
 #include "store.h"
+#include "trace.h"
 #include "xtcp.h"
 #include "xverbs.h"
 
@@ -59,6 +60,8 @@ struct rjob {
 	int work_rc;		/* 1: present (HAVE), 0: set up, or -errno */
 	uint32_t have_crc;
 	bool have_by_times;
+	struct trace *trace;	/* with JOB_TRACE */
+	uint64_t t_job, t_setup0, t_setup1, t_complete;	/* trace_now() */
 	struct rd_err work_err;
 	struct parked *parked;
 	struct parked_rdma *parked_rdma;
@@ -69,6 +72,7 @@ struct rjob {
 };
 
 #define PROGRESS_MS 200
+#define TRACE_MAX_SPANS (1u << 20)
 
 static const struct conn_ops ctl_ops, parked_ops;
 
@@ -137,6 +141,8 @@ on_reaper_closed(uv_handle_t *h)
 static void
 job_destroy(struct rjob *j)
 {
+	trace_free(j->trace);
+	j->trace = NULL;
 	conn_free(j->ctl);
 	j->ctl = NULL;
 	j->env->gone(j->env->ctx, j);
@@ -179,6 +185,23 @@ job_release(struct rjob *j)
 	j->job = NULL;
 }
 
+/* With JOB_TRACE: our timeline, to the sender, as the job ends. */
+static void
+send_trace(struct rjob *j)
+{
+	struct frame f = { .type = MSG_TRACE };
+	struct wbuf w;
+
+	if (j->trace == NULL || j->ctl == NULL)
+		return;
+	wbuf_init(&w);
+	if (trace_encode(j->trace, &w) == 0 && w.len <= PROTO_MAX_BODY) {
+		f.len = w.len;
+		conn_send_copy(j->ctl, &f, w.data);
+	}
+	wbuf_free(&w);
+}
+
 static void
 reap(uv_timer_t *t)
 {
@@ -188,6 +211,8 @@ reap(uv_timer_t *t)
 		return;		/* setup_done comes back here */
 	j->reaped = true;
 	job_release(j);
+	if (!j->stopping)
+		send_trace(j);
 	if (j->ctl != NULL && !j->stopping)
 		conn_shutdown(j->ctl);	/* flush, then wait for the close */
 	else
@@ -224,13 +249,16 @@ static void
 maybe_land(struct rjob *j)
 {
 	struct rd_err err = { 0 };
-	uint64_t silence;
+	uint64_t silence, t0;
 	uint32_t crc = 0;
 
 	if (!j->complete || j->landed || j->state != JS_RUNNING)
 		return;
 	if (!j->go_received)
 		return;		/* the sender's go: its sources did not change */
+	if (j->trace != NULL && j->t_complete != 0)	/* until the go */
+		trace_add(j->trace, TR_GO, j->t_complete, trace_now(),
+			  PROTO_NO_PEER, 0);
 	if (lease_lost(j, &silence)) {
 		job_fail(j, -ETIMEDOUT, "this daemon could not speak to its "
 			 "sender for %llu ms (frozen, starved or cut off), "
@@ -246,6 +274,7 @@ maybe_land(struct rjob *j)
 			return;
 		}
 	}
+	t0 = trace_now();
 	if (store_commit(j->st, &err) < 0) {
 		job_fail(j, err.code, "%s", err.msg);
 		return;
@@ -253,6 +282,7 @@ maybe_land(struct rjob *j)
 	/* the sender first: between the renames and its word the report
 	 * could be wrong, were this daemon stopped or killed */
 	send_frame(j, MSG_COMPLETE, crc, NULL);
+	trace_add(j->trace, TR_COMMIT, t0, trace_now(), PROTO_NO_PEER, 0);
 	j->landed = true;
 	log_info("job %s: complete, %llu bytes in place", j->tag,
 		 (unsigned long long)store_total(j->st));
@@ -299,6 +329,8 @@ on_complete(void *ctx)
 	struct rjob *j = ctx;
 
 	j->complete = true;
+	if (j->trace != NULL)
+		j->t_complete = trace_now();
 	maybe_land(j);
 }
 
@@ -401,6 +433,7 @@ start_engine(struct rjob *j, struct rd_err *err)
 		.window = j->job->window,
 		.io = { blocks_iov, blocks_arrived, j },
 		.complete = on_complete, .done = on_done, .ctx = j,
+		.trace = j->trace,
 	};
 	int rc;
 
@@ -421,6 +454,7 @@ on_start(struct rjob *j, const struct frame *f, const uint8_t *body)
 	if (rc < 0)
 		return rc;
 	j->state = JS_RUNNING;
+	trace_add(j->trace, TR_BOOT, j->t_job, trace_now(), PROTO_NO_PEER, 0);
 	log_info("job %s: rank %u of %u, over %s", j->tag, j->ro->rank,
 		 j->ro->n, proto_transport_name(j->ro->transport));
 	rc = start_engine(j, &err);
@@ -526,9 +560,11 @@ setup_run(uv_work_t *w)
 		.state_dir = j->env->state_dir,
 	};
 
+	j->t_setup0 = trace_now();
 	if (!j->replace) {
 		j->work_rc = store_probe(j->job, &pol, &j->have_crc,
 					 &j->have_by_times);
+		j->t_setup1 = trace_now();
 		if (j->work_rc != 0)
 			return;		/* there already, or no memory */
 	}
@@ -536,6 +572,7 @@ setup_run(uv_work_t *w)
 	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);
 	if (j->work_rc == 0 && (j->job->flags & JOB_VERIFY))
 		j->work_rc = store_track_crc(j->st);
+	j->t_setup1 = trace_now();
 }
 
 static void
@@ -544,6 +581,9 @@ setup_done(uv_work_t *w, int status)
 	struct rjob *j = w->data;
 
 	j->work_busy = false;
+	if (j->t_setup1 != 0)
+		trace_add(j->trace, TR_SETUP, j->t_setup0, j->t_setup1,
+			  PROTO_NO_PEER, 0);
 	if (j->state == JS_ENDED) {
 		if (!uv_is_active((uv_handle_t *)&j->reaper))
 			reap(&j->reaper);
@@ -618,6 +658,10 @@ rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
 	j->env = env;
 	j->job = job;
 	j->ctl = ctl;
+	if (job->flags & JOB_TRACE) {
+		j->trace = trace_new(TRACE_MAX_SPANS);	/* NULL: no trace */
+		j->t_job = trace_now();
+	}
 	memcpy(j->token, job->token, PROTO_TOKEN_LEN);
 	snprintf(j->tag, sizeof(j->tag), "%02x%02x%02x%02x", job->token[0],
 		 job->token[1], job->token[2], job->token[3]);
