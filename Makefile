@@ -101,6 +101,7 @@ check-asan:
 		CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN)" \
 		LDFLAGS="$(SAN)" \
 		ASAN_OPTIONS=log_path=$(CURDIR)/build-asan/reports/asan \
+		RDMCP_SCALE_TEST_HOSTS=48 \
 		UBSAN_OPTIONS=print_stacktrace=1:log_path=$(CURDIR)/build-asan/reports/ubsan \
 		check-unit check-integration
 	@if ls build-asan/reports/* >/dev/null 2>&1; then \

@@ -70,6 +70,7 @@ struct opts {
 	/* plan */
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;
+	uint64_t plan_size;	/* --size: blocks from the chosen size */
 	/* push: FILE... HOSTS */
 	char **args;
 	int nargs;

@@ -325,7 +325,8 @@ out:
 
 /* Print the transfers of every member's schedule, step by step. */
 static void
-plan_print(const struct opts *o, struct sched **s, uint32_t n)
+plan_print(const struct opts *o, struct sched **s, uint32_t n,
+	   uint64_t blocks)
 {
 	uint64_t step, steps = sched_steps(s[0]);
 	struct sched_xfer x;
@@ -339,19 +340,30 @@ plan_print(const struct opts *o, struct sched **s, uint32_t n)
 				       (unsigned long long)x.block);
 	printf("# steps %llu hosts %u blocks %llu algorithm %s\n",
 	       (unsigned long long)steps, n,
-	       (unsigned long long)o->plan_blocks, sched_alg_name(o->alg));
+	       (unsigned long long)blocks, sched_alg_name(o->alg));
 }
 
 int
 run_plan(const struct opts *o)
 {
 	struct sched **s;
-	uint32_t r, n = o->plan_hosts;
+	uint32_t r, n = o->plan_hosts, bs;
+	uint64_t blocks = o->plan_blocks;
 	int rc = 0;
 
-	if (n == 0 || o->nargs > 0) {
-		warnx_("--plan needs --hosts N and --blocks K, and no files");
+	if (n == 0 || o->nargs > 0 || (blocks == 0) == (o->plan_size == 0)) {
+		warnx_("--plan needs --hosts N and --blocks K or --size SIZE, "
+		       "and no files");
 		return EXIT_USAGE;
+	}
+	if (o->plan_size > 0) {
+		bs = o->block_size ? o->block_size
+			: sched_auto_block(o->alg, o->plan_size, n,
+					   o->transport == TRANSPORT_VERBS);
+		blocks = (o->plan_size + bs - 1) / bs;
+		printf("# block size %u for %llu bytes to %u hosts%s\n", bs,
+		       (unsigned long long)o->plan_size, n,
+		       o->block_size ? " (-b)" : " (chosen)");
 	}
 	s = calloc(n, sizeof(*s));
 	if (s == NULL) {
@@ -359,13 +371,13 @@ run_plan(const struct opts *o)
 		return EXIT_SENDER;
 	}
 	for (r = 0; r < n && rc == 0; r++)
-		rc = sched_new(o->alg, n, r, o->plan_blocks, &s[r]);
+		rc = sched_new(o->alg, n, r, blocks, &s[r]);
 	if (rc == 0)
-		plan_print(o, s, n);
+		plan_print(o, s, n, blocks);
 	else
 		warnx_("--plan: no %s schedule for %u hosts and %llu blocks: "
 		       "%s", sched_alg_name(o->alg), n,
-		       (unsigned long long)o->plan_blocks, strerror(-rc));
+		       (unsigned long long)blocks, strerror(-rc));
 	for (r = 0; r < n; r++)
 		sched_free(s[r]);
 	free(s);

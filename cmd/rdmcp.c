@@ -58,6 +58,7 @@ enum {
 	OPT_REMOTE_OPTS,
 	OPT_FANOUT,
 	OPT_TRACE,
+	OPT_SIZE,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -101,6 +102,7 @@ static const struct option long_options[] = {
 	{ "rsh", required_argument, NULL, OPT_RSH },
 	{ "send-libs", no_argument, NULL, OPT_SEND_LIBS },
 	{ "serve", no_argument, NULL, OPT_SERVE },
+	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "trace", required_argument, NULL, OPT_TRACE },
@@ -120,7 +122,7 @@ usage(FILE *out)
 "       rdmcp [OPTIONS] -f HOSTFILE FILE...\n"
 "       rdmcp --rsh CMD [OPTIONS] FILE... HOSTS\n"
 "       rdmcp --serve --root DIR [--listen ADDR[:PORT]] [OPTIONS]\n"
-"       rdmcp --plan --hosts N --blocks K [--algorithm ALG]\n"
+"       rdmcp --plan --hosts N --blocks K|--size SIZE [--algorithm ALG]\n"
 "       rdmcp --genkey FILE\n"
 "\n"
 "Copy FILEs to every host in HOSTS at once: the data is cut into blocks\n"
@@ -146,7 +148,9 @@ usage(FILE *out)
 "                           libraries it needs (but the C library's own)\n"
 "                           to DEST_libs/ next to it\n"
 "  -a, --algorithm ALG      binomial (default), chain, tree or sequential\n"
-"  -b, --block-size SIZE    block size, with K, M or G suffix (default 1M)\n"
+"  -b, --block-size SIZE    block size, with K, M or G suffix (default:\n"
+"                           chosen for the size and the hosts, 32K to 1M;\n"
+"                           --plan --size shows it)\n"
 "      --verify             compare a crc32 of every copy with the source\n"
 "                           before it lands\n"
 "      --force              replace existing destination files\n"
@@ -231,6 +235,8 @@ usage(FILE *out)
 "                           transfer, step<TAB>from<TAB>to<TAB>block\n"
 "      --hosts N            group size including the sender (rank 0)\n"
 "      --blocks K           number of blocks\n"
+"      --size SIZE          or the bytes to send: the block size the push\n"
+"                           would choose for them, and its blocks\n"
 "\n"
 "  -h, --help               show this help\n"
 "  -V, --version            show the version\n"
@@ -501,6 +507,10 @@ parse_option(struct opts *o, int c, const char *arg)
 			return bad_usage("unknown transport '%s' (auto, verbs, "
 					 "tcp)", arg);
 		return 0;
+	case OPT_SIZE:
+		if (parse_size(arg, 1ull << 50, &o->plan_size) < 0)
+			return bad_usage("bad size '%s'", arg);
+		return 0;
 	case OPT_BLOCKS:
 		if (parse_size(arg, 1ull << 40, &o->plan_blocks) < 0)
 			return bad_usage("bad block count '%s'", arg);
@@ -567,7 +577,7 @@ defaults(struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->alg = SCHED_BINOMIAL;
-	o->block_size = 1u << 20;
+	o->block_size = 0;	/* chosen per push (sched_auto_block) */
 	o->port = PROTO_DEFAULT_PORT;
 	o->timeout_ms = 30000;
 	o->connect_timeout_ms = 5000;

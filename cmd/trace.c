@@ -118,6 +118,7 @@ tid_of(const struct trace_span *s)
 {
 	switch (s->kind) {
 	case TR_RECV:
+	case TR_WAIT_SENDER:
 		return ROW_RECV + s->peer;
 	case TR_SEND:
 		return ROW_SEND + s->peer;
@@ -141,7 +142,7 @@ write_span(struct tracefile *tf, uint32_t pid, struct rows *rs,
 	row = row_get(rs, tid, &fresh);
 	if (row == NULL)
 		return;
-	if (fresh && s->kind == TR_RECV)
+	if (fresh && (s->kind == TR_RECV || s->kind == TR_WAIT_SENDER))
 		name_row(tf, pid, tid, "blocks from rank", s->peer);
 	else if (fresh && s->kind == TR_SEND)
 		name_row(tf, pid, tid, "blocks to rank", s->peer);
@@ -155,8 +156,8 @@ write_span(struct tracefile *tf, uint32_t pid, struct rows *rs,
 		row->end = t1;
 	event_sep(tf);
 	fprintf(tf->f, "{\"name\":\"%s", trace_kind_name(s->kind));
-	if (s->kind == TR_RECV || s->kind == TR_SEND ||
-	    s->kind == TR_WAIT_READY || s->kind == TR_WAIT_BLOCK)
+	if (s->kind != TR_BOOT && s->kind != TR_SETUP && s->kind != TR_GO &&
+	    s->kind != TR_COMMIT)
 		fprintf(tf->f, " %llu", (unsigned long long)s->block);
 	fprintf(tf->f, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.1f,"
 		"\"dur\":%.1f,\"pid\":%u,\"tid\":%u,\"args\":{\"block\":%llu",

@@ -60,13 +60,15 @@ struct conn {
 	size_t seg_got;		/* bytes of segment seg read */
 	uint8_t *body;		/* or our own buffer */
 	uint64_t body_limit;
+	uint64_t watch;		/* on_payload_low at this many bytes left */
+	bool watching;
 	int pipe[2];		/* splice: socket -> pipe -> file */
 	bool no_splice;		/* splice refused: read and pwrite */
 	uint8_t *bounce;
 
 	/* writing */
 	struct wreq *whead, *wtail;
-	struct wreq *done;	/* written, their on_sent still due */
+	struct wreq *done, *done_tail;	/* written, on_sent still due */
 	int werr;		/* a write failed: the connection is broken */
 	unsigned owner_writes;	/* conn_send frames not yet reported */
 
@@ -255,6 +257,7 @@ frame_done(struct conn *c)
 	c->in_payload = false;
 	c->hdr_got = 0;
 	c->got = 0;
+	c->watching = false;
 	rc = c->ops->on_frame(c->ctx, c, &f, body);
 	free(body);
 	if (rc < 0)
@@ -480,15 +483,34 @@ read_some(struct conn *c)
 	return n;
 }
 
+/* The owner asked to hear when the payload is nearly in. */
+static void
+check_watch(struct conn *c)
+{
+	if (!c->watching || c->f.len - c->got > c->watch)
+		return;
+	c->watching = false;
+	if (c->ops->on_payload_low != NULL)
+		c->ops->on_payload_low(c->ctx, c);
+}
+
 /* The bytes just read complete a header or a frame: act on it. */
 static int
 after_read(struct conn *c, size_t n)
 {
+	int rc;
+
 	if (!c->in_payload) {
 		c->hdr_got += n;
-		return c->hdr_got == PROTO_FRAME_LEN ? header_done(c) : 0;
+		if (c->hdr_got < PROTO_FRAME_LEN)
+			return 0;
+		rc = header_done(c);
+		if (rc == 0 && c->in_payload && !c->dead && !c->freed)
+			check_watch(c);
+		return rc;
 	}
-	if (c->got == c->f.len)
+	check_watch(c);
+	if (c->got == c->f.len && c->in_payload && !c->dead && !c->freed)
 		frame_done(c);
 	return 0;
 }
@@ -611,6 +633,18 @@ write_advance(struct wreq *w, size_t n)
 	}
 }
 
+/* Frame w is written (or never will be): its on_sent is due, in order. */
+static void
+mark_done(struct conn *c, struct wreq *w)
+{
+	w->next = NULL;
+	if (c->done_tail != NULL)
+		c->done_tail->next = w;
+	else
+		c->done = w;
+	c->done_tail = w;
+}
+
 /* Write what the kernel takes; finished frames move to the done list.
  * Returns 0, or -errno (the connection is broken). */
 static int
@@ -637,8 +671,7 @@ conn_flush(struct conn *c)
 		c->whead = w->next;
 		if (c->whead == NULL)
 			c->wtail = NULL;
-		w->next = c->done;	/* reversed: reported in any order */
-		c->done = w;
+		mark_done(c, w);
 	}
 	if (c->shut && !c->shut_done) {
 		c->shut_done = true;
@@ -657,8 +690,7 @@ fail_queued(struct conn *c, int status)
 	while ((w = c->whead) != NULL) {
 		c->whead = w->next;
 		w->status = status;
-		w->next = c->done;
-		c->done = w;
+		mark_done(c, w);
 	}
 	c->wtail = NULL;
 }
@@ -672,6 +704,8 @@ report_sent(struct conn *c)
 
 	while ((w = c->done) != NULL) {
 		c->done = w->next;
+		if (c->done == NULL)
+			c->done_tail = NULL;
 		if (w->notify)
 			c->owner_writes--;
 		if (w->notify && !c->freed && c->ops->on_sent != NULL)
@@ -798,6 +832,18 @@ connect_done(struct conn *c, int status)
 	c->ops->on_connect(c->ctx, c, status);
 }
 
+/* The error pending on the socket, as -errno (-EIO if none is told). */
+static int
+socket_error(struct conn *c)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	return err ? -err : -EIO;
+}
+
 static void
 on_connecting(struct conn *c)
 {
@@ -820,8 +866,8 @@ on_poll(uv_poll_t *h, int status, int events)
 		on_connecting(c);
 		return;
 	}
-	if (status < 0 && !c->lingering) {
-		conn_die(c, status);
+	if (status < 0 && !c->lingering) {	/* libuv says EBADF for any */
+		conn_die(c, socket_error(c));	/* error on the socket */
 		return;
 	}
 	if (events & (UV_WRITABLE | UV_DISCONNECT))
@@ -1006,6 +1052,22 @@ conn_listener_close(struct conn_listener *l)
 /* ---------------------------------------------------------------------
  * Reading on and off, the end, keepalive
  */
+
+void
+conn_watch_payload(struct conn *c, uint64_t left)
+{
+	c->watch = left;
+	c->watching = true;
+}
+
+int
+conn_set_unsent_limit(struct conn *c, unsigned bytes)
+{
+	int v = (int)bytes;
+
+	return setsockopt(c->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v,
+			  sizeof(v)) < 0 ? -errno : 0;
+}
 
 void
 conn_pause(struct conn *c)

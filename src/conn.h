@@ -59,6 +59,9 @@ struct conn_ops {
 	/* The connection ended: 0 when the peer closed it between frames,
 	 * else -errno. */
 	void (*on_close)(void *ctx, struct conn *c, int status);
+	/* Optional: at most conn_watch_payload()'s bytes of the frame being
+	 * read are still to come (once per frame that asked). */
+	void (*on_payload_low)(void *ctx, struct conn *c);
 };
 
 /* Open a connection to `to`, from `from` if not NULL.  Completion arrives
@@ -108,6 +111,16 @@ int conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,
 
 /* Queue a frame with a copied payload of f->len bytes and no on_sent. */
 int conn_send_copy(struct conn *c, const struct frame *f, const void *body);
+
+/* From on_header: call on_payload_low once at most `left` bytes of this
+ * frame's payload are still to come (at once if it is that short). */
+void conn_watch_payload(struct conn *c, uint64_t left);
+
+/* Keep at most about `bytes` queued in the kernel but not yet sent
+ * (TCP_NOTSENT_LOWAT): a frame is reported sent when it has nearly left,
+ * and frames queued on several connections do not share the link for
+ * long.  0 or -errno. */
+int conn_set_unsent_limit(struct conn *c, unsigned bytes);
 
 /* Stop / restart reading (e.g. while the owner is not ready yet). */
 void conn_pause(struct conn *c);

@@ -1,7 +1,7 @@
 /*
  * engine - one member's schedule over a transport (see engine.h).
  */
-#include "engine.h"
+#include "engine_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,66 +9,8 @@
 
 #include "log.h"
 
-/* Signals carry a kind in the top byte and a block number below. */
-#define SIG_KIND_SHIFT 56
-#define SIG_BLOCK_MASK ((1ull << SIG_KIND_SHIFT) - 1)
-#define SIG_READY 1ull
-#define MAX_READY_AHEAD 4096u
-
-struct epeer {
-	uint32_t rank;
-	bool up;
-	bool closed;		/* the connection ended */
-	bool finished;		/* we are done with it: closed in order */
-	uint32_t posted;	/* receives posted, not yet arrived */
-	uint32_t inflight;	/* sends issued, not yet done */
-	uint64_t *ready;	/* blocks the peer is ready for, in order */
-	uint32_t rhead, rcount, rcap;
-	uint64_t *sent_at;	/* tracing: when sends in flight began */
-	uint32_t shead, scap;
-	bool sends_to, recvs_from;
-	uint64_t last_send, last_recv;	/* last steps with this peer */
-};
-
-struct eng {
-	struct eng_cfg cfg;
-	uv_loop_t *loop;
-	uv_timer_t kick;	/* first pump, off the caller's stack */
-	uv_timer_t connect_deadline;
-	int open_timers;
-	struct sched *s;
-	uint64_t k;
-	struct epeer *peers;	/* sorted by rank */
-	size_t npeers;
-	uint8_t *held;		/* bitmap of blocks held */
-	uint64_t nheld;
-
-	uint64_t send_from;	/* steps before this are issued */
-	bool has_send;
-	uint64_t send_step;
-	struct sched_xfer send;
-	bool sends_over;
-	uint32_t inflight;
-
-	uint64_t recv_from;
-	bool recvs_over;
-	bool has_recv;
-	uint64_t recv_step;
-	struct sched_xfer recv;
-	uint32_t posted;
-
-	struct iovec *iov;
-	int iov_cap;
-	bool completed, finished, failed;
-
-	/* tracing (cfg.trace) */
-	uint64_t *recv_at;	/* when the receive of each block was posted */
-	uint64_t wait_since;	/* the next send waits, since then */
-	enum trace_kind wait_kind;
-};
-
-static bool
-is_held(const struct eng *e, uint64_t b)
+bool
+eng_is_held(const struct eng *e, uint64_t b)
 {
 	return (e->held[b / 8] >> (b % 8)) & 1;
 }
@@ -80,8 +22,8 @@ set_held(struct eng *e, uint64_t b)
 	e->nheld++;
 }
 
-static struct epeer *
-find_peer(struct eng *e, uint32_t rank)
+struct epeer *
+eng_find_peer(struct eng *e, uint32_t rank)
 {
 	size_t lo = 0, hi = e->npeers, mid;
 
@@ -106,67 +48,6 @@ eng_fail(struct eng *e, int status, uint32_t peer)
 	log_debug("engine rank %u: failed (%s, peer %d)", e->cfg.rank,
 		  strerror(-status), peer == ENG_NO_PEER ? -1 : (int)peer);
 	e->cfg.done(e->cfg.ctx, status, peer);
-}
-
-/* ---------------------------------------------------------------------
- * Tracing: spans of receives, sends and waits (cfg.trace)
- */
-
-/* A send to p begins now: its start, in p's ring of sends in flight. */
-static int
-trace_send_begins(struct eng *e, struct epeer *p)
-{
-	uint64_t *grown;
-	uint32_t i;
-
-	if (e->cfg.trace == NULL)
-		return 0;
-	if (p->inflight == p->scap) {
-		grown = malloc((p->scap ? p->scap * 2 : 8) * sizeof(*grown));
-		if (grown == NULL)
-			return -ENOMEM;
-		for (i = 0; i < p->inflight; i++)
-			grown[i] = p->sent_at[(p->shead + i) % p->scap];
-		free(p->sent_at);
-		p->sent_at = grown;
-		p->scap = p->scap ? p->scap * 2 : 8;
-		p->shead = 0;
-	}
-	p->sent_at[(p->shead + p->inflight) % p->scap] = trace_now();
-	return 0;
-}
-
-/* The oldest send in flight to p is out. */
-static void
-trace_send_ends(struct eng *e, struct epeer *p, uint64_t block)
-{
-	if (e->cfg.trace == NULL || p->scap == 0)
-		return;
-	trace_add(e->cfg.trace, TR_SEND, p->sent_at[p->shead], trace_now(),
-		  p->rank, block);
-	p->shead = (p->shead + 1) % p->scap;
-}
-
-/* The next send cannot go yet (kind says why): a wait begins, if none
- * was under way. */
-static void
-trace_wait(struct eng *e, enum trace_kind kind)
-{
-	if (e->cfg.trace != NULL && e->wait_since == 0) {
-		e->wait_since = trace_now();
-		e->wait_kind = kind;
-	}
-}
-
-/* A send goes: the wait before it, if any, ends. */
-static void
-trace_wait_ends(struct eng *e, uint32_t peer, uint64_t block)
-{
-	if (e->cfg.trace == NULL || e->wait_since == 0)
-		return;
-	trace_add(e->cfg.trace, e->wait_kind, e->wait_since, trace_now(), peer,
-		  block);
-	e->wait_since = 0;
 }
 
 /* The memory of block b in e->iov; returns the entry count or -errno. */
@@ -203,7 +84,10 @@ post_one_receive(struct eng *e, struct epeer *p)
 	rc = xp_post_recv(e->cfg.xp, p->rank, e->iov, n, b);
 	if (rc < 0)
 		return rc;
-	if (e->recv_at != NULL)
+	if (e->cfg.admit_one)
+		e->pend[e->npend++] = (struct epend){ e->recv_step, b, p->rank,
+						      false };
+	else if (e->recv_at != NULL)
 		e->recv_at[b] = trace_now();
 	rc = xp_signal(e->cfg.xp, p->rank, SIG_READY << SIG_KIND_SHIFT | b);
 	if (rc < 0)
@@ -229,7 +113,7 @@ post_receives(struct eng *e)
 			return 0;
 		}
 		e->has_recv = true;
-		p = find_peer(e, e->recv.peer);
+		p = eng_find_peer(e, e->recv.peer);
 		if (p == NULL || !p->up)
 			return 0;
 		rc = post_one_receive(e, p);
@@ -239,10 +123,11 @@ post_receives(struct eng *e)
 	return 0;
 }
 
+/* Send `es` to p, which is ready for it and whose block we hold. */
 static int
-send_one(struct eng *e, struct epeer *p)
+send_one(struct eng *e, struct epeer *p, struct esend *es)
 {
-	uint64_t b = e->send.block;
+	uint64_t b = es->x.block;
 	int n, rc;
 
 	if (p->ready[p->rhead] != b) {
@@ -256,48 +141,134 @@ send_one(struct eng *e, struct epeer *p)
 	n = block_iov(e, b);
 	if (n < 0)
 		return n;
-	rc = trace_send_begins(e, p);
+	rc = etr_send_begins(e, p);
 	if (rc == 0)
 		rc = xp_send(e->cfg.xp, p->rank, e->iov, n, (uint32_t)b, b);
 	if (rc < 0)
 		return rc;
-	trace_wait_ends(e, p->rank, b);
+	etr_wait_ends(e, p->rank, b);
 	log_trace("rank %u: step %llu: send block %llu to %u", e->cfg.rank,
-		  (unsigned long long)e->send_step, (unsigned long long)b,
-		  p->rank);
+		  (unsigned long long)es->step, (unsigned long long)b, p->rank);
 	p->inflight++;
 	e->inflight++;
-	e->has_send = false;
-	e->send_from = e->send_step + 1;
+	if (e->cfg.admit_one) {
+		p->unconfirmed++;
+		e->unconfirmed++;
+	}
+	es->issued = true;
+	if (es->step == p->last_send)
+		p->sends_issued = true;
 	return 0;
 }
 
+struct esend *
+eng_sendq_at(struct eng *e, uint32_t i)
+{
+	return &e->sendq[(e->sq_head + i) % SEND_AHEAD];
+}
+
+/* The queue of next sends: issued ones off its head, then filled up
+ * from the schedule. */
+static void
+sendq_fill(struct eng *e)
+{
+	struct esend *es;
+
+	while (e->sq_count > 0 && eng_sendq_at(e, 0)->issued) {
+		e->sq_head = (e->sq_head + 1) % SEND_AHEAD;
+		e->sq_count--;
+	}
+	/* rank 0 sends in schedule order: every block it sends late holds
+	 * back all the members it reaches through */
+	while (e->sq_count < (e->cfg.rank == 0 ? 1 : SEND_AHEAD) &&
+	       !e->sched_sends_over) {
+		es = eng_sendq_at(e, e->sq_count);
+		if (!sched_next_send(e->s, e->send_from, &es->step, &es->x)) {
+			e->sched_sends_over = true;
+			break;
+		}
+		es->issued = es->offered = es->granted = false;
+		e->send_from = es->step + 1;
+		e->sq_count++;
+	}
+	e->sends_over = e->sched_sends_over && e->sq_count == 0;
+}
+
+/* Can send i of the queue go now?  Not before an earlier one to the same
+ * peer (the peer takes its blocks in order), and only to a peer that is
+ * ready for it, with the block here. */
+struct epeer *
+eng_sendable(struct eng *e, uint32_t i)
+{
+	struct esend *es = eng_sendq_at(e, i);
+	struct epeer *p;
+	uint32_t j;
+
+	if (es->issued)
+		return NULL;
+	for (j = 0; j < i; j++)
+		if (!eng_sendq_at(e, j)->issued &&
+		    eng_sendq_at(e, j)->x.peer == es->x.peer)
+			return NULL;
+	p = eng_find_peer(e, es->x.peer);
+	if (p == NULL || !p->up || p->rcount == 0 || !eng_is_held(e, es->x.block))
+		return NULL;
+	return p;
+}
+
+/* Why the first send due cannot go (for the trace). */
+static void
+note_wait(struct eng *e)
+{
+	struct esend *es = eng_sendq_at(e, 0);
+	struct epeer *p = eng_find_peer(e, es->x.peer);
+
+	if (p != NULL && p->up && !eng_is_held(e, es->x.block))
+		etr_wait(e, TR_WAIT_BLOCK);
+	else
+		etr_wait(e, TR_WAIT_READY);
+}
+
+/* The next send that may go, or NULL: the earliest sendable one (with
+ * admit_one: the earliest granted one); *i is its place in the queue. */
+static struct epeer *
+next_to_send(struct eng *e, uint32_t *i)
+{
+	struct epeer *p;
+
+	for (*i = 0; *i < e->sq_count; (*i)++) {
+		if (e->cfg.admit_one && !eng_sendq_at(e, *i)->granted)
+			continue;
+		if ((p = eng_sendable(e, *i)) != NULL)
+			return p;
+	}
+	return NULL;
+}
+
+/* Issue what may go, earliest step first, at most max_sends in flight. */
 static int
 try_sends(struct eng *e)
 {
 	struct epeer *p;
+	uint32_t i;
 	int rc;
 
-	while (!e->sends_over) {
-		if (!e->has_send && !sched_next_send(e->s, e->send_from,
-						     &e->send_step, &e->send)) {
-			e->sends_over = true;
-			break;
-		}
-		e->has_send = true;
-		p = find_peer(e, e->send.peer);
-		if (p != NULL && p->up && !is_held(e, e->send.block))
-			trace_wait(e, TR_WAIT_BLOCK);
-		else if (p == NULL || !p->up || p->rcount == 0)
-			trace_wait(e, TR_WAIT_READY);
-		if (p == NULL || !p->up || p->rcount == 0 ||
-		    !is_held(e, e->send.block))
+	for (;;) {
+		sendq_fill(e);
+		rc = e->cfg.admit_one ? pace_make_offers(e) : 0;
+		if (rc < 0 || e->sends_over ||
+		    (e->cfg.max_sends && (e->cfg.admit_one ? e->unconfirmed
+					  : e->inflight) >= e->cfg.max_sends))
+			return rc;
+		p = next_to_send(e, &i);
+		if (p == NULL) {
+			note_wait(e);
 			return 0;
-		rc = send_one(e, p);
+		}
+		rc = send_one(e, p, eng_sendq_at(e, i));
 		if (rc < 0)
 			return rc;
 	}
-	return 0;
 }
 
 /* Does the schedule still need the connection to p: blocks or ready
@@ -307,12 +278,11 @@ try_sends(struct eng *e)
 static bool
 peer_needed(const struct eng *e, const struct epeer *p)
 {
-	uint64_t next_send = e->has_send ? e->send_step : e->send_from;
 	uint64_t next_recv = e->has_recv ? e->recv_step : e->recv_from;
 
 	if (p->posted > 0)
 		return true;
-	if (p->sends_to && !e->sends_over && p->last_send >= next_send)
+	if (p->sends_to && !p->sends_issued)
 		return true;
 	return p->recvs_from && !e->recvs_over && p->last_recv >= next_recv;
 }
@@ -327,7 +297,8 @@ finish_peers(struct eng *e)
 
 	for (i = 0; i < e->npeers; i++) {
 		p = &e->peers[i];
-		if (!p->up || p->inflight > 0 || peer_needed(e, p))
+		if (!p->up || p->inflight > 0 || p->unconfirmed > 0 ||
+		    peer_needed(e, p))
 			continue;
 		xp_finish(e->cfg.xp, p->rank);
 		p->up = false;
@@ -355,6 +326,8 @@ pump(struct eng *e)
 	if (e->failed || e->finished)
 		return;
 	rc = post_receives(e);
+	if (rc == 0)
+		rc = pace_grant_next(e);
 	if (rc == 0)
 		rc = try_sends(e);
 	if (rc < 0) {
@@ -400,7 +373,7 @@ static void
 on_connected(void *ctx, uint32_t peer, int status)
 {
 	struct eng *e = ctx;
-	struct epeer *p = find_peer(e, peer);
+	struct epeer *p = eng_find_peer(e, peer);
 
 	if (e->failed || e->finished)
 		return;
@@ -431,7 +404,7 @@ static void
 on_lost(void *ctx, uint32_t peer, int status)
 {
 	struct eng *e = ctx;
-	struct epeer *p = find_peer(e, peer);
+	struct epeer *p = eng_find_peer(e, peer);
 
 	if (p == NULL || e->failed || e->finished)
 		return;
@@ -474,14 +447,25 @@ static void
 on_signal(void *ctx, uint32_t peer, uint64_t value)
 {
 	struct eng *e = ctx;
-	struct epeer *p = find_peer(e, peer);
+	struct epeer *p = eng_find_peer(e, peer);
 	uint64_t block = value & SIG_BLOCK_MASK;
 	int rc;
 
 	if (e->failed || e->finished)
 		return;
-	if (p == NULL || value >> SIG_KIND_SHIFT != SIG_READY ||
-	    block >= e->k || !p->sends_to) {
+	if (p == NULL || block >= e->k) {
+		eng_fail(e, -EPROTO, peer);
+		return;
+	}
+	rc = pace_signal(e, p, value >> SIG_KIND_SHIFT, block);
+	if (rc != 1) {
+		if (rc < 0)
+			eng_fail(e, rc, peer);
+		else
+			pump(e);
+		return;
+	}
+	if (!p->sends_to) {
 		eng_fail(e, -EPROTO, peer);
 		return;
 	}
@@ -499,18 +483,26 @@ static void
 on_recv_done(void *ctx, uint32_t peer, uint64_t cookie, uint32_t imm)
 {
 	struct eng *e = ctx;
-	struct epeer *p = find_peer(e, peer);
+	struct epeer *p = eng_find_peer(e, peer);
 	int rc;
 
 	if (e->failed || e->finished)
 		return;
-	if (p == NULL || (uint32_t)cookie != imm || is_held(e, cookie)) {
+	if (p == NULL || (uint32_t)cookie != imm || eng_is_held(e, cookie)) {
 		eng_fail(e, -EPROTO, peer);
 		return;
 	}
 	p->posted--;
 	e->posted--;
 	set_held(e, cookie);
+	if (pace_unadmit(e, cookie)) {	/* in, with no word it was near */
+		rc = xp_signal(e->cfg.xp, peer,
+			       SIG_NEARLY << SIG_KIND_SHIFT | cookie);
+		if (rc < 0) {
+			eng_fail(e, rc, peer);
+			return;
+		}
+	}
 	if (e->recv_at != NULL)
 		trace_add(e->cfg.trace, TR_RECV, e->recv_at[cookie],
 			  trace_now(), peer, cookie);
@@ -528,13 +520,13 @@ static void
 on_send_done(void *ctx, uint32_t peer, uint64_t cookie, int status)
 {
 	struct eng *e = ctx;
-	struct epeer *p = find_peer(e, peer);
+	struct epeer *p = eng_find_peer(e, peer);
 
 	if (e->failed || e->finished || p == NULL)
 		return;
 	p->inflight--;
 	e->inflight--;
-	trace_send_ends(e, p, cookie);
+	etr_send_ends(e, p, cookie);
 	log_trace("rank %u: block %llu to %u sent", e->cfg.rank,
 		  (unsigned long long)cookie, peer);
 	if (status < 0 && !(p->closed && !peer_needed(e, p))) {
@@ -544,9 +536,45 @@ on_send_done(void *ctx, uint32_t peer, uint64_t cookie, int status)
 	pump(e);
 }
 
+/* Tracing: the block admitted is coming; the receive span starts now,
+ * the wait for its sender ends. */
+static void
+on_recv_begins(void *ctx, uint32_t peer, uint64_t cookie)
+{
+	struct eng *e = ctx;
+	uint64_t now;
+
+	if (e->recv_at == NULL || cookie >= e->k)
+		return;
+	now = trace_now();
+	trace_add(e->cfg.trace, TR_WAIT_SENDER, e->recv_at[cookie], now, peer,
+		  cookie);
+	e->recv_at[cookie] = now;
+}
+
+static void
+on_recv_nearly(void *ctx, uint32_t peer, uint64_t cookie)
+{
+	struct eng *e = ctx;
+
+	int rc;
+
+	if (e->failed || e->finished || !pace_unadmit(e, cookie))
+		return;
+	/* its sender may start its next one; we admit our next */
+	rc = xp_signal(e->cfg.xp, peer, SIG_NEARLY << SIG_KIND_SHIFT | cookie);
+	if (rc < 0) {
+		eng_fail(e, rc, peer);
+		return;
+	}
+	pump(e);
+}
+
 static const struct xp_events eng_events = {
 	.connected = on_connected,
 	.recv_done = on_recv_done,
+	.recv_nearly = on_recv_nearly,
+	.recv_begins = on_recv_begins,
 	.send_done = on_send_done,
 	.signal = on_signal,
 	.lost = on_lost,
@@ -609,6 +637,10 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 		goto fail;
 	if (cfg->trace != NULL && cfg->rank != 0 &&
 	    (e->recv_at = calloc(e->k ? e->k : 1, sizeof(*e->recv_at))) == NULL)
+		goto fail;
+	e->pend_cap = cfg->window ? cfg->window : ENG_DEFAULT_WINDOW;
+	if (cfg->admit_one &&
+	    (e->pend = calloc(e->pend_cap, sizeof(*e->pend))) == NULL)
 		goto fail;
 	if (cfg->rank == 0) {
 		memset(e->held, 0xff, e->k / 8 + 1);
@@ -687,6 +719,7 @@ eng_release(struct eng *e)
 	free(e->peers);
 	free(e->held);
 	free(e->recv_at);
+	free(e->pend);
 	free(e->iov);
 	sched_free(e->s);
 	free(e);

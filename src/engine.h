@@ -49,6 +49,13 @@ struct eng_cfg {
 	uint32_t rank;
 	uint64_t blocks;
 	unsigned window;	/* receives posted ahead; 0: default */
+	/* One block at a time on each of the member's links, as the papers'
+	 * schedule has it: at most `max_sends` sends in flight (0: no
+	 * limit), and with admit_one a ready-for-block goes out only once
+	 * the block before it is nearly in (the transport's recv_nearly), so
+	 * that neighbours do not send into one link at once. */
+	unsigned max_sends;
+	bool admit_one;
 	unsigned connect_wait_ms; /* fail if a neighbour is not connected
 				   * this long after eng_start; 0: never */
 	struct xp *xp;		/* taken over: eng_free() frees it */

@@ -19,7 +19,7 @@ make_tcp(const struct member_cfg *cfg, const struct eng_cfg *ec,
 		.loop = ec->loop, .rank = ec->rank, .n = ec->n,
 		.addrs = cfg->addrs, .bind = cfg->bind,
 		.connect_timeout_ms = cfg->connect_timeout_ms,
-		.timeout_ms = cfg->timeout_ms,
+		.timeout_ms = cfg->timeout_ms, .block_size = cfg->block_size,
 	};
 
 	memcpy(xc.token, cfg->token, PROTO_TOKEN_LEN);
@@ -94,6 +94,10 @@ member_start(const struct member_cfg *cfg, const struct eng_cfg *ec,
 		e.window = verbs_window(cfg, ec->window);
 		rc = make_verbs(cfg, &e, e.window, &e.xp, err);
 	} else {
+		/* one block at a time on each link (see engine.h): what TCP
+		 * would otherwise share among flows, and lose to incast */
+		e.max_sends = 1;
+		e.admit_one = true;
 		rc = make_tcp(cfg, &e, &e.xp);
 	}
 	if (rc == 0 && cfg->reg != NULL)

@@ -32,7 +32,7 @@
 static uint64_t
 bytes_held(const struct push *p, const struct phost *h)
 {
-	uint64_t got = h->held * p->cfg->block_size;
+	uint64_t got = h->held * p->block_size;
 
 	return got < p->sum->bytes ? got : p->sum->bytes;
 }

@@ -204,7 +204,7 @@ start_engine(struct push *p, const struct sockaddr_storage *addrs,
 		.rdma_ports = rdma_ports, .bind = p->has_src ? &p->src : NULL,
 		.connect_timeout_ms = p->cfg->connect_timeout_ms,
 		.timeout_ms = p->cfg->timeout_ms,
-		.vb = p->vb, .dev = p->dev, .block_size = p->cfg->block_size,
+		.vb = p->vb, .dev = p->dev, .block_size = p->block_size,
 		.reg = register_sources,
 	};
 	struct eng_cfg ec = {

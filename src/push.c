@@ -210,7 +210,9 @@ ctl_connect(void *ctx, struct conn *c, int status)
 		push_host_lost(h, status, why);
 		return;
 	}
-	conn_set_body_limit(c, 4 + PROTO_MAX_TEXT);
+	/* a member's timeline (--trace) may be large */
+	conn_set_body_limit(c, p->cfg->trace != NULL ? PROTO_MAX_BODY
+						   : 4 + PROTO_MAX_TEXT);
 	conn_keepalive(c, 0, p->cfg->timeout_ms);
 	if (h->st == HS_QUERY)
 		h->qstep = QS_AUTH;
@@ -400,7 +402,7 @@ build_job(struct push *p, struct rd_err *err)
 {
 	const struct push_cfg *cfg = p->cfg;
 	struct job job = {
-		.alg = cfg->alg, .block_size = cfg->block_size,
+		.alg = cfg->alg, .block_size = p->block_size,
 		.timeout_ms = cfg->timeout_ms,
 		.window = cfg->window ? cfg->window : ENG_DEFAULT_WINDOW,
 		.transport = cfg->transport,
@@ -449,11 +451,17 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	sum->hosts = cfg->nhosts;
 	sum->transport = "tcp";
 	p->t0 = uv_hrtime();
-	rc = store_open_sources(cfg->sources, cfg->nfiles, cfg->block_size,
+	rc = store_open_sources(cfg->sources, cfg->nfiles, PROTO_MIN_BLOCK,
 				&p->st, err);
 	if (rc < 0)
 		return rc;
 	sum->bytes = store_total(p->st);
+	p->block_size = cfg->block_size ? cfg->block_size
+			: sched_auto_block(cfg->alg, sum->bytes,
+					   (uint32_t)(cfg->nhosts + 1),
+					   cfg->transport == TRANSPORT_VERBS);
+	store_set_block_size(p->st, p->block_size);
+	sum->block_size = p->block_size;
 	rc = build_job(p, err);
 	if (rc < 0)
 		return rc;

@@ -67,7 +67,7 @@ struct push_cfg {
 	size_t nhosts;
 	uint16_t default_port;
 	enum sched_alg alg;
-	uint32_t block_size;
+	uint32_t block_size;		/* 0: chosen (sched_auto_block) */
 	bool verify;
 	bool force;
 	unsigned timeout_ms;		/* a silent peer is dead after this */
@@ -100,6 +100,7 @@ struct push_summary {
 	double last_ok;
 	double setup;		/* until data could flow (START sent) */
 	const char *transport;	/* used: "tcp" or "verbs" */
+	uint32_t block_size;	/* used */
 	char source_changed[512];	/* why, if a source changed while it
 					 * was sent (the group was aborted) */
 };

@@ -81,6 +81,7 @@ struct push {
 	uv_timer_t aborter;
 	uint64_t t0;
 	struct store *st;
+	uint32_t block_size;	/* cfg's, or chosen */
 	struct wbuf jobmsg;
 	uint8_t token[PROTO_TOKEN_LEN];
 	struct phost *h;

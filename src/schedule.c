@@ -513,3 +513,30 @@ sched_alg_parse(const char *name, enum sched_alg *out)
 	}
 	return -EINVAL;
 }
+
+/* Blocks per step of filling and draining: the data's k steps against the
+ * schedule's overhead of fill steps (measured on emulated 9-65 host
+ * clusters, README Performance). */
+#define AUTO_BLOCKS_PER_FILL_STEP 256u
+#define AUTO_MIN_TCP (32u << 10)
+#define AUTO_MIN_VERBS (256u << 10)
+#define AUTO_MAX (1u << 20)
+
+uint32_t
+sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n, bool verbs)
+{
+	uint64_t fill = 1, want, b;
+
+	if (alg == SCHED_TREE || alg == SCHED_SEQUENTIAL)
+		return AUTO_MAX;
+	if (alg == SCHED_CHAIN)
+		fill = n > 3 ? n - 2 : 1;
+	else
+		while ((2ull << fill) <= n)	/* floor(log2 n), at least 1 */
+			fill++;
+	want = total / (AUTO_BLOCKS_PER_FILL_STEP * fill);
+	for (b = AUTO_MAX; b > want && b > (verbs ? AUTO_MIN_VERBS
+						 : AUTO_MIN_TCP); b /= 2)
+		;
+	return (uint32_t)b;
+}

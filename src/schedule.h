@@ -75,6 +75,17 @@ bool sched_first_recv(enum sched_alg alg, uint32_t n, uint32_t rank,
  * there are in all (call with max 0 to size the array). */
 size_t sched_peers(const struct sched *s, uint32_t *out, size_t max);
 
+/* The block size to use when none is asked for, to send `total` bytes to
+ * a group of n members (the sender included) with `alg`, over RDMA verbs
+ * or TCP.  Blocks are small enough that the schedule's fill and drain
+ * (log2 n steps of the binomial pipeline, n - 2 of the chain) cost a
+ * fraction of a percent of the k steps that move the data, and large
+ * enough to be worth their frames and signals: a power of two between
+ * 32 KiB (256 KiB over verbs, where a block is a bounce slot too) and
+ * 1 MiB.  The tree and sequential send whole blocks per hop: 1 MiB. */
+uint32_t sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
+			  bool verbs);
+
 /* "binomial", "chain", "tree", "sequential". */
 const char *sched_alg_name(enum sched_alg alg);
 

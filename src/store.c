@@ -165,6 +165,13 @@ store_open_sources(const char *const *paths, size_t n, uint32_t block_size,
 	return 0;
 }
 
+void
+store_set_block_size(struct store *st, uint32_t block_size)
+{
+	st->bsize = block_size;
+	store_layout(st);
+}
+
 static bool
 same_timespec(const struct timespec *a, const struct timespec *b)
 {

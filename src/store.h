@@ -41,6 +41,10 @@ int store_open_sources(const char *const *paths, size_t n,
 		       uint32_t block_size, struct store **out,
 		       struct rd_err *err);
 
+/* Cut the stream into blocks of this size from now on (before any block
+ * is asked for). */
+void store_set_block_size(struct store *st, uint32_t block_size);
+
 /* Check that no source changed (size, times, identity) since it was
  * opened: a copy taken from a file that changed under us may be
  * inconsistent.  -ESTALE with the file named in `err`. */

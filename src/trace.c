@@ -162,7 +162,7 @@ trace_kind_name(enum trace_kind kind)
 		[TR_RECV] = "recv", [TR_SEND] = "send",
 		[TR_WAIT_READY] = "wait for ready",
 		[TR_WAIT_BLOCK] = "wait for block", [TR_GO] = "wait for go",
-		[TR_COMMIT] = "commit",
+		[TR_COMMIT] = "commit", [TR_WAIT_SENDER] = "wait for sender",
 	};
 
 	return kind > 0 && kind < TR_NKIND ? names[kind] : "?";

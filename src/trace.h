@@ -24,6 +24,7 @@ enum trace_kind {
 	TR_WAIT_BLOCK,	/* a send waits for the block to arrive here */
 	TR_GO,		/* every block in, until the sender's go */
 	TR_COMMIT,	/* modes, times, renames */
+	TR_WAIT_SENDER,	/* a block admitted, until its first bytes come */
 	TR_NKIND
 };
 

@@ -36,6 +36,12 @@ struct xp_events {
 	/* A posted receive filled up with a block carrying `imm`. */
 	void (*recv_done)(void *ctx, uint32_t peer, uint64_t cookie,
 			  uint32_t imm);
+	/* The block of the first receive posted for `peer` is nearly in
+	 * (transports that can tell: TCP): time to let the next sender
+	 * start. */
+	void (*recv_nearly)(void *ctx, uint32_t peer, uint64_t cookie);
+	/* Optional: the first bytes of that block came (for the trace). */
+	void (*recv_begins)(void *ctx, uint32_t peer, uint64_t cookie);
 	/* A send finished: its memory may be reused (0), or it failed. */
 	void (*send_done)(void *ctx, uint32_t peer, uint64_t cookie,
 			  int status);

@@ -47,6 +47,7 @@ struct xtcp {
 	bool has_bind;
 	unsigned connect_timeout_ms;
 	unsigned timeout_ms;
+	uint32_t block_size;
 	struct ranktab peers;	/* struct xpeer by rank */
 	struct region *regions;	/* by address, once sorted */
 	size_t nregions;
@@ -57,6 +58,20 @@ static const struct conn_ops xtcp_conn_ops;
 
 /* How long a finished connection waits for its peer to close its side. */
 #define XTCP_LINGER_MS 10000u
+
+/* How much of a block may still be on the way when the next transfer
+ * on the same link begins: the next receive is admitted, or the next
+ * send handed over, with this much of the current one left.  Enough to
+ * cover a signal's way and a sender's reaction, little enough that two
+ * flows share a link only briefly. */
+static uint64_t
+xtcp_overlap(uint64_t block)
+{
+	uint64_t b = block / 8;
+
+	return b < (32u << 10) ? (32u << 10) : b > (256u << 10) ? (256u << 10)
+								: b;
+}
 
 /* ---------------------------------------------------------------------
  * Peers
@@ -202,6 +217,10 @@ on_header(void *ctx, struct conn *c, const struct frame *f,
 			return -ENOMEM;
 		*segs = p->segs;
 		*nseg = p->recvs.head->niov;
+		conn_watch_payload(c, xtcp_overlap(f->len));
+		if (p->x->base.ev.recv_begins != NULL)
+			p->x->base.ev.recv_begins(p->x->base.ctx, p->rank,
+						  p->recvs.head->cookie);
 		return 0;
 	default:
 		log_warn("tcp: unexpected %s from rank %u",
@@ -228,6 +247,17 @@ on_frame(void *ctx, struct conn *c, const struct frame *f,
 	free(r);
 	x->base.ev.recv_done(x->base.ctx, p->rank, cookie, f->arg);
 	return 0;
+}
+
+static void
+on_payload_low(void *ctx, struct conn *c)
+{
+	struct xpeer *p = ctx;
+	struct xtcp *x = p->x;
+
+	if (p->recvs.head != NULL && x->base.ev.recv_nearly != NULL)
+		x->base.ev.recv_nearly(x->base.ctx, p->rank,
+				       p->recvs.head->cookie);
 }
 
 static void
@@ -285,6 +315,7 @@ on_connect(void *ctx, struct conn *c, int status)
 	} else {
 		p->up = true;
 		conn_keepalive(c, 0, x->timeout_ms);
+		conn_set_unsent_limit(c, (unsigned)xtcp_overlap(x->block_size));
 	}
 	x->base.ev.connected(x->base.ctx, p->rank, status);
 }
@@ -295,6 +326,7 @@ static const struct conn_ops xtcp_conn_ops = {
 	.on_sent = on_sent,
 	.on_connect = on_connect,
 	.on_close = on_close,
+	.on_payload_low = on_payload_low,
 };
 
 /* ---------------------------------------------------------------------
@@ -461,6 +493,7 @@ xtcp_new(const struct xtcp_cfg *cfg, struct xp **out)
 	x->n = cfg->n;
 	x->connect_timeout_ms = cfg->connect_timeout_ms;
 	x->timeout_ms = cfg->timeout_ms;
+	x->block_size = cfg->block_size;
 	if (cfg->bind != NULL && !net_is_any(cfg->bind)) {
 		x->bind = *cfg->bind;
 		x->has_bind = true;
@@ -485,6 +518,7 @@ xtcp_adopt(struct xp *xp, struct conn *c, uint32_t from)
 	p->up = true;
 	conn_set_owner(c, &xtcp_conn_ops, p);
 	conn_keepalive(c, 0, x->timeout_ms);
+	conn_set_unsent_limit(c, (unsigned)xtcp_overlap(x->block_size));
 	conn_resume(c);
 	x->base.ev.connected(x->base.ctx, from, 0);
 	return 0;

@@ -30,6 +30,7 @@ struct xtcp_cfg {
 	const struct sockaddr_storage *bind;
 	unsigned connect_timeout_ms;
 	unsigned timeout_ms;	/* keepalive: a silent peer is dead after */
+	uint32_t block_size;	/* the job's, to pace the links */
 };
 
 /* Create the transport for one member of one transfer. */

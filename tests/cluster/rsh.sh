@@ -113,6 +113,7 @@ printf '#!/bin/sh\nsleep 0.3\nexec %s "$@"\n' "$RDMCP" >"$WORK/slow-rdmcp"
 chmod +x "$WORK/slow-rdmcp"
 watch_cmdlines "$WORK/cmdlines" &
 watcher=$!
+on_exit "kill $watcher"	# if the test fails before it stops it
 start=$(date +%s%N)
 expect_status 0 on_host 1 "$RDMCP" -v "${RSH[@]}" --remote-path "$WORK/slow-rdmcp" \
 	--fanout 3 --verify -b 256K "$src/data" "$HOSTS"

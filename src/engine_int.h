@@ -1,0 +1,163 @@
+/*
+ * engine_int - what the parts of the engine share: its state, and the
+ * calls between engine.c (the schedule run over a transport), epace.c
+ * (one block at a time on each link: offers, grants, and the word that a
+ * block is nearly in) and etrace.c (the spans of --trace).  Not for other
+ * modules.
+ */
+#ifndef RDMCP_ENGINE_INT_H
+#define RDMCP_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+/* Signals carry a kind in the top byte and a block number below. */
+#define SIG_KIND_SHIFT 56
+#define SIG_BLOCK_MASK ((1ull << SIG_KIND_SHIFT) - 1)
+#define SIG_READY 1ull		/* receive posted: you may offer this block */
+#define SIG_NEARLY 2ull		/* paced: your block is nearly in */
+#define SIG_OFFER 3ull		/* paced: I can send you this block now */
+#define SIG_GRANT 4ull		/* paced: send it */
+#define SIG_DECLINE 5ull	/* paced: I am busy after all: grant another */
+#define MAX_READY_AHEAD 4096u
+
+/* Sends looked at ahead of the first one still due: when its target is
+ * not ready yet (it is still taking the block before), a later send to
+ * another neighbour may go first, so that our link does not idle.  Sends
+ * to one neighbour keep their order. */
+#define SEND_AHEAD 8u
+
+/* admit_one: blocks granted at once, at most (see pace_grant_next). */
+#define ADMIT_MAX 1u
+
+/* admit_one: a receive posted and not granted yet. */
+struct epend {
+	uint64_t step;
+	uint64_t block;
+	uint32_t peer;
+	bool offered;		/* its sender can send it now */
+};
+
+/* A send of the schedule, due or done. */
+struct esend {
+	uint64_t step;
+	struct sched_xfer x;
+	bool offered, granted;	/* admit_one */
+	bool issued;
+};
+
+struct epeer {
+	uint32_t rank;
+	bool up;
+	bool closed;		/* the connection ended */
+	bool finished;		/* we are done with it: closed in order */
+	uint32_t posted;	/* receives posted, not yet arrived */
+	uint32_t inflight;	/* sends issued, not yet done */
+	uint32_t unconfirmed;	/* admit_one: sends it has not said are
+				 * nearly in (SIG_NEARLY) */
+	uint64_t *ready;	/* blocks the peer is ready for, in order */
+	uint32_t rhead, rcount, rcap;
+	uint64_t *sent_at;	/* tracing: when sends in flight began */
+	uint32_t shead, scap;
+	bool sends_to, recvs_from;
+	uint64_t last_send, last_recv;	/* last steps with this peer */
+	bool sends_issued;	/* every send to it is issued */
+};
+
+struct eng {
+	struct eng_cfg cfg;
+	uv_loop_t *loop;
+	uv_timer_t kick;	/* first pump, off the caller's stack */
+	uv_timer_t connect_deadline;
+	int open_timers;
+	struct sched *s;
+	uint64_t k;
+	struct epeer *peers;	/* sorted by rank */
+	size_t npeers;
+	uint8_t *held;		/* bitmap of blocks held */
+	uint64_t nheld;
+
+	uint64_t send_from;	/* the schedule's sends from this step on are
+				 * not in sendq yet */
+	struct esend sendq[SEND_AHEAD];	/* the next sends, in step order */
+	uint32_t sq_head, sq_count;
+	bool sched_sends_over;	/* the schedule has no more to give */
+	bool sends_over;	/* and every send is issued */
+	uint32_t inflight;
+	uint32_t unconfirmed;	/* admit_one: see epeer */
+
+	uint64_t recv_from;
+	bool recvs_over;
+	bool has_recv;
+	uint64_t recv_step;
+	struct sched_xfer recv;
+	uint32_t posted;
+
+	/* admit_one: receives posted and not granted yet, in schedule
+	 * order, and those granted whose blocks are not nearly in yet */
+	struct epend *pend;
+	uint32_t npend, pend_cap;
+	uint32_t nadmitted;
+	struct epend admitted[ADMIT_MAX + 1];	/* + 1: rank 0's */
+
+	struct iovec *iov;
+	int iov_cap;
+	bool completed, finished, failed;
+
+	/* tracing (cfg.trace) */
+	uint64_t *recv_at;	/* when the receive of each block was posted */
+	uint64_t wait_since;	/* the next send waits, since then */
+	enum trace_kind wait_kind;
+};
+
+/* engine.c */
+
+/* Block b is here. */
+bool eng_is_held(const struct eng *e, uint64_t b);
+
+/* The neighbour of this rank, or NULL. */
+struct epeer *eng_find_peer(struct eng *e, uint32_t rank);
+
+/* The i-th send of the queue of next sends. */
+struct esend *eng_sendq_at(struct eng *e, uint32_t i);
+
+/* The neighbour send i of the queue may go to now (ready for it, the
+ * block here, no earlier send to it due), or NULL. */
+struct epeer *eng_sendable(struct eng *e, uint32_t i);
+
+/* epace.c (with cfg.admit_one; see engine.h) */
+
+/* Grant the next offered receive, while our link takes one: 0 or
+ * -errno. */
+int pace_grant_next(struct eng *e);
+
+/* Offer each send that could go now to its target: 0 or -errno. */
+int pace_make_offers(struct eng *e);
+
+/* Block b no longer comes in under a grant (nearly in, or in): true if it
+ * was granted. */
+bool pace_unadmit(struct eng *e, uint64_t b);
+
+/* A signal of another kind than READY from p: 0 once handled, 1 if it is
+ * READY (the caller's), or -errno. */
+int pace_signal(struct eng *e, struct epeer *p, uint64_t kind,
+		uint64_t block);
+
+/* etrace.c: spans of sends and of the waits before them (cfg.trace) */
+
+/* A send to p begins now: 0 or -ENOMEM. */
+int etr_send_begins(struct eng *e, struct epeer *p);
+
+/* The oldest send in flight to p is out. */
+void etr_send_ends(struct eng *e, struct epeer *p, uint64_t block);
+
+/* The next send cannot go yet, for this reason: a wait begins (if none
+ * is under way). */
+void etr_wait(struct eng *e, enum trace_kind kind);
+
+/* A send to peer goes: the wait before it, if any, ends. */
+void etr_wait_ends(struct eng *e, uint32_t peer, uint64_t block);
+
+#endif

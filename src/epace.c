@@ -1,0 +1,203 @@
+/*
+ * epace - one block at a time on each of a member's links (engine.h,
+ * admit_one; state in engine_int.h).
+ *
+ * A receiver posts its receives and says READY for each; a sender that
+ * holds such a block, and whose own link is free, OFFERs it; the receiver
+ * GRANTs one offer at a time (rank 0's first: its link is everyone's
+ * source), and says NEARLY when the block has all but its last bytes in,
+ * which frees the sender's link and lets the receiver grant its next.  A
+ * sender whose link was taken between its offer and the grant DECLINEs,
+ * and the receiver grants another.  So each link carries one block at a
+ * time, the next starting as the last one ends, and no receiver waits on
+ * a sender that cannot send while another could.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_int.h"
+#include "trace.h"
+#include "xport.h"
+
+/* admit_one: block b is nearly in; false if it was not admitted (any
+ * more). */
+bool
+pace_unadmit(struct eng *e, uint64_t b)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nadmitted; i++) {
+		if (e->admitted[i].block != b)
+			continue;
+		e->admitted[i] = e->admitted[--e->nadmitted];
+		return true;
+	}
+	return false;
+}
+
+/* Which offered receive to grant: the sender's first (rank 0: every
+ * moment its link idles, the whole group loses), else the earliest in
+ * schedule order.  e->npend if none is offered. */
+static uint32_t
+pick_offer(const struct eng *e)
+{
+	uint32_t i, from0 = 0, others = 0, first = e->npend;
+
+	for (i = 0; i < e->nadmitted; i++) {
+		from0 += e->admitted[i].peer == 0;
+		others += e->admitted[i].peer != 0;
+	}
+	for (i = 0; i < e->npend; i++) {
+		if (!e->pend[i].offered)
+			continue;
+		if (e->pend[i].peer == 0 && from0 == 0)
+			return i;
+		if (e->pend[i].peer != 0 && others < ADMIT_MAX &&
+		    first == e->npend)
+			first = i;
+	}
+	return first;
+}
+
+/* admit_one: while fewer than ADMIT_MAX blocks are coming in, grant the
+ * earliest receive (in schedule order) whose sender offered it: our link
+ * takes one block at a time, but never waits on a sender that cannot
+ * send yet while another could. */
+int
+pace_grant_next(struct eng *e)
+{
+	struct epend x;
+	uint32_t i;
+	int rc;
+
+	if (!e->cfg.admit_one)
+		return 0;
+	i = pick_offer(e);
+	if (i == e->npend)
+		return 0;
+	x = e->pend[i];
+	memmove(&e->pend[i], &e->pend[i + 1],
+		(e->npend - i - 1) * sizeof(*e->pend));
+	e->npend--;
+	rc = xp_signal(e->cfg.xp, x.peer, SIG_GRANT << SIG_KIND_SHIFT |
+		       x.block);
+	if (rc < 0)
+		return rc;
+	e->admitted[e->nadmitted++] = x;
+	if (e->recv_at != NULL)
+		e->recv_at[x.block] = trace_now();
+	return 0;
+}
+
+/* admit_one: `peer` can send us block b now. */
+static int
+offered(struct eng *e, uint32_t peer, uint64_t b)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->npend; i++) {
+		if (e->pend[i].peer != peer || e->pend[i].block != b)
+			continue;
+		e->pend[i].offered = true;
+		return 0;
+	}
+	return -EPROTO;		/* never asked for, or granted already */
+}
+
+/* admit_one: offer every send that could go to its target, which grants
+ * one at a time (grant_next). */
+int
+pace_make_offers(struct eng *e)
+{
+	struct esend *es;
+	uint32_t i;
+	int rc;
+
+	if (e->unconfirmed >= e->cfg.max_sends)
+		return 0;	/* busy: a grant would wait for our link */
+	for (i = 0; i < e->sq_count; i++) {
+		es = eng_sendq_at(e, i);
+		if (es->offered || eng_sendable(e, i) == NULL)
+			continue;
+		rc = xp_signal(e->cfg.xp, es->x.peer,
+			       SIG_OFFER << SIG_KIND_SHIFT | es->x.block);
+		if (rc < 0)
+			return rc;
+		es->offered = true;
+	}
+	return 0;
+}
+
+/* admit_one: `peer` granted block b: that send goes, unless our link is
+ * taken by another meanwhile; then the grant is declined at once, for the
+ * peer to grant another sender, and the block offered again later. */
+static int
+granted(struct eng *e, uint32_t peer, uint64_t b)
+{
+	struct esend *es;
+	uint32_t i;
+
+	for (i = 0; i < e->sq_count; i++) {
+		es = eng_sendq_at(e, i);
+		if (es->x.peer != peer || es->x.block != b || es->issued ||
+		    !es->offered || es->granted)
+			continue;
+		if (e->unconfirmed < e->cfg.max_sends) {
+			es->granted = true;
+			return 0;
+		}
+		es->offered = false;
+		return xp_signal(e->cfg.xp, peer,
+				 SIG_DECLINE << SIG_KIND_SHIFT | b);
+	}
+	return -EPROTO;		/* never offered */
+}
+
+/* admit_one: the sender of block b declined our grant: offered no more,
+ * and not coming in. */
+static int
+declined(struct eng *e, uint32_t peer, uint64_t b)
+{
+	struct epend *x;
+	uint64_t step = 0;
+	uint32_t i;
+
+	for (i = 0; i < e->nadmitted && e->admitted[i].block != b; i++)
+		;
+	if (i == e->nadmitted || e->npend == e->pend_cap)
+		return -EPROTO;
+	step = e->admitted[i].step;
+	pace_unadmit(e, b);
+	for (x = &e->pend[e->npend]; x > e->pend && x[-1].step > step; x--)
+		x[0] = x[-1];	/* back in its place, in step order */
+	*x = (struct epend){ step, b, peer, false };
+	e->npend++;
+	return 0;
+}
+
+/* The signals of admit_one: 0 once handled, 1 if it is not one of them,
+ * or -errno. */
+int
+pace_signal(struct eng *e, struct epeer *p, uint64_t kind, uint64_t block)
+{
+	if (kind == SIG_READY)
+		return 1;
+	if (!e->cfg.admit_one)
+		return -EPROTO;
+	switch (kind) {
+	case SIG_NEARLY:	/* our link is free for the next one */
+		if (!p->sends_to || p->unconfirmed == 0)
+			return -EPROTO;
+		p->unconfirmed--;
+		e->unconfirmed--;
+		return 0;
+	case SIG_OFFER:
+		return p->recvs_from ? offered(e, p->rank, block) : -EPROTO;
+	case SIG_GRANT:
+		return p->sends_to ? granted(e, p->rank, block) : -EPROTO;
+	case SIG_DECLINE:
+		return p->recvs_from ? declined(e, p->rank, block) : -EPROTO;
+	default:
+		return -EPROTO;
+	}
+}
