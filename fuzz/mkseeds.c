@@ -39,10 +39,11 @@ main(int argc, char **argv)
 			   .timeout_ms = 30000, .window = 16, .nfiles = 4,
 			   .flags = JOB_TIMES,
 			   .files = files, .origin = (char *)"seed" };
-	struct sockaddr_storage addrs[3];
-	uint16_t ports[3] = { 0, 4791, 4792 };
-	struct roster ro = { .rank = 1, .n = 3, .addrs = addrs,
-			     .rdma_ports = ports };
+	struct roster_peer peers[3] = {
+		{ .rank = 0 }, { .rank = 2, .rdma_port = 4791 },
+		{ .rank = 3, .rdma_port = 4792 },
+	};
+	struct roster ro = { .rank = 1, .n = 4, .peers = peers, .npeers = 3 };
 	struct frame fr = { .type = MSG_JOB, .len = 100 };
 	uint8_t hdr[PROTO_FRAME_LEN], hello[PROTO_TOKEN_LEN + 8] = { 0 };
 	struct wbuf w;
@@ -51,9 +52,8 @@ main(int argc, char **argv)
 
 	if (argc != 2)
 		return 2;
-	net_parse_numeric("127.0.0.2", 7471, &addrs[0]);
-	net_parse_numeric("10.0.0.3", 7471, &addrs[1]);
-	net_parse_numeric("fd00::5", 7000, &addrs[2]);
+	net_parse_numeric("10.0.0.3", 7471, &peers[1].addr);
+	net_parse_numeric("fd00::5", 7000, &peers[2].addr);
 	frame_encode(&fr, hdr);
 	put(argv[1], "frame", 0, hdr, sizeof(hdr));
 	wbuf_init(&w);

@@ -11,34 +11,44 @@
 #include "xtcp.h"
 #include "xverbs.h"
 
+/* The neighbours' addresses as a transport takes them: their TCP
+ * listeners, or with `rdma` their rdma_cm ports (malloc'd; NULL if out of
+ * memory or if there are none). */
+static struct xp_addr *
+peer_addrs(const struct member_cfg *cfg, bool rdma)
+{
+	struct xp_addr *a = calloc(cfg->npeers ? cfg->npeers : 1, sizeof(*a));
+	uint32_t i;
+
+	for (i = 0; a != NULL && i < cfg->npeers; i++) {
+		a[i].rank = cfg->peers[i].rank;
+		a[i].addr = cfg->peers[i].addr;
+		if (rdma)
+			net_set_port(&a[i].addr, cfg->peers[i].rdma_port);
+	}
+	return a;
+}
+
 static int
 make_tcp(const struct member_cfg *cfg, const struct eng_cfg *ec,
 	 struct xp **xp)
 {
 	struct xtcp_cfg xc = {
 		.loop = ec->loop, .rank = ec->rank, .n = ec->n,
-		.addrs = cfg->addrs, .bind = cfg->bind,
+		.npeers = cfg->npeers, .bind = cfg->bind,
 		.connect_timeout_ms = cfg->connect_timeout_ms,
 		.timeout_ms = cfg->timeout_ms, .block_size = cfg->block_size,
 	};
+	struct xp_addr *peers = peer_addrs(cfg, false);
+	int rc;
 
+	if (peers == NULL)
+		return -ENOMEM;
 	memcpy(xc.token, cfg->token, PROTO_TOKEN_LEN);
-	return xtcp_new(&xc, xp);
-}
-
-/* The members' rdma_cm addresses: their IPs with their rdma ports
- * (malloc'd), or NULL. */
-static struct sockaddr_storage *
-rdma_addrs(const struct member_cfg *cfg, uint32_t n)
-{
-	struct sockaddr_storage *a = calloc(n, sizeof(*a));
-	uint32_t i;
-
-	for (i = 0; a != NULL && i < n; i++) {
-		a[i] = cfg->addrs[i];
-		net_set_port(&a[i], cfg->rdma_ports[i]);
-	}
-	return a;
+	xc.peers = peers;
+	rc = xtcp_new(&xc, xp);
+	free(peers);
+	return rc;
 }
 
 /* Over verbs, `window` receives are posted into bounce buffers: rank 0
@@ -60,11 +70,12 @@ make_verbs(const struct member_cfg *cfg, const struct eng_cfg *ec,
 		return rd_errf(err, -EPROTO, "the group runs over verbs, but "
 			       "this member has no RDMA device");
 	memcpy(vc.token, cfg->token, PROTO_TOKEN_LEN);
-	vc.addrs = rdma_addrs(cfg, ec->n);
-	if (vc.addrs == NULL)
+	vc.peers = peer_addrs(cfg, true);
+	vc.npeers = cfg->npeers;
+	if (vc.peers == NULL)
 		return -ENOMEM;
 	rc = xvb_new(&vc, xp, err);
-	free((void *)vc.addrs);
+	free((void *)vc.peers);
 	return rc;
 }
 

@@ -24,10 +24,10 @@ struct vb_dev;
 struct member_cfg {
 	enum proto_transport transport;	/* TRANSPORT_TCP or _VERBS */
 	uint8_t token[PROTO_TOKEN_LEN];	/* the transfer's */
-	/* Every rank's TCP address (the daemons' listeners; rank 0's is
-	 * unused) and, over verbs, every rank's rdma_cm port. */
-	const struct sockaddr_storage *addrs;
-	const uint16_t *rdma_ports;
+	/* The neighbours' TCP addresses (the daemons' listeners) and, over
+	 * verbs, rdma_cm ports, sorted by rank (others may be there too). */
+	const struct roster_peer *peers;
+	uint32_t npeers;
 	/* Our source address (NULL over TCP: the system's choice). */
 	const struct sockaddr_storage *bind;
 	unsigned connect_timeout_ms;

@@ -194,14 +194,14 @@ register_sources(void *ctx, struct xp *xp, struct rd_err *err)
 	return rc;
 }
 
-/* Rank 0's engine, over the group's transport (member.h). */
+/* Rank 0's engine, over the group's transport (member.h); `all` is
+ * every member (rank 1..), as rank 0 may reach any. */
 static int
-start_engine(struct push *p, const struct sockaddr_storage *addrs,
-	     const uint16_t *rdma_ports)
+start_engine(struct push *p, const struct roster_peer *all)
 {
 	struct member_cfg mc = {
-		.transport = p->group, .addrs = addrs,
-		.rdma_ports = rdma_ports, .bind = p->has_src ? &p->src : NULL,
+		.transport = p->group, .peers = all, .npeers = p->members - 1,
+		.bind = p->has_src ? &p->src : NULL,
 		.connect_timeout_ms = p->cfg->connect_timeout_ms,
 		.timeout_ms = p->cfg->timeout_ms,
 		.vb = p->vb, .dev = p->dev, .block_size = p->block_size,
@@ -268,30 +268,57 @@ choose_transport(struct push *p)
 	return rd_errf(&p->fatal, why.code, "%s", why.msg);
 }
 
+/* Host h's START: its rank and its schedule neighbours, from `all`
+ * (every member, rank 1.. at all[rank - 1]; rank 0 has no address). */
 static int
-send_starts(struct push *p, struct sockaddr_storage *addrs,
-	    uint16_t *rdma_ports)
+encode_start(struct push *p, const struct phost *h,
+	     const struct roster_peer *all, uint32_t *ranks,
+	     struct roster_peer *mine, struct wbuf *w)
 {
-	struct roster ro = { .rank = 1, .n = p->members, .addrs = addrs,
-			     .rdma_ports = rdma_ports, .transport = p->group };
+	struct roster ro = { .rank = h->rank, .n = p->members,
+			     .transport = p->group, .peers = mine };
+	struct sched *s;
+	size_t i, n;
+	int rc;
+
+	rc = sched_new(p->cfg->alg, p->members, h->rank, store_blocks(p->st),
+		       &s);
+	if (rc < 0)
+		return rc;
+	n = sched_peers(s, ranks, p->members);
+	sched_free(s);
+	for (i = 0; i < n; i++)
+		mine[i] = ranks[i] == 0 ? (struct roster_peer){ 0 }
+					: all[ranks[i] - 1];
+	ro.npeers = (uint32_t)n;
+	w->len = 0;
+	return roster_encode(&ro, w);
+}
+
+static int
+send_starts(struct push *p, const struct roster_peer *all)
+{
+	struct roster_peer *mine = calloc(p->members, sizeof(*mine));
+	uint32_t *ranks = calloc(p->members, sizeof(*ranks));
 	struct frame f = { .type = MSG_START };
 	struct wbuf w;
 	size_t i;
-	int rc;
+	int rc = mine != NULL && ranks != NULL ? 0 : -ENOMEM;
 
 	wbuf_init(&w);
-	rc = roster_encode(&ro, &w);
 	for (i = 0; i < p->nh && rc == 0; i++) {
 		struct phost *h = &p->h[i];
 
 		if (h->st != HS_RUNNING)
 			continue;
-		be_put32(w.data, h->rank);
+		rc = encode_start(p, h, all, ranks, mine, &w);
 		f.len = w.len;
-		if (conn_send_copy(h->c, &f, w.data) < 0)
+		if (rc == 0 && conn_send_copy(h->c, &f, w.data) < 0)
 			push_host_lost(h, -EPIPE, "cannot send START");
 	}
 	wbuf_free(&w);
+	free(mine);
+	free(ranks);
 	return rc;
 }
 
@@ -299,8 +326,7 @@ send_starts(struct push *p, struct sockaddr_storage *addrs,
 void
 pg_maybe_start(struct push *p)
 {
-	struct sockaddr_storage *addrs;
-	uint16_t *ports;	/* each member's rdma_cm port, 0: none */
+	struct roster_peer *all;	/* rank r at all[r - 1] */
 	uint32_t r = 0;
 	size_t i;
 	int rc;
@@ -312,12 +338,10 @@ pg_maybe_start(struct push *p)
 		if (p->h[i].st == HS_ACCEPTED)
 			r++;
 	p->members = r + 1;
-	addrs = calloc(p->members, sizeof(*addrs));
-	ports = calloc(p->members, sizeof(*ports));
+	all = calloc(p->members, sizeof(*all));
 	p->by_rank = calloc(p->members, sizeof(*p->by_rank));
-	if (addrs == NULL || ports == NULL || p->by_rank == NULL) {
-		free(addrs);
-		free(ports);
+	if (all == NULL || p->by_rank == NULL) {
+		free(all);
 		for (i = 0; i < p->nh; i++)
 			if (p->h[i].st == HS_ACCEPTED)
 				push_host_failed(&p->h[i], -ENOMEM,
@@ -330,8 +354,8 @@ pg_maybe_start(struct push *p)
 		p->h[i].rank = ++r;
 		p->h[i].st = HS_RUNNING;
 		p->by_rank[r] = &p->h[i];
-		addrs[r] = p->h[i].addr;
-		ports[r] = p->h[i].rdma_port;
+		all[r - 1] = (struct roster_peer){ r, p->h[i].rdma_port,
+						   p->h[i].addr };
 	}
 	p->sum->setup = push_elapsed(p);
 	trace_add(p->trace, TR_BOOT, p->t0_us, trace_now(), PROTO_NO_PEER, 0);
@@ -339,16 +363,15 @@ pg_maybe_start(struct push *p)
 		rc = choose_transport(p);
 		p->sum->transport = proto_transport_name(p->group);
 		if (rc == 0)
-			rc = send_starts(p, addrs, ports);
+			rc = send_starts(p, all);
 		if (rc == 0)
-			rc = start_engine(p, addrs, ports);
+			rc = start_engine(p, all);
 		if (rc < 0)
 			push_abort_group(p, NULL, p->fatal.code ? p->fatal.msg
 							   : strerror(-rc));
 		else if (p->cfg->verify)
 			pg_start_crc(p);
 	}
-	free(addrs);
-	free(ports);
+	free(all);
 	push_maybe_finish(p);
 }

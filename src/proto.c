@@ -45,7 +45,7 @@ proto_max_len(uint8_t type)
 	case MSG_TRACE:
 		return PROTO_MAX_BODY;
 	case MSG_START:
-		return 64ull + 21ull * SCHED_MAX_MEMBERS;
+		return 64ull + 25ull * SCHED_MAX_MEMBERS;
 	case MSG_REFUSE:
 	case MSG_FAIL:
 	case MSG_ABORT:
@@ -340,8 +340,8 @@ get_addr(struct rbuf *r, struct sockaddr_storage *ss)
 	return 0;
 }
 
-#define ROSTER_HEAD 9		/* rank, n, transport */
-#define ROSTER_ENTRY 21		/* family, address, port, rdma port */
+#define ROSTER_HEAD 13		/* rank, n, transport, peers */
+#define ROSTER_ENTRY 25		/* rank, family, address, port, rdma port */
 
 int
 roster_encode(const struct roster *ro, struct wbuf *w)
@@ -351,21 +351,28 @@ roster_encode(const struct roster *ro, struct wbuf *w)
 	wput_u32(w, ro->rank);
 	wput_u32(w, ro->n);
 	wput_u8(w, (uint8_t)ro->transport);
-	for (i = 0; i < ro->n; i++) {
-		put_addr(w, &ro->addrs[i]);
-		wput_u16(w, ro->rdma_ports != NULL ? ro->rdma_ports[i] : 0);
+	wput_u32(w, ro->npeers);
+	for (i = 0; i < ro->npeers; i++) {
+		wput_u32(w, ro->peers[i].rank);
+		put_addr(w, &ro->peers[i].addr);
+		wput_u16(w, ro->peers[i].rdma_port);
 	}
 	return w->err;
 }
 
-void
-roster_free(struct roster *ro)
+/* Neighbour i of a roster being decoded: a rank of the group, above the
+ * one before, never the member's own, with an address unless rank 0. */
+static int
+get_peer(struct rbuf *r, const struct roster *ro, uint32_t i)
 {
-	if (ro == NULL)
-		return;
-	free(ro->addrs);
-	free(ro->rdma_ports);
-	free(ro);
+	struct roster_peer *p = &ro->peers[i];
+
+	if (rget_u32(r, &p->rank) < 0 || get_addr(r, &p->addr) < 0 ||
+	    rget_u16(r, &p->rdma_port) < 0 || p->rank >= ro->n ||
+	    p->rank == ro->rank || (i > 0 && p->rank <= p[-1].rank) ||
+	    (p->rank > 0 && p->addr.ss_family == AF_UNSPEC))
+		return -EBADMSG;
+	return 0;
 }
 
 int
@@ -384,26 +391,23 @@ roster_decode(const uint8_t *body, size_t len, struct roster **out,
 		return -ENOMEM;
 	rbuf_init(&r, body, len);
 	if (rget_u32(&r, &ro->rank) < 0 || rget_u32(&r, &ro->n) < 0 ||
-	    rget_u8(&r, &transport) < 0 || transport > TRANSPORT_VERBS ||
-	    ro->n < 2 || ro->n > SCHED_MAX_MEMBERS || ro->rank == 0 ||
-	    ro->rank >= ro->n ||
-	    (len - ROSTER_HEAD) / ROSTER_ENTRY != ro->n) {
-		rd_errf(err, rc, "bad member list");
+	    rget_u8(&r, &transport) < 0 || rget_u32(&r, &ro->npeers) < 0 ||
+	    transport > TRANSPORT_VERBS || ro->n < 2 ||
+	    ro->n > SCHED_MAX_MEMBERS || ro->rank == 0 ||
+	    ro->rank >= ro->n || ro->npeers >= ro->n ||
+	    len < ROSTER_HEAD ||
+	    (len - ROSTER_HEAD) / ROSTER_ENTRY != ro->npeers)
 		goto out;
-	}
 	ro->transport = (enum proto_transport)transport;
-	ro->addrs = calloc(ro->n, sizeof(*ro->addrs));
-	ro->rdma_ports = calloc(ro->n, sizeof(*ro->rdma_ports));
+	ro->peers = calloc(ro->npeers ? ro->npeers : 1, sizeof(*ro->peers));
 	rc = -ENOMEM;
-	if (ro->addrs == NULL || ro->rdma_ports == NULL)
+	if (ro->peers == NULL)
 		goto out;
-	rc = -EBADMSG;
-	for (i = 0; i < ro->n; i++)
-		if (get_addr(&r, &ro->addrs[i]) < 0 ||
-		    rget_u16(&r, &ro->rdma_ports[i]) < 0 ||
-		    (i > 0 && ro->addrs[i].ss_family == AF_UNSPEC))
-			goto out;
-	rc = rbuf_done(&r);
+	rc = 0;
+	for (i = 0; i < ro->npeers && rc == 0; i++)
+		rc = get_peer(&r, ro, i);
+	if (rc == 0)
+		rc = rbuf_done(&r);
 	if (rc < 0)
 		goto out;
 	*out = ro;
@@ -415,9 +419,31 @@ out:
 	return rc;
 }
 
-/* ---------------------------------------------------------------------
- * Hello
- */
+const struct roster_peer *
+roster_peer(const struct roster *ro, uint32_t rank)
+{
+	uint32_t lo = 0, hi = ro->npeers, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (ro->peers[mid].rank == rank)
+			return &ro->peers[mid];
+		if (ro->peers[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void
+roster_free(struct roster *ro)
+{
+	if (ro == NULL)
+		return;
+	free(ro->peers);
+	free(ro);
+}
 
 int
 hello_encode(const struct hello *h, struct wbuf *w)

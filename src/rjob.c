@@ -51,6 +51,7 @@ struct rjob {
 	struct store *st;
 	struct eng *eng;
 	struct roster *ro;
+	struct sockaddr_storage bind;	/* ours, as the sender reached us */
 	enum jstate state;
 	bool complete, landed, eng_done, go_received;
 	uint32_t crc_expected;
@@ -346,8 +347,8 @@ on_done(void *ctx, int status, uint32_t peer)
 			job_end(j);
 		return;
 	}
-	if (peer < j->ro->n)
-		net_format(&j->ro->addrs[peer], addr, sizeof(addr));
+	if (peer < j->ro->n && roster_peer(j->ro, peer) != NULL)
+		net_format(&roster_peer(j->ro, peer)->addr, addr, sizeof(addr));
 	if (status == ENG_NEVER_CONNECTED)
 		job_fail_peer(j, status, peer, "rank %u (%s) never connected "
 			      "(waited %u ms)", peer,
@@ -418,9 +419,8 @@ static int
 start_engine(struct rjob *j, struct rd_err *err)
 {
 	struct member_cfg mc = {
-		.transport = j->ro->transport, .addrs = j->ro->addrs,
-		.rdma_ports = j->ro->rdma_ports,
-		.bind = &j->ro->addrs[j->ro->rank],
+		.transport = j->ro->transport, .peers = j->ro->peers,
+		.npeers = j->ro->npeers, .bind = &j->bind,
 		.connect_timeout_ms = j->env->connect_timeout_ms,
 		.timeout_ms = j->job->timeout_ms,
 		.vb = j->env->vb, .dev = j->dev,
@@ -451,6 +451,8 @@ on_start(struct rjob *j, const struct frame *f, const uint8_t *body)
 	if (j->state != JS_READY)
 		return -EPROTO;
 	rc = roster_decode(body, f->len, &j->ro, &err);
+	if (rc == 0)
+		rc = conn_local(j->ctl, &j->bind);
 	if (rc < 0)
 		return rc;
 	j->state = JS_RUNNING;

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 void
 xp_set_events(struct xp *x, const struct xp_events *ev, void *ctx)
@@ -123,4 +124,31 @@ xp_free(struct xp *x)
 {
 	if (x != NULL)
 		x->ops->free(x);
+}
+
+const struct sockaddr_storage *
+xp_addr_find(const struct xp_addr *t, size_t n, uint32_t rank)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (t[mid].rank == rank)
+			return &t[mid].addr;
+		if (t[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+struct xp_addr *
+xp_addr_copy(const struct xp_addr *t, size_t n)
+{
+	struct xp_addr *c = n ? malloc(n * sizeof(*c)) : NULL;
+
+	if (c != NULL)
+		memcpy(c, t, n * sizeof(*c));
+	return c;
 }

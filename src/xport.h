@@ -26,9 +26,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 struct xp;
+
+/* Where a neighbour listens: tables of them are sorted by rank. */
+struct xp_addr {
+	uint32_t rank;
+	struct sockaddr_storage addr;
+};
+
+/* The address of `rank` in a table of n sorted by rank, or NULL. */
+const struct sockaddr_storage *xp_addr_find(const struct xp_addr *t,
+					    size_t n, uint32_t rank);
+
+/* A copy of a table of n (malloc'd; NULL if out of memory, or if n is
+ * 0). */
+struct xp_addr *xp_addr_copy(const struct xp_addr *t, size_t n);
 
 struct xp_events {
 	/* A connection to `peer` is up (status 0) or could not be made. */

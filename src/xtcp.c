@@ -42,7 +42,8 @@ struct xtcp {
 	uint8_t token[PROTO_TOKEN_LEN];
 	uint32_t rank;
 	uint32_t n;
-	struct sockaddr_storage *addrs;
+	struct xp_addr *addrs;	/* of the neighbours, by rank */
+	size_t naddrs;
 	struct sockaddr_storage bind;
 	bool has_bind;
 	unsigned connect_timeout_ms;
@@ -358,17 +359,20 @@ static int
 xtcp_connect(struct xp *xp, uint32_t peer)
 {
 	struct xtcp *x = (struct xtcp *)xp;
+	const struct sockaddr_storage *to = xp_addr_find(x->addrs, x->naddrs,
+							 peer);
 	struct sockaddr_storage from;
 	struct xpeer *p;
 	int rc;
 
-	if (peer >= x->n || peer <= x->rank || peer_find(x, peer) != NULL)
+	if (peer >= x->n || peer <= x->rank || peer_find(x, peer) != NULL ||
+	    to == NULL)
 		return -EINVAL;
 	rc = peer_add(x, peer, &p);
 	if (rc < 0)
 		return rc;
 	net_without_port(&x->bind, &from);
-	return conn_connect(x->loop, (const struct sockaddr *)&x->addrs[peer],
+	return conn_connect(x->loop, (const struct sockaddr *)to,
 			    x->has_bind ? (const struct sockaddr *)&from : NULL,
 			    x->connect_timeout_ms, &xtcp_conn_ops, p, &p->c);
 }
@@ -479,13 +483,12 @@ xtcp_new(const struct xtcp_cfg *cfg, struct xp **out)
 	x = calloc(1, sizeof(*x));
 	if (x == NULL)
 		return -ENOMEM;
-	x->addrs = calloc(cfg->n, sizeof(*x->addrs));
-	if (x->addrs == NULL) {
+	x->addrs = xp_addr_copy(cfg->peers, cfg->npeers);
+	if (x->addrs == NULL && cfg->npeers > 0) {
 		free(x);
 		return -ENOMEM;
 	}
-	if (cfg->addrs != NULL)
-		memcpy(x->addrs, cfg->addrs, cfg->n * sizeof(*x->addrs));
+	x->naddrs = cfg->npeers;
 	x->base.ops = &xtcp_ops;
 	x->loop = cfg->loop;
 	memcpy(x->token, cfg->token, PROTO_TOKEN_LEN);

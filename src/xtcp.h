@@ -23,9 +23,10 @@ struct xtcp_cfg {
 	uint8_t token[PROTO_TOKEN_LEN];
 	uint32_t rank;
 	uint32_t n;
-	/* Every rank's address (copied); unused for ranks never connected
-	 * to. */
-	const struct sockaddr_storage *addrs;
+	/* The addresses of the neighbours we connect to (copied; others may
+	 * be there too), sorted by rank. */
+	const struct xp_addr *peers;
+	size_t npeers;
 	/* Source address for outgoing connections, or NULL. */
 	const struct sockaddr_storage *bind;
 	unsigned connect_timeout_ms;

@@ -91,7 +91,8 @@ struct vpeer {
 struct xvb {
 	struct xp base;
 	struct xvb_cfg cfg;
-	struct sockaddr_storage *addrs;
+	struct xp_addr *addrs;		/* of the neighbours, by rank */
+	size_t naddrs;
 	struct sockaddr_storage bind;
 	struct vb *vb;
 	struct vb_dev *dev;
@@ -772,7 +773,8 @@ on_cm(struct vb_cm *h, struct rdma_cm_event *ev)
 		 * to the kernel's slow retry (seconds). */
 		if (rc == 0 && q->kind == KIND_SIGNAL && p->data.id == NULL)
 			rc = connect_qp(p->x, &p->data,
-					&p->x->addrs[p->rank]);
+					xp_addr_find(p->x->addrs, p->x->naddrs,
+						     p->rank));
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		rc = on_route(q);
@@ -873,11 +875,13 @@ xvb_connect(struct xp *xp, uint32_t peer)
 	struct vpeer *p;
 	int rc;
 
-	if (peer >= x->cfg.n || peer <= x->cfg.rank || peer_find(x, peer))
+	if (peer >= x->cfg.n || peer <= x->cfg.rank || peer_find(x, peer) ||
+	    xp_addr_find(x->addrs, x->naddrs, peer) == NULL)
 		return -EINVAL;
 	rc = peer_add(x, peer, &p);
 	if (rc == 0)
-		rc = connect_qp(x, &p->sig, &x->addrs[peer]);
+		rc = connect_qp(x, &p->sig,
+				xp_addr_find(x->addrs, x->naddrs, peer));
 	return rc;
 }
 
@@ -1099,10 +1103,9 @@ xvb_new(const struct xvb_cfg *cfg, struct xp **out, struct rd_err *err)
 	x->sq_cap = cfg->window + SEND_RING + 8;
 	uv_timer_init(cfg->loop, &x->timer);
 	x->timer.data = x;
-	x->addrs = calloc(cfg->n, sizeof(*x->addrs));
-	rc = x->addrs != NULL ? query_limits(x) : -ENOMEM;
-	if (rc == 0)
-		memcpy(x->addrs, cfg->addrs, cfg->n * sizeof(*x->addrs));
+	x->addrs = xp_addr_copy(cfg->peers, cfg->npeers);
+	x->naddrs = cfg->npeers;
+	rc = x->addrs != NULL || cfg->npeers == 0 ? query_limits(x) : -ENOMEM;
 	/* receivers: bounce rings, registered before data flows; the sender
 	 * sends from its registered sources, but a block made of more pieces
 	 * (small files) than a work request takes goes through a copy */

@@ -36,8 +36,10 @@ struct xvb_cfg {
 	uint8_t token[PROTO_TOKEN_LEN];
 	uint32_t rank;
 	uint32_t n;
-	/* every rank's rdma_cm address (IP and port), copied */
-	const struct sockaddr_storage *addrs;
+	/* the neighbours' rdma_cm addresses (IP and port), sorted by rank,
+	 * copied */
+	const struct xp_addr *peers;
+	size_t npeers;
 	const struct sockaddr_storage *bind;	/* our source address */
 	uint32_t block_size;
 	unsigned window;		/* receives posted ahead at most */

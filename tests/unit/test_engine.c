@@ -40,7 +40,7 @@ struct cluster {
 	uint64_t size, bsize;
 	enum sched_alg alg;
 	struct member m[MAXN];
-	struct sockaddr_storage addrs[MAXN];
+	struct xp_addr addrs[MAXN];
 	uint32_t ndone;
 	int kill_rank;		/* member to kill after some blocks, or -1 */
 	uint64_t kill_after;
@@ -215,7 +215,8 @@ setup_member(struct cluster *cl, uint32_t r)
 	net_parse_numeric("127.0.0.1", 0, &ss);
 	ck_assert_int_eq(conn_listen(&cl->loop, (struct sockaddr *)&ss, 64,
 				     on_incoming, m, &m->listener), 0);
-	conn_listener_address(m->listener, &cl->addrs[r]);
+	conn_listener_address(m->listener, &cl->addrs[r].addr);
+	cl->addrs[r].rank = r;
 }
 
 static void
@@ -223,7 +224,8 @@ start_member(struct cluster *cl, uint32_t r)
 {
 	struct member *m = &cl->m[r];
 	struct xtcp_cfg xc = {
-		.loop = &cl->loop, .rank = r, .n = cl->n, .addrs = cl->addrs,
+		.loop = &cl->loop, .rank = r, .n = cl->n, .peers = cl->addrs,
+		.npeers = cl->n,
 		.connect_timeout_ms = 5000, .timeout_ms = cl->timeout_ms,
 	};
 	struct eng_cfg ec = {

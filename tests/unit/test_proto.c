@@ -273,38 +273,47 @@ END_TEST
 
 START_TEST(roster_round_trip)
 {
-	struct sockaddr_storage addrs[4];
-	uint16_t ports[4] = { 0, 18515, 7, 65535 };
-	struct roster ro = { .rank = 2, .n = 4, .addrs = addrs,
-			     .transport = TRANSPORT_VERBS,
-			     .rdma_ports = ports }, *back;
+	struct roster_peer peers[3] = {
+		{ .rank = 0 }, { .rank = 1, .rdma_port = 18515 },
+		{ .rank = 6, .rdma_port = 65535 },
+	};
+	struct roster ro = { .rank = 2, .n = 7, .peers = peers, .npeers = 3,
+			     .transport = TRANSPORT_VERBS }, *back;
 	struct wbuf w;
 	size_t cut;
 
-	memset(addrs, 0, sizeof(addrs));
-	net_parse_numeric("198.18.0.2", 7471, &addrs[1]);
-	net_parse_numeric("fd00::5", 9, &addrs[2]);
-	net_parse_numeric("198.18.3.250", 65535, &addrs[3]);
+	net_parse_numeric("198.18.0.2", 7471, &peers[1].addr);
+	net_parse_numeric("fd00::5", 9, &peers[2].addr);
 	wbuf_init(&w);
 	ck_assert_int_eq(roster_encode(&ro, &w), 0);
 	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
 	ck_assert_uint_eq(back->rank, 2);
-	ck_assert_uint_eq(back->n, 4);
+	ck_assert_uint_eq(back->n, 7);
 	ck_assert_int_eq(back->transport, TRANSPORT_VERBS);
-	ck_assert_int_eq(back->addrs[0].ss_family, AF_UNSPEC);
-	for (cut = 1; cut < 4; cut++) {
-		ck_assert(net_equal(&back->addrs[cut], &addrs[cut]));
-		ck_assert_uint_eq(back->rdma_ports[cut], ports[cut]);
+	ck_assert_uint_eq(back->npeers, 3);
+	ck_assert_int_eq(roster_peer(back, 0)->addr.ss_family, AF_UNSPEC);
+	for (cut = 1; cut < 3; cut++) {
+		ck_assert(net_equal(&roster_peer(back, peers[cut].rank)->addr,
+				    &peers[cut].addr));
+		ck_assert_uint_eq(roster_peer(back, peers[cut].rank)->rdma_port,
+				  peers[cut].rdma_port);
 	}
+	ck_assert_ptr_null(roster_peer(back, 3));
 	roster_free(back);
 	for (cut = 0; cut < w.len; cut++)
 		ck_assert_int_lt(roster_decode(w.data, cut, &back, NULL), 0);
 	/* rank 0 is the sender, never a receiving member */
 	be_put32(w.data, 0);
 	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
-	/* a member without an address */
+	/* a member other than rank 0 without an address */
 	be_put32(w.data, 2);
-	w.data[9 + 21] = 0;
+	w.data[13 + 25 + 4] = 0;
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	/* neighbours out of order, or the member itself */
+	net_parse_numeric("198.18.0.9", 1, &peers[0].addr);
+	peers[0].rank = 2;
+	w.len = 0;
+	ck_assert_int_eq(roster_encode(&ro, &w), 0);
 	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
 	wbuf_free(&w);
 	roster_free(NULL);
