@@ -23,20 +23,22 @@
  * push
  */
 
-/* Where source `src` lands: DIR/basename with -d, else its own absolute
- * path, into *out (malloc'd).  Returns 0 or -errno after a message
- * (-EINVAL: it would land on "/"). */
+/* Where source `src` lands: its own absolute path (made clean: "tree/",
+ * "." and "a/.." name the directory itself), or with -d DIR, DIR/ the
+ * base name of that path; into *out (malloc'd).  Returns 0 or -errno
+ * after a message (-EINVAL: it would land on "/"). */
 static int
 destination(const struct opts *o, const char *cwd, const char *src,
 	    char **out)
 {
-	char *abs = path_absolute(cwd, src), *dir;
+	char *abs = path_absolute(cwd, src), *dir, *in_dir = NULL;
 
-	if (abs != NULL && o->dest_dir != NULL) {
+	if (abs != NULL && o->dest_dir != NULL && strcmp(abs, "/") != 0) {
 		dir = path_absolute("/", o->dest_dir);
-		free(abs);
-		abs = dir ? path_join(dir, path_base(src)) : NULL;
+		in_dir = dir ? path_join(dir, path_base(abs)) : NULL;
 		free(dir);
+		free(abs);
+		abs = in_dir;
 	}
 	*out = abs;
 	if (abs == NULL) {

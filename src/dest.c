@@ -272,6 +272,15 @@ locate(const struct dest *d, const char *real, size_t *root,
 	return -EACCES;
 }
 
+/* The parent directory of an entry cannot be resolved (errno e). */
+static int
+no_parent(const char *parent, int e, struct rd_err *err)
+{
+	return rd_errf(err, -e, "destination directory %s: %s%s", parent,
+		       strerror(e), e != ENOENT ? "" : " (-d DIR/, with a "
+		       "trailing slash, makes it where it is missing)");
+}
+
 /* Entry i's parent exists on disk: resolve it to a root. */
 static int
 place_on_disk(struct dest *d, struct dent *e, struct rd_err *err)
@@ -283,8 +292,7 @@ place_on_disk(struct dest *d, struct dent *e, struct rd_err *err)
 	if (parent == NULL)
 		return -ENOMEM;
 	if (realpath(parent, real) == NULL)
-		rc = rd_errf(err, -errno, "destination directory %s: %s",
-			     parent, strerror(errno));
+		rc = no_parent(parent, errno, err);
 	else if (locate(d, real, &e->root, &rel) < 0)
 		rc = rd_errf(err, -EACCES, "destination directory %s is not "
 			     "under a --root of this daemon", parent);
