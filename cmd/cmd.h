@@ -74,6 +74,8 @@ struct opts {
 	char **args;
 	int nargs;
 	const char *hostfile;	/* -f */
+	const char **wlists;	/* -w HOSTS, repeatable */
+	size_t nwlists;
 	const char *exclude;	/* -x */
 	const char *ok_file;
 	const char *failed_file;

@@ -75,9 +75,19 @@ slurp(const char *path)
 	return text;
 }
 
-/* Is the last argument a host list rather than a file?  Without -f or
- * Slurm it must be; inside an allocation, an existing local path or a
- * lone argument is a file and the hosts come from SLURM_JOB_NODELIST. */
+/* A file name, never a host: "-" (standard input) or a name with a '/'
+ * (no host name or address holds one). */
+static bool
+never_a_host(const char *arg)
+{
+	return strcmp(arg, "-") == 0 || strchr(arg, '/') != NULL;
+}
+
+/* Is the last argument a host list rather than a file?  Without -f, -w
+ * or Slurm it must be; inside an allocation, a lone argument, an
+ * existing local path or a name that cannot be a host is a file and the
+ * hosts come from SLURM_JOB_NODELIST.  Returns the host list, or NULL
+ * if there is none in the arguments; *nfiles is how many are files. */
 static const char *
 hosts_source(const struct opts *o, int *nfiles)
 {
@@ -85,10 +95,11 @@ hosts_source(const struct opts *o, int *nfiles)
 	const char *last = o->nargs > 0 ? o->args[o->nargs - 1] : NULL;
 
 	*nfiles = o->nargs;
-	if (o->hostfile != NULL)
+	if (o->hostfile != NULL || o->nwlists > 0)
 		return NULL;
 	if (slurm != NULL && slurm[0] != '\0' && last != NULL &&
-	    (o->nargs == 1 || access(last, F_OK) == 0)) {
+	    (o->nargs == 1 || access(last, F_OK) == 0 ||
+	     never_a_host(last))) {
 		if (o->verbose > 0)
 			warnx_("hosts from SLURM_JOB_NODELIST: %s", slurm);
 		return slurm;
@@ -97,32 +108,64 @@ hosts_source(const struct opts *o, int *nfiles)
 	return last;
 }
 
+/* The hosts of -f and every -w, or of spec, appended to hl.  Returns 0,
+ * or -errno with err set. */
+static int
+parse_hosts(const struct opts *o, const char *spec, struct hostlist *hl,
+	    struct rd_err *err)
+{
+	char *text;
+	size_t i;
+	int rc = 0;
+
+	if (spec != NULL)
+		return hostlist_parse(hl, spec, err);
+	if (o->hostfile != NULL) {
+		text = slurp(o->hostfile);
+		if (text == NULL)
+			return -EINVAL;	/* slurp said why */
+		rc = hostlist_parse_file(hl, text, o->hostfile, err);
+		free(text);
+	}
+	for (i = 0; rc == 0 && i < o->nwlists; i++)
+		rc = hostlist_parse(hl, o->wlists[i], err);
+	return rc;
+}
+
+/* Usage errors in where the hosts come from: -EINVAL after a message. */
+static int
+check_hosts_source(const struct opts *o, const char *spec, int nfiles)
+{
+	if (nfiles < 1 || (spec == NULL && o->hostfile == NULL &&
+			   o->nwlists == 0)) {
+		warnx_("need at least one FILE and hosts (a HOSTS argument, "
+		       "-w HOSTS, -f FILE, or a Slurm allocation)");
+		return -EINVAL;
+	}
+	if (spec != NULL && never_a_host(spec)) {
+		warnx_("'%s' is not a host list but a file name (hosts hold "
+		       "no '/'): give the hosts last, or with -w or -f", spec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int
 gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
 {
 	struct hostlist ex = { 0 };
 	struct rd_err err = { 0 };
 	const char *spec = hosts_source(o, nfiles);
-	char *text = NULL;
 	size_t dups;
-	int rc = -EINVAL;
+	int rc = check_hosts_source(o, spec, *nfiles);
 
-	if (*nfiles < 1 || (spec == NULL && o->hostfile == NULL)) {
-		warnx_("need at least one FILE and hosts (a HOSTS argument, "
-		       "-f FILE, or a Slurm allocation)");
-		return -EINVAL;
-	}
-	if (o->hostfile != NULL) {
-		text = slurp(o->hostfile);
-		if (text == NULL)
-			return -EINVAL;
-		rc = hostlist_parse_file(hl, text, o->hostfile, &err);
-	} else {
-		rc = hostlist_parse(hl, spec, &err);
-	}
+	if (rc < 0)
+		return rc;
+	rc = parse_hosts(o, spec, hl, &err);
 	if (rc == 0 && o->exclude != NULL)
 		rc = hostlist_parse(&ex, o->exclude, &err);
-	free(text);
+	if (rc == -EINVAL && err.code == 0)
+		return rc;	/* slurp said why */
 	if (rc < 0) {
 		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
 		hostlist_clear(&ex);

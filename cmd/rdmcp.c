@@ -83,6 +83,7 @@ static const struct option long_options[] = {
 	{ "keep-owners", no_argument, NULL, OPT_KEEP_OWNERS },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "nodes", required_argument, NULL, 'w' },
 	{ "ok-file", required_argument, NULL, OPT_OK_FILE },
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "owner", required_argument, NULL, OPT_OWNER },
@@ -115,6 +116,7 @@ usage(FILE *out)
 {
 	fprintf(out,
 "usage: rdmcp [OPTIONS] FILE... HOSTS\n"
+"       rdmcp [OPTIONS] -w HOSTS FILE...\n"
 "       rdmcp [OPTIONS] -f HOSTFILE FILE...\n"
 "       rdmcp --rsh CMD [OPTIONS] FILE... HOSTS\n"
 "       rdmcp --serve --root DIR [--listen ADDR[:PORT]] [OPTIONS]\n"
@@ -128,7 +130,8 @@ usage(FILE *out)
 "HOSTS is a host list: host, host:port or [address]:port entries,\n"
 "separated by commas, with ranges as in Slurm and pdsh: node[01-64,70],\n"
 "rack[1-2]n[01-16].  Inside a Slurm allocation HOSTS may be left out:\n"
-"the hosts are then $SLURM_JOB_NODELIST.\n"
+"the hosts are then $SLURM_JOB_NODELIST.  A name with a '/' is a FILE,\n"
+"never a host.\n"
 "\n"
 "Sending:\n"
 "  -d, --dest DIR           land files in DIR on every host (default: the\n"
@@ -151,13 +154,16 @@ usage(FILE *out)
 "  -f, --hostfile FILE      read the hosts from FILE ('-': stdin), one host\n"
 "                           list per line, '#' comments; then every\n"
 "                           argument is a FILE\n"
+"  -w, --nodes HOSTS        the hosts, as with pdsh -w (repeatable, and\n"
+"                           with -f); then every argument is a FILE\n"
 "  -x, --exclude HOSTS      leave these hosts out\n"
 "      --ok-file FILE       write the hosts that got a complete copy to\n"
 "                           FILE, as one host list\n"
 "      --failed-file FILE   write the hosts that did not to FILE\n"
 "  -P, --port PORT          daemon port of hosts given without one\n"
 "                           (default %d)\n"
-"  -t, --timeout SECS       a peer silent this long has failed (default 30)\n"
+"  -t, --timeout SECS       a peer silent this long has failed (default 30;\n"
+"                           0.001 to 86400)\n"
 "      --retries N          send again, N times at most, to the hosts that\n"
 "                           failed in a way that sending again may cure\n"
 "                           (default 1)\n"
@@ -354,19 +360,19 @@ parse_seconds(const char *s, unsigned *ms)
 	return *ms > 0 ? 0 : -EINVAL;
 }
 
-/* Another --root.  Returns 0 or -ENOMEM after a message. */
+/* Another value of a repeatable option (--root, -w) appended to *list.
+ * Returns 0 or -ENOMEM after a message. */
 static int
-add_root(struct opts *o, const char *dir)
+add_value(const char ***list, size_t *n, const char *opt, const char *arg)
 {
-	const char **grown = realloc(o->roots, (o->nroots + 1) *
-					       sizeof(*grown));
+	const char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
 
 	if (grown == NULL) {
-		warnx_("--root %s: out of memory", dir);
+		warnx_("%s %s: out of memory", opt, arg);
 		return -ENOMEM;
 	}
-	o->roots = grown;
-	o->roots[o->nroots++] = dir;
+	*list = grown;
+	(*list)[(*n)++] = arg;
 	return 0;
 }
 
@@ -397,6 +403,8 @@ parse_option(struct opts *o, int c, const char *arg)
 	case 'f':
 		o->hostfile = arg;
 		return 0;
+	case 'w':
+		return add_value(&o->wlists, &o->nwlists, "-w", arg);
 	case 'x':
 		o->exclude = arg;
 		return 0;
@@ -456,7 +464,8 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case 't':
 		if (parse_seconds(arg, &o->timeout_ms) < 0)
-			return bad_usage("bad timeout '%s'", arg);
+			return bad_usage("bad timeout '%s' (seconds, from 0.001 "
+					 "to 86400)", arg);
 		return 0;
 	case 'v':
 		o->verbose = o->verbose < 0 ? 1 : o->verbose + 1;
@@ -498,7 +507,8 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case OPT_CONNECT_TIMEOUT:
 		if (parse_seconds(arg, &o->connect_timeout_ms) < 0)
-			return bad_usage("bad timeout '%s'", arg);
+			return bad_usage("bad connect timeout '%s' (seconds, "
+					 "from 0.001 to 86400)", arg);
 		return 0;
 	case OPT_FORCE:
 		o->force = true;
@@ -518,7 +528,7 @@ parse_option(struct opts *o, int c, const char *arg)
 		o->prefix = arg;
 		return 0;
 	case OPT_ROOT:
-		return add_root(o, arg);
+		return add_value(&o->roots, &o->nroots, "--root", arg);
 	case OPT_SERVE:
 		o->mode = MODE_SERVE;
 		return 0;
@@ -646,7 +656,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	defaults(&o);
 	rc = env_defaults(&o);
-	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hpP:qrt:vVx:",
+	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hpP:qrt:vVw:x:",
 					   long_options, NULL)) != -1)
 		rc = parse_option(&o, c, optarg);
 	o.args = argv + optind;
@@ -658,5 +668,6 @@ main(int argc, char **argv)
 	else
 		status = run_mode(&o);
 	free(o.roots);
+	free(o.wlists);
 	return status;
 }

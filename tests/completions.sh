@@ -105,6 +105,12 @@ expect_common() {
 		"$WORK/dir/key"
 	expect "$sh" "FILE after -f" \
 		"$("$fn" rdmcp -f hosts "$WORK/dir/fi")" "$WORK/dir/file1"
+	expect "$sh" "FILE after -w" \
+		"$("$fn" rdmcp -w node1 "$WORK/dir/fi")" "$WORK/dir/file1"
+	expect "$sh" "no host as an argument after -w" \
+		"$(HOSTFILE=/etc/hosts "$fn" rdmcp -w node1 "$WORK/dir/file1" localh)" ""
+	expect "$sh" "a host after -w" \
+		"$(HOSTFILE=/etc/hosts "$fn" rdmcp -w localh)" "localhost"
 	expect "$sh" "a host (from /etc/hosts)" \
 		"$(HOSTFILE=/etc/hosts "$fn" rdmcp "$WORK/dir/file1" localh)" \
 		"localhost"

@@ -11,6 +11,12 @@ expect_status 2 "$RDMCP" --bogus-option /etc/hostname 127.0.0.2
 expect_status 2 "$RDMCP" -a fastest /etc/hostname 127.0.0.2
 expect_status 2 "$RDMCP" -b 0 /etc/hostname 127.0.0.2
 expect_status 2 "$RDMCP" -b 100T /etc/hostname 127.0.0.2
+# a bad value names the valid range
+expect_status 2 "$RDMCP" -t 0 /etc/hostname 127.0.0.2
+grep -q "bad timeout '0' (seconds, from 0.001 to 86400)" "$WORK/err" ||
+	fail "-t 0: $(cat "$WORK/err")"
+expect_status 2 "$RDMCP" --connect-timeout -1 /etc/hostname 127.0.0.2
+grep -q "from 0.001 to 86400" "$WORK/err" || fail "$(cat "$WORK/err")"
 expect_status 2 "$RDMCP" /etc/hostname ""
 expect_status 2 "$RDMCP" /etc/hostname "a,,b"
 expect_status 2 "$RDMCP" -d relative/dir /etc/hostname 127.0.0.2

@@ -30,13 +30,43 @@ clear
 SLURM_JOB_NODELIST="127.0.0.[2-4]:$P" expect_status 0 "$RDMCP" -v "$src/data"
 grep -q "hosts from SLURM_JOB_NODELIST" "$WORK/err" || fail "$(cat "$WORK/err")"
 assert_copies 3 "$src/data"
+# a name with '/' is never a host: inside an allocation a mistyped second
+# file is a missing file (3), not a host that cannot be resolved;
+# outside one, a usage error (2)
+SLURM_JOB_NODELIST="127.0.0.[2-4]:$P" expect_status 3 "$RDMCP" "$src/data" \
+	"$src/typo.txt"
+grep -q "cannot open .*typo.txt" "$WORK/err" || fail "$(cat "$WORK/err")"
+! grep -q "typo" "$WORK/out" || fail "a file name taken as a host: $(cat "$WORK/out")"
+expect_status 2 "$RDMCP" "$src/data" "$src/typo.txt"
+grep -q "'$src/typo.txt' is not a host list but a file name" "$WORK/err" ||
+	fail "$(cat "$WORK/err")"
+# -w as in pdsh and clush: repeatable, combined with -f; every argument
+# is then a file
+clear
+make_file "$src/data2" 1000
+printf '127.0.0.4:%s\n' "$P" >"$WORK/hosts1"
+expect_status 0 "$RDMCP" -w "127.0.0.2:$P" --nodes "127.0.0.[3,5]:$P" \
+	-f "$WORK/hosts1" "$src/data" "$src/data2"
+grep -q "^4 of 4 replicas complete" "$WORK/out" || fail "-w: $(cat "$WORK/out")"
+for i in 1 2 3 4; do
+	cmp -s "$src/data2" "$(landed "$i" "$src/data2")" || fail "-w: host $i"
+done
+[ ! -e "$(landed 5 "$src/data")" ] || fail "-w: host 5 was not named"
+rm -f "$WORK"/h*"$src"/data2
 # a malformed expression: exit 2, the caret under the bad character,
 # nothing written
 clear
 expect_status 2 "$RDMCP" "$src/data" "127.0.0.[2-x]:$P"
-grep -q "expected a number at character 12" "$WORK/err" ||
+grep -q "'x' is not a number at character 12" "$WORK/err" ||
 	fail "$(cat "$WORK/err")"
 grep -qx "             ^" "$WORK/err" || fail "no caret: $(cat "$WORK/err")"
+# what is wrong, not what the parser made of it
+expect_status 2 "$RDMCP" "$src/data" "node[01-0x]"
+grep -q "'0x' is not a number at character 9" "$WORK/err" ||
+	fail "$(cat "$WORK/err")"
+expect_status 2 "$RDMCP" "$src/data" "node[05-01]"
+grep -q "range '05-01' goes backwards at character 6" "$WORK/err" ||
+	fail "$(cat "$WORK/err")"
 for i in 1 2 3 4 5; do
 	[ ! -e "$(landed "$i" "$src/data")" ] || fail "host $i got a file"
 done
