@@ -124,6 +124,11 @@ int refuse_self(const struct hostlist *hl, const char *bind);
 char *hosts_compressed(const struct hostlist *hl, const bool *failed,
 		       bool want);
 
+/* Before anything is sent: could --ok-file and --failed-file (either may
+ * be NULL) be written at the end?  Creates and changes nothing.  Returns
+ * 0, or -errno after a message (-EINVAL: both name one file). */
+int check_host_files(const char *ok_file, const char *failed_file);
+
 /* Write that list, one line, to path.  Returns 0 or -errno after a
  * message. */
 int write_host_file(const char *path, const struct hostlist *hl,

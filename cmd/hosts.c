@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,56 @@ hosts_compressed(const struct hostlist *hl, const bool *failed, bool want)
 		hostlist_compress(hl->hosts, hl->n, pick, buf, (size_t)need + 1);
 	free(pick);
 	return buf;
+}
+
+/* Could `path` be written: an existing file we may open for writing, or
+ * a new name in a directory where we may create it?  Creates and changes
+ * nothing.  Returns 0 or -errno. */
+static int
+writable(const char *path)
+{
+	char *copy = strdup(path);
+	struct stat st;
+	int fd, rc = 0;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd >= 0)
+		close(fd);
+	else if (errno != ENOENT)
+		rc = -errno;
+	else if (stat(dirname(copy), &st) < 0)
+		rc = -errno;
+	else if (!S_ISDIR(st.st_mode))
+		rc = -ENOTDIR;
+	else if (faccessat(AT_FDCWD, copy, W_OK | X_OK, AT_EACCESS) < 0)
+		rc = -errno;
+	free(copy);
+	return rc;
+}
+
+int
+check_host_files(const char *ok_file, const char *failed_file)
+{
+	const char *paths[2] = { ok_file, failed_file };
+	const char *opts[2] = { "--ok-file", "--failed-file" };
+	int i, rc;
+
+	if (ok_file != NULL && failed_file != NULL &&
+	    strcmp(ok_file, failed_file) == 0) {
+		warnx_("--ok-file and --failed-file are both '%s'", ok_file);
+		return -EINVAL;
+	}
+	for (i = 0; i < 2; i++) {
+		rc = paths[i] != NULL ? writable(paths[i]) : 0;
+		if (rc < 0) {
+			warnx_("cannot write %s '%s': %s (nothing was sent)",
+			       opts[i], paths[i], strerror(-rc));
+			return rc == -EINVAL ? -EIO : rc;
+		}
+	}
+	return 0;
 }
 
 /* Write the hosts with failed[i] == want to path, one line.  Returns 0 or

@@ -596,6 +596,8 @@ run_push(const struct opts *o)
 	rc = gather_hosts(o, &hl, &nfiles);
 	if (rc == 0 && (rc = sender_alloc(&sd, nfiles)) == 0)
 		rc = destinations(o, o->args, sd.ndests, sd.dests);
+	if (rc == 0)
+		rc = check_host_files(o->ok_file, o->failed_file);
 	if (rc < 0) {
 		status = exit_status(rc);
 		if (status == EXIT_USAGE)

@@ -82,11 +82,22 @@ grep -qx "rdmcp: failed: 127.0.0.7:$P" "$WORK/err" || fail "$(cat "$WORK/err")"
 [ "$(cat "$WORK/ok")" = "127.0.0.[2-6]:$P" ] || fail "ok file: $(cat "$WORK/ok")"
 [ "$(cat "$WORK/bad")" = "127.0.0.7:$P" ] || fail "failed file: $(cat "$WORK/bad")"
 assert_copies 5 "$src/data"
-# an unwritable report file is an error of its own (3)
+# an unwritable report file is an error of its own (3), found before
+# anything is sent; so are both files on one name (2)
 clear
 expect_status 3 "$RDMCP" --ok-file "$WORK/no/such/dir" "$src/data" \
 	"127.0.0.2:$P"
-grep -q "cannot write" "$WORK/err" || fail "$(cat "$WORK/err")"
+grep -q "cannot write --ok-file '$WORK/no/such/dir': No such file or directory (nothing was sent)" \
+	"$WORK/err" || fail "$(cat "$WORK/err")"
+[ ! -e "$(landed 1 "$src/data")" ] || fail "sent before checking --ok-file"
+mkdir "$WORK/isdir"
+expect_status 3 "$RDMCP" --failed-file "$WORK/isdir" "$src/data" "127.0.0.2:$P"
+grep -q "cannot write --failed-file .*Is a directory" "$WORK/err" ||
+	fail "$(cat "$WORK/err")"
+[ ! -e "$(landed 1 "$src/data")" ] || fail "sent before checking --failed-file"
+expect_status 2 "$RDMCP" --ok-file "$WORK/same" --failed-file "$WORK/same" \
+	"$src/data" "127.0.0.2:$P"
+[ ! -e "$WORK/same" ] || fail "the check created a file"
 # --json: one valid object per line, the replicas then the summary, with
 # the compressed host lists and the exit status
 clear
