@@ -134,8 +134,10 @@ int check_host_files(const char *ok_file, const char *failed_file);
 int write_host_file(const char *path, const struct hostlist *hl,
 		    const bool *failed, bool want);
 
-/* Load the key of --key, $RDMCP_KEY or the default; 0, or -errno after a
- * message. */
+/* The key file: --key, else $RDMCP_KEY, else the default. */
+const char *key_path(const struct opts *o);
+
+/* Load the key of key_path(); 0, or -errno after a message. */
 int load_key(const struct opts *o, struct auth_key *key);
 
 /* Logging to stderr at `normal` level, adjusted by -q/-v; with stamp_all

@@ -204,6 +204,7 @@ struct sender {
 	char **dests;		/* where each source lands */
 	size_t ndests;
 	bool last;		/* no attempt after this one */
+	char key_name[4200];	/* "the key in FILE", for messages */
 	double offset;		/* seconds from the first attempt's start */
 	struct push_summary total;
 };
@@ -575,9 +576,14 @@ push_settings(struct sender *sd, const struct manifest *mf,
 		.ctx = sd, .transport = o->transport, .bind = o->bind,
 		.verbs = { .device = o->device, .gid_index = o->gid_index,
 			   .interrupts = o->interrupts },
-		.key = key,
+		.key = key, .key_name = sd->key_name,
 		.progress = progress_wanted(o) ? on_progress : NULL,
 	};
+	if (use_rsh(o))
+		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time key");
+	else
+		snprintf(sd->key_name, sizeof(sd->key_name), "the key in %s",
+			 key_path(o));
 }
 
 int
