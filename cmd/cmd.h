@@ -145,22 +145,42 @@ int load_key(const struct opts *o, struct auth_key *key);
  * microsecond), otherwise only debug lines do. */
 void setup_logging(int verbose, enum log_level normal, bool stamp_all);
 
-/* Output of a push. */
+/* Output of a push: one line per host as it comes (-v; --json: an
+ * object), then the summary (report.c). */
 void report_replica(const struct opts *o, const struct push_report *r);
 void report_summary(const struct opts *o, const struct push_summary *s);
+
+/* The outcomes of a push grouped as clush -b does: one line per distinct
+ * outcome with its hosts as a compressed host list (outcomes.c).
+ * outcomes_new returns NULL when out of memory; every function takes a
+ * NULL.  outcomes_add records a host's final outcome (r->index into hl);
+ * outcomes_print prints the groups on stdout, complete copies first. */
+struct outcomes;
+struct outcomes *outcomes_new(const struct hostlist *hl);
+void outcomes_add(struct outcomes *g, const struct push_report *r);
+void outcomes_print(const struct outcomes *g, bool failures_only);
+void outcomes_free(struct outcomes *g);
 
 /* The --json summary object, with the final exit status. */
 void report_json_summary(const struct push_summary *s, const char *ok_hosts,
 			 const char *failed_hosts, int status);
 
-/* The live progress line on stderr: wanted (a terminal, or --progress)?
- * Show (throttled to 10 a second), and erase before other output. */
-bool progress_wanted(const struct opts *o);
+/* The progress of a push on stderr (progress.c).  progress_start: catch
+ * SIGINT, SIGTERM and SIGHUP (an interrupted push says so and dies of
+ * the signal) and choose the display: a line redrawn on a terminal,
+ * plain lines at a bounded rate with --progress elsewhere, none with -q.
+ * progress_on: is there one?  progress_show: throttled.  progress_clear:
+ * erase the terminal line before other output. */
+void progress_start(const struct opts *o);
+bool progress_on(void);
 void progress_show(const struct push_progress *pr);
 void progress_clear(void);
 
 /* "1.5 MiB", "512 B" */
 void format_bytes(char *buf, size_t len, double bytes);
+
+/* "1.5 MiB/s"; "-" for no time */
+void format_rate(char *buf, size_t len, double bytes, double seconds);
 
 /* Print "rdmcp: " + message on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

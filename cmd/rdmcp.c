@@ -172,10 +172,14 @@ usage(FILE *out)
 "      --bind ADDR          send from this local address\n"
 "      --json               print JSON Lines on stdout instead: one object\n"
 "                           per replica, then a summary (see rdmcp(1))\n"
-"      --progress           show the progress line on stderr even when it\n"
-"                           is not a terminal (it is shown on terminals)\n"
-"  -q, --quiet              print only failures\n"
-"  -v, --verbose            more detail (repeat for more)\n"
+"      --progress           show progress on stderr even when it is not a\n"
+"                           terminal: plain lines, one per 5 s at most\n"
+"                           (on a terminal a line is redrawn in place)\n"
+"  -q, --quiet              print only failures (and no progress)\n"
+"  -v, --verbose            also one line per host as it comes, what is\n"
+"                           sent and how (block size, schedule, transport)\n"
+"                           and the set-up time; -vv: hosts' addresses and\n"
+"                           ranks, debug log\n"
 "\n"
 "Receiving (daemon):\n"
 "      --serve              run the receiving daemon\n"
@@ -236,9 +240,14 @@ usage(FILE *out)
 "  -h, --help               show this help\n"
 "  -V, --version            show the version\n"
 "\n"
+"The report: one line per distinct outcome, its hosts as one host list\n"
+"(as clush -b), e.g. 'node[01-06]: FAILED (6 hosts): REASON', then a\n"
+"summary; with -v one line per host first, as each outcome comes.\n"
+"\n"
 "Exit status: 0 every replica complete, 1 some replica failed, 2 usage\n"
 "error, 3 the sender could not run the transfer (or --genkey failed), 4\n"
-"the daemon could not start (or did not shut down cleanly).\n",
+"the daemon could not start (or did not shut down cleanly); interrupted\n"
+"(SIGINT, SIGTERM, SIGHUP): killed by the signal (130, 143, 129).\n",
 		PROTO_DEFAULT_PORT, PROTO_DEFAULT_PORT, AUTH_DEFAULT_KEY);
 }
 

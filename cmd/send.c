@@ -203,6 +203,7 @@ struct sender {
 	size_t npending;
 	char **dests;		/* where each source lands */
 	size_t ndests;
+	struct outcomes *outcomes;	/* for the grouped lines */
 	bool last;		/* no attempt after this one */
 	char key_name[4200];	/* "the key in FILE", for messages */
 	double offset;		/* seconds from the first attempt's start */
@@ -216,6 +217,15 @@ now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A host's final outcome: its line now (-v, --json), its group at the
+ * end. */
+static void
+report_host(struct sender *sd, const struct push_report *r)
+{
+	report_replica(sd->o, r);
+	outcomes_add(sd->outcomes, r);
 }
 
 /* A host's outcome in this attempt: reported now, unless it failed in a
@@ -245,7 +255,7 @@ on_push_report(void *ctx, const struct push_report *r)
 	} else {
 		sd->failed[idx] = true;
 	}
-	report_replica(sd->o, &out);
+	report_host(sd, &out);
 }
 
 static void
@@ -364,8 +374,13 @@ finish(struct sender *sd, bool ran)
 	sd->total.failed = 0;
 	for (i = 0; i < sd->hl->n; i++)
 		sd->total.failed += sd->failed[i];
+	if (!sd->o->json)
+		outcomes_print(sd->outcomes, sd->o->verbose < 0);
 	if (ran || sd->total.ok > 0)
 		report_summary(sd->o, &sd->total);
+	if (ran && sd->o->verbose > 0 && !sd->o->json)
+		warnx_("set-up (resolve, connect, authenticate, prepare) took "
+		       "%.3f s of %.3f s", sd->total.setup, sd->total.seconds);
 	print_failed(sd->hl, sd->failed);
 	return write_host_files(sd->o, sd->hl, sd->ok, sd->failed);
 }
@@ -474,7 +489,7 @@ report_no_receiver(struct sender *sd, size_t i, const char *reason)
 	};
 
 	sd->failed[i] = true;
-	report_replica(sd->o, &r);
+	report_host(sd, &r);
 }
 
 /* Start the receivers and aim the push at them: the hosts that have one
@@ -532,8 +547,9 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->targets = calloc(n, sizeof(char *));
 	sd->ndests = nfiles > 0 ? (size_t)nfiles : 0;
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
+	sd->outcomes = outcomes_new(sd->hl);
 	if (!sd->ok || !sd->failed || !sd->retry || !sd->pending ||
-	    !sd->targets || !sd->dests) {
+	    !sd->targets || !sd->dests || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
 		return -ENOMEM;
 	}
@@ -551,6 +567,7 @@ sender_free(struct sender *sd)
 	for (i = 0; sd->dests != NULL && i < sd->ndests; i++)
 		free(sd->dests[i]);
 	free(sd->dests);
+	outcomes_free(sd->outcomes);
 	free(sd->ok);
 	free(sd->failed);
 	free(sd->retry);
@@ -577,13 +594,63 @@ push_settings(struct sender *sd, const struct manifest *mf,
 		.verbs = { .device = o->device, .gid_index = o->gid_index,
 			   .interrupts = o->interrupts },
 		.key = key, .key_name = sd->key_name,
-		.progress = progress_wanted(o) ? on_progress : NULL,
+		.progress = progress_on() ? on_progress : NULL,
 	};
 	if (use_rsh(o))
 		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time key");
 	else
 		snprintf(sd->key_name, sizeof(sd->key_name), "the key in %s",
 			 key_path(o));
+}
+
+static const char *const transport_names[] = {
+	[TRANSPORT_AUTO] = "auto", [TRANSPORT_TCP] = "tcp",
+	[TRANSPORT_VERBS] = "verbs",
+};
+
+/* How many steps the schedule takes for k blocks and n members, or 0. */
+static uint64_t
+schedule_steps(enum sched_alg alg, size_t n, uint64_t k)
+{
+	struct sched *s = NULL;
+	uint64_t steps = 0;
+
+	if (n <= SCHED_MAX_MEMBERS && sched_new(alg, (uint32_t)n, 0, k, &s) == 0)
+		steps = sched_steps(s);
+	sched_free(s);
+	return steps;
+}
+
+/* -v: what is sent, to how many hosts, and how: block size, schedule,
+ * transport asked for (the summary says which one the group used). */
+static void
+announce(const struct sender *sd, const struct manifest *mf)
+{
+	const struct opts *o = sd->o;
+	const struct job_file *e = mf_entries(mf);
+	size_t i, n = mf_count(mf), nfiles = 0;
+	uint64_t bytes = 0, blocks;
+	char size[32], bs[32];
+
+	if (o->verbose < 1)
+		return;
+	for (i = 0; i < n; i++)
+		if (e[i].type == JF_FILE) {
+			nfiles++;
+			bytes += e[i].size;
+		}
+	blocks = (bytes + o->block_size - 1) / o->block_size;
+	format_bytes(size, sizeof(size), (double)bytes);
+	format_bytes(bs, sizeof(bs), (double)o->block_size);
+	warnx_("sending %zu file%s (%zu entries, %s) to %zu host%s: %llu "
+	       "block%s of %s, %s schedule of %llu steps, transport %s%s%s%s",
+	       nfiles, nfiles == 1 ? "" : "s", n, size, sd->npending,
+	       sd->npending == 1 ? "" : "s", (unsigned long long)blocks,
+	       blocks == 1 ? "" : "s", bs, sched_alg_name(o->alg),
+	       (unsigned long long)schedule_steps(o->alg, sd->npending + 1,
+						  blocks),
+	       transport_names[o->transport], o->verify ? ", --verify" : "",
+	       o->force ? ", --force" : "", o->preserve ? ", -p" : "");
 }
 
 int
@@ -599,6 +666,7 @@ run_push(const struct opts *o)
 
 	setup_logging(o->verbose, LOG_WARN, false);
 	signal(SIGBUS, on_sigbus);
+	progress_start(o);
 	rc = gather_hosts(o, &hl, &nfiles);
 	if (rc == 0 && (rc = sender_alloc(&sd, nfiles)) == 0)
 		rc = destinations(o, o->args, sd.ndests, sd.dests);
@@ -627,6 +695,7 @@ run_push(const struct opts *o)
 		sd.targets = NULL;
 	}
 	push_settings(&sd, mf, &key, &cfg);
+	announce(&sd, mf);
 	rc = run_attempts(&sd, &cfg);
 	rsh_finish(rsh);	/* the receivers end with the transfer */
 	if (finish(&sd, rc == 0) == 0 && rc == 0 && !sd.sender_failed)

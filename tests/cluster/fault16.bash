@@ -41,7 +41,7 @@ fault_push() {
 	rm -f "$WORK/push.rc"
 	{
 		local rc=0
-		on_host 1 "$RDMCP" --retries 0 "$@" "$SRC/data" \
+		on_host 1 "$RDMCP" -v --retries 0 "$@" "$SRC/data" \
 			"$(cluster_hosts $N)" 2>"$WORK/push.err" || rc=$?
 		echo "$rc" >"$WORK/push.rc"
 	} | stamp_lines >"$WORK/report" &
