@@ -7,7 +7,7 @@
 #           libssl-dev (libcrypto: HMAC-SHA-256 for authentication)
 #   RDMA:   libibverbs-dev, librdmacm-dev (the verbs transport, next)
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
-#           benchmarks on network namespaces), procps, mandoc (man page lint),
+#           benchmarks on network namespaces), procps, mandoc and groff-base (man page lint and rendering),
 #           jq (checks the --json output), clang (libFuzzer: make fuzz),
 #           zsh (runs the zsh completion), shellcheck (lints the example
 #           scripts), systemd (systemd-analyze verifies the unit),
@@ -29,6 +29,7 @@ PACKAGES=(
 	librdmacm-dev
 	iproute2
 	mandoc
+	groff-base
 	procps
 	jq
 	clang

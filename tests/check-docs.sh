@@ -2,7 +2,9 @@
 # check-docs.sh - the documentation agrees with the program (what
 # 'make check-docs' runs).
 #
-#   1. man/rdmcp.1 is lint-clean: mandoc -Tlint -W warning prints nothing;
+#   1. man/rdmcp.1 is lint-clean: mandoc -Tlint -W warning prints nothing,
+#      groff renders it (as man does) without a warning, and the rendered
+#      text shows no macro that swallowed its neighbours;
 #   2. the options of './rdmcp --help' and of the man page (Fl macros) are
 #      the same, long and short; options in HIDDEN are accepted by rdmcp and
 #      documented in the man page but deliberately left out of --help;
@@ -107,6 +109,31 @@ else
 		printf '%s\n' "$lint" | sed 's/^/    /' >&2
 	else
 		ok "mandoc -Tlint -W warning $MAN: no warnings"
+	fi
+fi
+
+# groff renders it as man(1) does, without a warning; and the text it
+# renders has no traces of macros that swallowed their neighbours: doubled
+# quotes ('("tcp or "verbs"")') or a parenthesis closed after an article
+# or a preposition ('(... with a) --state-dir')
+if ! command -v groff >/dev/null 2>&1; then
+	fail "groff is not installed (man-db needs it; scripts/install-deps.sh)"
+elif [ -f "$MAN" ]; then
+	groff_err=$(groff -ww -mandoc -Tutf8 "$MAN" 2>&1 >/dev/null) || true
+	if [ -n "$groff_err" ]; then
+		fail "groff -ww -mandoc -Tutf8 $MAN:"
+		printf '%s\n' "$groff_err" | sed 's/^/    /' >&2
+	else
+		ok "groff -ww -mandoc -Tutf8 $MAN: no warnings"
+	fi
+	rendered=$(groff -mandoc -Tutf8 -P-cbou "$MAN" 2>/dev/null)
+	bad=$(printf '%s\n' "$rendered" |
+		grep -nE '""|\<(a|an|the|with|of|to|and|or)\)' || true)
+	if [ -n "$bad" ]; then
+		fail "$MAN renders oddly (a macro swallowed its neighbours?):"
+		printf '%s\n' "$bad" | sed 's/^/    /' >&2
+	else
+		ok "$MAN: no doubled quotes or dangling parentheses in the rendered text"
 	fi
 fi
 
