@@ -80,6 +80,7 @@ struct opts {
 	const char *ok_file;
 	const char *failed_file;
 	bool json;		/* --json: JSON Lines on stdout */
+	const char *name;	/* --name: where '-' (stdin) lands */
 	const char *key;	/* --key */
 	int retries;		/* --retries */
 	bool progress;		/* --progress: even when not a terminal */
@@ -136,6 +137,15 @@ int write_host_file(const char *path, const struct hostlist *hl,
 
 /* The key file: --key, else $RDMCP_KEY, else the default. */
 const char *key_path(const struct opts *o);
+
+/* '-' as a source (spool.c).  check_stdin_source: usage errors in the
+ * use of '-' among the nfiles sources (once, with --name, not with -f -,
+ * not from a terminal): 0, or -EINVAL after a message.  spool_stdin:
+ * copy standard input to a file without a name in $TMPDIR (default
+ * /tmp), and put the path to read it by into path; *fd must stay open
+ * while it is read.  Returns 0 or -errno after a message. */
+int check_stdin_source(const struct opts *o, int nfiles);
+int spool_stdin(char *path, size_t len, int *fd);
 
 /* Load the key of key_path(); 0, or -errno after a message. */
 int load_key(const struct opts *o, struct auth_key *key);

@@ -57,6 +57,7 @@ enum {
 	OPT_REMOTE_PATH,
 	OPT_REMOTE_OPTS,
 	OPT_FANOUT,
+	OPT_NAME,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -83,6 +84,7 @@ static const struct option long_options[] = {
 	{ "keep-owners", no_argument, NULL, OPT_KEEP_OWNERS },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "name", required_argument, NULL, OPT_NAME },
 	{ "nodes", required_argument, NULL, 'w' },
 	{ "ok-file", required_argument, NULL, OPT_OK_FILE },
 	{ "once", no_argument, NULL, OPT_ONCE },
@@ -131,13 +133,18 @@ usage(FILE *out)
 "separated by commas, with ranges as in Slurm and pdsh: node[01-64,70],\n"
 "rack[1-2]n[01-16].  Inside a Slurm allocation HOSTS may be left out:\n"
 "the hosts are then $SLURM_JOB_NODELIST.  A name with a '/' is a FILE,\n"
-"never a host.\n"
+"never a host.  A FILE '-' is standard input (with --name): it is first\n"
+"kept in a file without a name in $TMPDIR (default /tmp), which needs\n"
+"room for all of it, then sent; nothing of it is left there.\n"
 "\n"
 "Sending:\n"
 "  -d, --dest DIR           land files in DIR on every host (default: the\n"
 "                           same absolute path as the source); DIR must\n"
 "                           exist, or with a trailing slash (DIR/) it is\n"
 "                           made where it is missing\n"
+"      --name NAME          the name '-' (standard input) lands as, like a\n"
+"                           FILE named NAME: e.g. tar c dir | rdmcp --name\n"
+"                           dir.tar -d /dst - HOSTS\n"
 "  -r, --recursive          copy directories: the whole tree, as one\n"
 "                           transfer; symbolic links are kept as links\n"
 "  -p, --preserve           also give copies their modification times,\n"
@@ -435,6 +442,9 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case OPT_JSON:
 		o->json = true;
+		return 0;
+	case OPT_NAME:
+		o->name = arg;
 		return 0;
 	case OPT_OK_FILE:
 		o->ok_file = arg;

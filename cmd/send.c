@@ -31,7 +31,9 @@ static int
 destination(const struct opts *o, const char *cwd, const char *src,
 	    char **out)
 {
-	char *abs = path_absolute(cwd, src), *dir, *in_dir = NULL;
+	char *abs, *dir, *in_dir = NULL;
+
+	abs = path_absolute(cwd, strcmp(src, "-") == 0 ? o->name : src);
 
 	if (abs != NULL && o->dest_dir != NULL && strcmp(abs, "/") != 0) {
 		dir = path_absolute("/", o->dest_dir);
@@ -139,7 +141,7 @@ build_manifest(const struct opts *o, char **sources, char **dests, size_t n,
 		rc = mf_add(m, sources[i], dests[i], o->recursive, &err);
 		if (rc < 0)
 			warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
-		else if (o->send_libs)
+		else if (o->send_libs && strcmp(o->args[i], "-") != 0)
 			rc = add_libs(m, sources[i], dests[i]);
 	}
 	if (rc == 0) {
@@ -203,6 +205,9 @@ struct sender {
 	size_t npending;
 	char **dests;		/* where each source lands */
 	size_t ndests;
+	const char **sources;	/* what is read: '-' is the spool's path */
+	char spooled[64];	/* the spool's path, "/proc/self/fd/N" */
+	int spool_fd;		/* standard input, spooled; or -1 */
 	struct outcomes *outcomes;	/* for the grouped lines */
 	bool last;		/* no attempt after this one */
 	char key_name[4200];	/* "the key in FILE", for messages */
@@ -547,9 +552,10 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->targets = calloc(n, sizeof(char *));
 	sd->ndests = nfiles > 0 ? (size_t)nfiles : 0;
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
+	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
 	sd->outcomes = outcomes_new(sd->hl);
 	if (!sd->ok || !sd->failed || !sd->retry || !sd->pending ||
-	    !sd->targets || !sd->dests || !sd->outcomes) {
+	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
 		return -ENOMEM;
 	}
@@ -567,12 +573,34 @@ sender_free(struct sender *sd)
 	for (i = 0; sd->dests != NULL && i < sd->ndests; i++)
 		free(sd->dests[i]);
 	free(sd->dests);
+	free(sd->sources);
+	if (sd->spool_fd >= 0)
+		close(sd->spool_fd);
 	outcomes_free(sd->outcomes);
 	free(sd->ok);
 	free(sd->failed);
 	free(sd->retry);
 	free(sd->pending);
 	free(sd->targets);
+}
+
+/* What is read for each source: the argument, but for '-', standard
+ * input, spooled.  Returns 0 or -errno after a message. */
+static int
+read_sources(struct sender *sd)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sd->ndests && rc == 0; i++) {
+		sd->sources[i] = sd->o->args[i];
+		if (strcmp(sd->o->args[i], "-") != 0)
+			continue;
+		rc = spool_stdin(sd->spooled, sizeof(sd->spooled),
+				 &sd->spool_fd);
+		sd->sources[i] = sd->spooled;
+	}
+	return rc;
 }
 
 /* What push_run needs from the options. */
@@ -657,7 +685,7 @@ int
 run_push(const struct opts *o)
 {
 	struct hostlist hl = { 0 };
-	struct sender sd = { .o = o, .hl = &hl };
+	struct sender sd = { .o = o, .hl = &hl, .spool_fd = -1 };
 	struct manifest *mf = NULL;
 	struct push_cfg cfg;
 	struct auth_key key;
@@ -668,17 +696,22 @@ run_push(const struct opts *o)
 	signal(SIGBUS, on_sigbus);
 	progress_start(o);
 	rc = gather_hosts(o, &hl, &nfiles);
+	if (rc == 0)
+		rc = check_stdin_source(o, nfiles);
 	if (rc == 0 && (rc = sender_alloc(&sd, nfiles)) == 0)
 		rc = destinations(o, o->args, sd.ndests, sd.dests);
 	if (rc == 0)
 		rc = check_host_files(o->ok_file, o->failed_file);
+	if (rc == 0)
+		rc = read_sources(&sd);
 	if (rc < 0) {
 		status = exit_status(rc);
 		if (status == EXIT_USAGE)
 			fprintf(stderr, "Try 'rdmcp --help'.\n");
 		goto out;
 	}
-	if (build_manifest(o, o->args, sd.dests, sd.ndests, &mf) < 0) {
+	if (build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests,
+			   &mf) < 0) {
 		finish(&sd, false);	/* no host failed: nothing was sent */
 		goto report;
 	}

@@ -7,7 +7,7 @@ _rdmcp() {
 	local long="--algorithm --allow-setid --bind --block-size --blocks
 		--connect-timeout --dest --device --exclude --failed-file --fanout
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
-		--json --keep-owners --key --listen --nodes --ok-file --once --owner --plan --port
+		--json --keep-owners --key --listen --name --nodes --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --state-dir
 		--timeout
@@ -54,7 +54,7 @@ _rdmcp() {
 		return ;;
 	-b | --block-size | -P | --port | -t | --timeout | --connect-timeout | \
 	--listen | --hosts | --blocks | --window | --retries | --bind | \
-	--gid-index | --remote-opts | --fanout)
+	--gid-index | --remote-opts | --fanout | --name)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
