@@ -182,6 +182,11 @@ else
 		"$(zsh_complete rdmcp -f hosts --hostf)" ""
 fi
 
+# the harness must leave the machine as it found it: compinit once
+# replaced /dev/null, as root, with its dump file
+[ -c /dev/null ] ||
+	fail "/dev/null is no longer a character device (zsh's compinit wrote it?)"
+
 if [ "$failures" -gt 0 ]; then
 	echo "completions: $failures check(s) failed" >&2
 	exit 1
