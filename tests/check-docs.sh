@@ -6,7 +6,7 @@
 #      groff renders it (as man does) without a warning, and the rendered
 #      text shows no macro that swallowed its neighbours;
 #   2. the options of './rdmcp --help' and of the man page (Fl macros) are
-#      the same, long and short; options in HIDDEN are accepted by rdmcp and
+#      the same, long and short, and agree on which take a value; options in HIDDEN are accepted by rdmcp and
 #      documented in the man page but deliberately left out of --help;
 #      every option in the long_options table of cmd/rdmcp.c is in the man
 #      page, and so is every letter of its getopt string;
@@ -168,6 +168,32 @@ elif [ -f "$MAN" ]; then
 
 	diff_sets "long options" "$help_long" "$visible_man_long" \
 		"--help" "$MAN (hidden: $(echo $HIDDEN))"
+
+	# and they agree on which take a value: "--name NAME" in --help,
+	# ".It Fl -name Ar name" in the man page
+	help_args=$(printf '%s\n' "$help" |
+		grep -E '^  (-[A-Za-z], |    )--[a-z]' |
+		awk '{ i = ($1 ~ /,$/) ? 2 : 1
+			print $i, ($(i + 1) ~ /^[A-Z]/) ? "value" : "flag" }' |
+		sort -u)
+	man_args=$(awk '/^\.It Fl/ {
+		n = split($0, w, /[ \t]+/); opt = ""; arg = "flag"
+		for (i = 1; i <= n; i++) {
+			if (w[i] == "Fl" && w[i + 1] ~ /^(\\)?-[a-z]/) {
+				opt = w[i + 1]; gsub(/\\/, "", opt); opt = "-" opt
+			}
+			if (opt != "" && (w[i] == "Ar" || w[i] == "Cm"))
+				arg = "value"
+		}
+		if (opt != "") print opt, arg
+	}' "$MAN" | sort -u)
+	differ=$(join <(printf '%s\n' "$help_args") <(printf '%s\n' "$man_args") |
+		awk '$2 != $3 { printf "%s (--help: %s, man: %s) ", $1, $2, $3 }')
+	if [ -n "$differ" ]; then
+		fail "options that take a value in one but not the other: $differ"
+	else
+		ok "--help and $MAN agree on which of $(printf '%s\n' "$help_args" | grep -c .) options take a value"
+	fi
 	diff_sets "short options" "$help_short" "$man_short" "--help" "$MAN"
 
 	# the option table itself, so that no accepted option goes unmentioned

@@ -56,6 +56,25 @@ check_set() {
 		ok "$sh: offers all $(printf '%s\n' "$help_opts" | grep -c .) options of --help, and only accepted ones"
 }
 
+# the options that take a value ("--name NAME" in --help): each completion
+# must know it, or it completes a file or a host where the value goes
+value_opts=$(printf '%s\n' "$help" | grep -E '^  (-[A-Za-z], |    )--[a-z]' |
+	awk '{ i = ($1 ~ /,$/) ? 2 : 1; if ($(i + 1) ~ /^[A-Z]/) print $i }' |
+	sort -u)
+[ "$(printf '%s\n' "$value_opts" | grep -c .)" -ge 20 ] ||
+	fail "read only $(printf '%s\n' "$value_opts" | grep -c .) options with values from --help"
+bash_values=$(sed -n '/case \$prev in/,/esac/p' "$BASH_COMP" |
+	grep -oE -- '--[a-z][a-z-]*' | sort -u)
+unknown=$(comm -23 <(printf '%s\n' "$value_opts") <(printf '%s\n' "$bash_values") |
+	tr '\n' ' ')
+[ -z "$unknown" ] || fail "bash: options whose value it does not know of: $unknown"
+unknown=
+for opt in $value_opts; do
+	grep -q -- "$opt=" "$ZSH_COMP" || unknown="$unknown$opt "
+done
+[ -z "$unknown" ] || fail "zsh: options it does not give a value: $unknown"
+[ -n "$unknown" ] || ok "both know the $(printf '%s\n' "$value_opts" | grep -c .) options that take a value"
+
 # expect SHELL WHAT GOT WANT: the sorted words GOT are exactly WANT
 expect() {
 	local got want
