@@ -214,22 +214,23 @@ hosts_compressed(const struct hostlist *hl, const bool *failed, bool want)
 static int
 writable(const char *path)
 {
-	char *copy = strdup(path);
+	char *copy = strdup(path), *dir;
 	struct stat st;
 	int fd, rc = 0;
 
 	if (copy == NULL)
 		return -ENOMEM;
+	dir = dirname(copy);	/* "." for a bare name */
 	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd >= 0)
 		close(fd);
 	else if (errno != ENOENT)
 		rc = -errno;
-	else if (stat(dirname(copy), &st) < 0)
+	else if (stat(dir, &st) < 0)
 		rc = -errno;
 	else if (!S_ISDIR(st.st_mode))
 		rc = -ENOTDIR;
-	else if (faccessat(AT_FDCWD, copy, W_OK | X_OK, AT_EACCESS) < 0)
+	else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
 		rc = -errno;
 	free(copy);
 	return rc;

@@ -95,6 +95,11 @@ expect_status 3 "$RDMCP" --failed-file "$WORK/isdir" "$src/data" "127.0.0.2:$P"
 grep -q "cannot write --failed-file .*Is a directory" "$WORK/err" ||
 	fail "$(cat "$WORK/err")"
 [ ! -e "$(landed 1 "$src/data")" ] || fail "sent before checking --failed-file"
+# a bare name is in the current directory
+(cd "$WORK" && expect_status 1 "$RDMCP" --failed-file bare "$src/data" \
+	"127.0.0.2:$P,127.0.0.7:$P")
+[ "$(cat "$WORK/bare")" = "127.0.0.7:$P" ] || fail "bare --failed-file: $(cat "$WORK/bare")"
+clear
 expect_status 2 "$RDMCP" --ok-file "$WORK/same" --failed-file "$WORK/same" \
 	"$src/data" "127.0.0.2:$P"
 [ ! -e "$WORK/same" ] || fail "the check created a file"
