@@ -35,7 +35,7 @@ struct outcomes {
 /* One group: hosts idx[from, from + n) once sorted. */
 struct group {
 	size_t from, n;
-	size_t first;		/* smallest host index: groups keep list order */
+	size_t first;		/* its first host: groups keep list order */
 	double lo, hi;		/* seconds */
 };
 
@@ -84,7 +84,9 @@ stands_alone(const char *s, size_t at, size_t len)
 
 	if (name_char(before) || before == '.')
 		return false;
-	return !name_char(after) && !(after == '.' && name_char(s[at + len + 1]));
+	if (after == '.')	/* a sentence's end, or a longer name? */
+		return !name_char(s[at + len + 1]);
+	return !name_char(after);
 }
 
 /* s with every standalone `word` replaced by `with`, malloc'd; NULL on
@@ -96,7 +98,8 @@ replace_word(const char *s, const char *word, const char *with)
 	const char *hit;
 	char *out, *p;
 
-	for (hit = wl ? strstr(s, word) : NULL; hit; hit = strstr(hit + 1, word))
+	for (hit = wl ? strstr(s, word) : NULL; hit != NULL;
+	     hit = strstr(hit + 1, word))
 		n++;
 	out = malloc(strlen(s) + n * (rl > wl ? rl - wl : 0) + 1);
 	if (out == NULL)
@@ -147,14 +150,14 @@ outcomes_add(struct outcomes *g, const struct push_report *r)
 	o->key = reason_key(r);
 }
 
-/* Sorting hosts into groups: by kind, then key (failures) or verified. */
-static const struct outcome *sort_base;
-
+/* Sorting hosts into groups: by kind, then key (failures) or verified;
+ * arg is the outcomes. */
 static int
-cmp_outcome(const void *a, const void *b)
+cmp_outcome(const void *a, const void *b, void *arg)
 {
+	const struct outcome *o = arg;
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	const struct outcome *x = &sort_base[i], *y = &sort_base[j];
+	const struct outcome *x = &o[i], *y = &o[j];
 	int c;
 
 	if (x->kind != y->kind)
@@ -179,11 +182,13 @@ same_group(const struct outcome *x, const struct outcome *y)
 	return x->verified == y->verified;
 }
 
+/* Groups: complete copies first, then in host list order. */
 static int
-cmp_group(const void *a, const void *b)
+cmp_group(const void *a, const void *b, void *arg)
 {
+	const struct outcome *o = arg;
 	const struct group *x = a, *y = b;
-	enum kind kx = sort_base[x->first].kind, ky = sort_base[y->first].kind;
+	enum kind kx = o[x->first].kind, ky = o[y->first].kind;
 
 	if ((kx == K_FAILED) != (ky == K_FAILED))
 		return kx == K_FAILED ? 1 : -1;
@@ -260,12 +265,12 @@ outcomes_print(const struct outcomes *g, bool failures_only)
 		if (g->o[i].seen)
 			idx[n++] = i;
 	if (idx != NULL && gr != NULL && pick != NULL && n > 0) {
-		sort_base = g->o;
-		qsort(idx, n, sizeof(*idx), cmp_outcome);
+		qsort_r(idx, n, sizeof(*idx), cmp_outcome, g->o);
 		ng = make_groups(g->o, idx, n, gr);
-		qsort(gr, ng, sizeof(*gr), cmp_group);
+		qsort_r(gr, ng, sizeof(*gr), cmp_group, g->o);
 		for (i = 0; i < ng; i++)
-			if (!failures_only || g->o[gr[i].first].kind == K_FAILED)
+			if (!failures_only ||
+			    g->o[gr[i].first].kind == K_FAILED)
 				print_group(g, idx, &gr[i], pick);
 		fflush(stdout);
 	}

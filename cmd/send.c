@@ -625,7 +625,8 @@ push_settings(struct sender *sd, const struct manifest *mf,
 		.progress = progress_on() ? on_progress : NULL,
 	};
 	if (use_rsh(o))
-		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time key");
+		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time "
+			 "key");
 	else
 		snprintf(sd->key_name, sizeof(sd->key_name), "the key in %s",
 			 key_path(o));
@@ -643,7 +644,8 @@ schedule_steps(enum sched_alg alg, size_t n, uint64_t k)
 	struct sched *s = NULL;
 	uint64_t steps = 0;
 
-	if (n <= SCHED_MAX_MEMBERS && sched_new(alg, (uint32_t)n, 0, k, &s) == 0)
+	if (n <= SCHED_MAX_MEMBERS &&
+	    sched_new(alg, (uint32_t)n, 0, k, &s) == 0)
 		steps = sched_steps(s);
 	sched_free(s);
 	return steps;
