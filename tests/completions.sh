@@ -21,6 +21,7 @@ ZSH_HARNESS=$TOP/tests/helpers/zsh-complete.zsh
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmcp-completions.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
+devnull_was_device=$([ -c /dev/null ] && echo yes || echo no)
 failures=0
 fail() {
 	echo "completions: FAIL: $*" >&2
@@ -203,8 +204,11 @@ fi
 
 # the harness must leave the machine as it found it: compinit once
 # replaced /dev/null, as root, with its dump file
-[ -c /dev/null ] ||
+if [ "$devnull_was_device" = yes ] && [ ! -c /dev/null ]; then
 	fail "/dev/null is no longer a character device (zsh's compinit wrote it?)"
+elif [ "$devnull_was_device" = no ]; then
+	echo "completions: warning: /dev/null was not a character device before these tests" >&2
+fi
 
 if [ "$failures" -gt 0 ]; then
 	echo "completions: $failures check(s) failed" >&2
