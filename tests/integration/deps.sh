@@ -36,14 +36,19 @@ as_user() {
 }
 
 # 1. not root: 'make demo' stops at the check, before building, and says
-# what to run; nothing is installed
-expect_status 2 as_user make -C "$TOP" --no-print-directory \
+# what to run; nothing is installed (in a copy of the tree that the
+# unprivileged user may read)
+mkdir "$WORK/tree"
+cp -r "$TOP/Makefile" "$TOP/scripts" "$TOP/src" "$TOP/cmd" "$WORK/tree/"
+chmod -R a+rX "$WORK/tree"
+expect_status 2 as_user make -C "$WORK/tree" --no-print-directory \
 	PKG_CONFIG="$stub/pkg-config" demo
 grep -q "^deps: missing to build rdmcp: .*libuv (pkg-config)" "$WORK/err" ||
 	fail "not root: $(cat "$WORK/err")"
 grep -q "install them with 'sudo scripts/install-deps.sh' (apt-get needs root), then run make again" \
 	"$WORK/err" || fail "not root: $(cat "$WORK/err")"
 ! grep -q "^cc \|demo: " "$WORK/out" "$WORK/err" || fail "built or ran: $(cat "$WORK/out")"
+[ ! -e "$WORK/tree/build" ] || fail "not root, yet something was built"
 [ ! -e "$stub/called" ] || fail "not root, yet the installer ran"
 note "not root: $(head -1 "$WORK/err" | cut -c1-90)..."
 
@@ -81,3 +86,13 @@ INSTALL_DEPS=$stub/install-useless PKG_CONFIG=$stub/pkg-config \
 	expect_status 1 "$TOP/scripts/deps.sh" build
 grep -q "still missing after installing: .*libuv (pkg-config)" "$WORK/err" ||
 	fail "$(cat "$WORK/err")"
+# 5. root, through make: the same make that installs builds, with the
+# pkg-config answers of after the installation
+rm -f "$stub/installed" "$stub/called"
+expect_status 0 make -C "$WORK/tree" --no-print-directory CFLAGS=-O0 \
+	PKG_CONFIG="$stub/pkg-config" rdmcp
+grep -q "^deps: missing to build rdmcp: .*installing them now" "$WORK/err" ||
+	fail "make: $(cat "$WORK/err")"
+[ "$(cat "$stub/called")" = build ] || fail "make: installer: $(cat "$stub/called" 2>&1)"
+"$WORK/tree/rdmcp" --version | grep -q "^rdmcp [0-9]" || fail "the rdmcp built does not run"
+note "make as root: installed (stand-in), then built ./rdmcp"
