@@ -25,6 +25,9 @@ installer install-fails "exit 1"
 installer install-useless ":"
 chmod 755 "$stub"/*
 export INSTALL_DEPS=$stub/install-ok
+# the makes below build a tree of their own, not the one of a make that
+# runs this test (make check-asan exports its B, BIN, CFLAGS, LDFLAGS)
+unset MAKEFLAGS MFLAGS MAKELEVEL B BIN CFLAGS LDFLAGS
 
 # as_user CMD...: CMD as an unprivileged user (we may be one already)
 as_user() {
