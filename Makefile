@@ -4,7 +4,14 @@
 #   make check      build and run every test (unit, integration, cluster,
 #                   RDMA in a Soft-RoCE VM, docs)
 #   make check-valgrind  integration tests with the daemons under valgrind
-#   make demo       8 daemons on 127.0.0.2-9, push a file, show the report
+#   make demo       8 daemons on 127.0.0.2-9, push a file to 1 host and to
+#                   8, side by side (scripts/demo.sh; RDMCP_DEMO_ADDRS,
+#                   RDMCP_DEMO_PORT, RDMCP_DEMO_MIB)
+#
+# On a fresh Debian 12, 'make demo' and 'make check' are the whole set-up:
+# they first check what building (and testing) needs, and install what is
+# missing with scripts/install-deps.sh when run as root, or say to run it
+# with sudo (scripts/deps.sh; DEPS=no skips the check).
 #   make bench      benchmarks on an emulated cluster (root, netns + tc):
 #                   rdmcp against one plain TCP copy and a pipelined TCP
 #                   chain, ratios, retransmissions, upload, a TSV and a
@@ -27,11 +34,15 @@ CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -Wundef -Wwrite-strings \
 	-Wno-unused-parameter
-ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -DRDMCP_VERSION='"$(VERSION)"' \
-	$(WARNINGS) $(shell $(PKG_CONFIG) --cflags $(PKGS)) $(CFLAGS)
-LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
-CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
-CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+# pkg-config runs when a recipe first needs its answer, after the deps
+# check below has installed what was missing (once, then kept).
+pkgconf = $(shell $(PKG_CONFIG) $(1) 2>/dev/null)
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkgconf,--cflags $(PKGS)))$(PKG_CFLAGS)
+LIBS = $(eval LIBS := $(call pkgconf,--libs $(PKGS)))$(LIBS)
+CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(call pkgconf,--cflags check))$(CHECK_CFLAGS)
+CHECK_LIBS = $(eval CHECK_LIBS := $(call pkgconf,--libs check))$(CHECK_LIBS)
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DRDMCP_VERSION='"$(VERSION)"' \
+	$(WARNINGS) $(PKG_CFLAGS) $(CFLAGS)
 
 B ?= build
 BIN ?= rdmcp
@@ -44,11 +55,25 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
-	bench-tree bench-rdma fuzz clean install uninstall
+	bench-tree bench-rdma fuzz clean install uninstall deps-build deps-test
 
 all: $(BIN)
 
-$(B)/src/%.o: src/%.c $(wildcard src/*.h) Makefile
+# What building (deps-build) and testing (deps-test) need, installed when
+# missing (as root; otherwise scripts/deps.sh says to run
+# 'sudo scripts/install-deps.sh').  Every compilation waits for it.
+DEPS ?= yes
+deps-build:
+ifneq ($(DEPS),no)
+	@PKG_CONFIG='$(PKG_CONFIG)' CC='$(CC)' scripts/deps.sh build
+endif
+
+deps-test: deps-build
+ifneq ($(DEPS),no)
+	@PKG_CONFIG='$(PKG_CONFIG)' CC='$(CC)' scripts/deps.sh test
+endif
+
+$(B)/src/%.o: src/%.c $(wildcard src/*.h) Makefile | deps-build
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -56,7 +81,7 @@ $(B)/librdmcp.a: $(OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/cmd/%.o: cmd/%.c $(wildcard src/*.h cmd/*.h) Makefile
+$(B)/cmd/%.o: cmd/%.c $(wildcard src/*.h cmd/*.h) Makefile | deps-build
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
 
@@ -72,7 +97,11 @@ $(B)/tests/%: tests/helpers/%.c $(B)/librdmcp.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(B)/librdmcp.a $(LIBS) $(LDFLAGS)
 
-check: check-unit check-integration check-cluster check-rdma check-docs
+# The whole set-up on a fresh machine: what the tests need first (deps-test
+# installs it), then every suite, in a make that sees it installed.
+check: deps-test
+	@$(MAKE) --no-print-directory DEPS=no check-unit check-integration \
+		check-cluster check-rdma check-docs
 	@echo "make check: all tests passed"
 
 check-unit: $(UNIT_BINS)
@@ -122,13 +151,13 @@ check-valgrind: $(BIN) $(HELPER_BINS)
 # fail the target.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE \
-	-DRDMCP_VERSION='"$(VERSION)"' $(shell $(PKG_CONFIG) --cflags $(PKGS)) -Isrc
-fuzz:
+	-DRDMCP_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -Isrc
+fuzz: | deps-test
 	@mkdir -p build-fuzz/corpus build-fuzz/crashes
 	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc \
-		$(shell $(PKG_CONFIG) --cflags $(PKGS)) -o build-fuzz/mkseeds \
+		$(PKG_CFLAGS) -o build-fuzz/mkseeds \
 		fuzz/mkseeds.c src/proto.c src/wire.c src/net.c src/log.c \
 		src/schedule.c src/binomial.c $(LIBS)
 	build-fuzz/mkseeds build-fuzz/corpus
@@ -144,8 +173,8 @@ fuzz:
 check-rdma: $(BIN)
 	@scripts/check-rdma.sh
 
-demo: rdmcp
-	@scripts/demo.sh
+demo: $(BIN)
+	@RDMCP=$(abspath $(BIN)) scripts/demo.sh
 
 bench: rdmcp $(HELPER_BINS)
 	@scripts/bench.sh

@@ -75,10 +75,13 @@ struct opts {
 	char **args;
 	int nargs;
 	const char *hostfile;	/* -f */
+	const char **wlists;	/* -w HOSTS, repeatable */
+	size_t nwlists;
 	const char *exclude;	/* -x */
 	const char *ok_file;
 	const char *failed_file;
 	bool json;		/* --json: JSON Lines on stdout */
+	const char *name;	/* --name: where '-' (stdin) lands */
 	const char *key;	/* --key */
 	int retries;		/* --retries */
 	bool progress;		/* --progress: even when not a terminal */
@@ -124,13 +127,29 @@ int refuse_self(const struct hostlist *hl, const char *bind);
 char *hosts_compressed(const struct hostlist *hl, const bool *failed,
 		       bool want);
 
+/* Before anything is sent: could --ok-file and --failed-file (either may
+ * be NULL) be written at the end?  Creates and changes nothing.  Returns
+ * 0, or -errno after a message (-EINVAL: both name one file). */
+int check_host_files(const char *ok_file, const char *failed_file);
+
 /* Write that list, one line, to path.  Returns 0 or -errno after a
  * message. */
 int write_host_file(const char *path, const struct hostlist *hl,
 		    const bool *failed, bool want);
 
-/* Load the key of --key, $RDMCP_KEY or the default; 0, or -errno after a
- * message. */
+/* The key file: --key, else $RDMCP_KEY, else the default. */
+const char *key_path(const struct opts *o);
+
+/* '-' as a source (spool.c).  check_stdin_source: usage errors in the
+ * use of '-' among the nfiles sources (once, with --name, not with -f -,
+ * not from a terminal): 0, or -EINVAL after a message.  spool_stdin:
+ * copy standard input to a file without a name in $TMPDIR (default
+ * /tmp), and put the path to read it by into path; *fd must stay open
+ * while it is read.  Returns 0 or -errno after a message. */
+int check_stdin_source(const struct opts *o, int nfiles);
+int spool_stdin(char *path, size_t len, int *fd);
+
+/* Load the key of key_path(); 0, or -errno after a message. */
 int load_key(const struct opts *o, struct auth_key *key);
 
 /* Logging to stderr at `normal` level, adjusted by -q/-v; with stamp_all
@@ -138,17 +157,34 @@ int load_key(const struct opts *o, struct auth_key *key);
  * microsecond), otherwise only debug lines do. */
 void setup_logging(int verbose, enum log_level normal, bool stamp_all);
 
-/* Output of a push. */
+/* Output of a push: one line per host as it comes (-v; --json: an
+ * object), then the summary (report.c). */
 void report_replica(const struct opts *o, const struct push_report *r);
 void report_summary(const struct opts *o, const struct push_summary *s);
+
+/* The outcomes of a push grouped as clush -b does: one line per distinct
+ * outcome with its hosts as a compressed host list (outcomes.c).
+ * outcomes_new returns NULL when out of memory; every function takes a
+ * NULL.  outcomes_add records a host's final outcome (r->index into hl);
+ * outcomes_print prints the groups on stdout, complete copies first. */
+struct outcomes;
+struct outcomes *outcomes_new(const struct hostlist *hl);
+void outcomes_add(struct outcomes *g, const struct push_report *r);
+void outcomes_print(const struct outcomes *g, bool failures_only);
+void outcomes_free(struct outcomes *g);
 
 /* The --json summary object, with the final exit status. */
 void report_json_summary(const struct push_summary *s, const char *ok_hosts,
 			 const char *failed_hosts, int status);
 
-/* The live progress line on stderr: wanted (a terminal, or --progress)?
- * Show (throttled to 10 a second), and erase before other output. */
-bool progress_wanted(const struct opts *o);
+/* The progress of a push on stderr (progress.c).  progress_start: catch
+ * SIGINT, SIGTERM and SIGHUP (an interrupted push says so and dies of
+ * the signal) and choose the display: a line redrawn on a terminal,
+ * plain lines at a bounded rate with --progress elsewhere, none with -q.
+ * progress_on: is there one?  progress_show: throttled.  progress_clear:
+ * erase the terminal line before other output. */
+void progress_start(const struct opts *o);
+bool progress_on(void);
 void progress_show(const struct push_progress *pr);
 void progress_clear(void);
 
@@ -165,6 +201,9 @@ int tracefile_close(struct tracefile *tf);
 
 /* "1.5 MiB", "512 B" */
 void format_bytes(char *buf, size_t len, double bytes);
+
+/* "1.5 MiB/s"; "-" for no time */
+void format_rate(char *buf, size_t len, double bytes, double seconds);
 
 /* Print "rdmcp: " + message on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,9 +76,19 @@ slurp(const char *path)
 	return text;
 }
 
-/* Is the last argument a host list rather than a file?  Without -f or
- * Slurm it must be; inside an allocation, an existing local path or a
- * lone argument is a file and the hosts come from SLURM_JOB_NODELIST. */
+/* A file name, never a host: "-" (standard input) or a name with a '/'
+ * (no host name or address holds one). */
+static bool
+never_a_host(const char *arg)
+{
+	return strcmp(arg, "-") == 0 || strchr(arg, '/') != NULL;
+}
+
+/* Is the last argument a host list rather than a file?  Without -f, -w
+ * or Slurm it must be; inside an allocation, a lone argument, an
+ * existing local path or a name that cannot be a host is a file and the
+ * hosts come from SLURM_JOB_NODELIST.  Returns the host list, or NULL
+ * if there is none in the arguments; *nfiles is how many are files. */
 static const char *
 hosts_source(const struct opts *o, int *nfiles)
 {
@@ -85,10 +96,11 @@ hosts_source(const struct opts *o, int *nfiles)
 	const char *last = o->nargs > 0 ? o->args[o->nargs - 1] : NULL;
 
 	*nfiles = o->nargs;
-	if (o->hostfile != NULL)
+	if (o->hostfile != NULL || o->nwlists > 0)
 		return NULL;
 	if (slurm != NULL && slurm[0] != '\0' && last != NULL &&
-	    (o->nargs == 1 || access(last, F_OK) == 0)) {
+	    (o->nargs == 1 || access(last, F_OK) == 0 ||
+	     never_a_host(last))) {
 		if (o->verbose > 0)
 			warnx_("hosts from SLURM_JOB_NODELIST: %s", slurm);
 		return slurm;
@@ -97,32 +109,64 @@ hosts_source(const struct opts *o, int *nfiles)
 	return last;
 }
 
+/* The hosts of -f and every -w, or of spec, appended to hl.  Returns 0,
+ * or -errno with err set. */
+static int
+parse_hosts(const struct opts *o, const char *spec, struct hostlist *hl,
+	    struct rd_err *err)
+{
+	char *text;
+	size_t i;
+	int rc = 0;
+
+	if (spec != NULL)
+		return hostlist_parse(hl, spec, err);
+	if (o->hostfile != NULL) {
+		text = slurp(o->hostfile);
+		if (text == NULL)
+			return -EINVAL;	/* slurp said why */
+		rc = hostlist_parse_file(hl, text, o->hostfile, err);
+		free(text);
+	}
+	for (i = 0; rc == 0 && i < o->nwlists; i++)
+		rc = hostlist_parse(hl, o->wlists[i], err);
+	return rc;
+}
+
+/* Usage errors in where the hosts come from: -EINVAL after a message. */
+static int
+check_hosts_source(const struct opts *o, const char *spec, int nfiles)
+{
+	if (nfiles < 1 || (spec == NULL && o->hostfile == NULL &&
+			   o->nwlists == 0)) {
+		warnx_("need at least one FILE and hosts (a HOSTS argument, "
+		       "-w HOSTS, -f FILE, or a Slurm allocation)");
+		return -EINVAL;
+	}
+	if (spec != NULL && never_a_host(spec)) {
+		warnx_("'%s' is not a host list but a file name (hosts hold "
+		       "no '/'): give the hosts last, or with -w or -f", spec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int
 gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
 {
 	struct hostlist ex = { 0 };
 	struct rd_err err = { 0 };
 	const char *spec = hosts_source(o, nfiles);
-	char *text = NULL;
 	size_t dups;
-	int rc = -EINVAL;
+	int rc = check_hosts_source(o, spec, *nfiles);
 
-	if (*nfiles < 1 || (spec == NULL && o->hostfile == NULL)) {
-		warnx_("need at least one FILE and hosts (a HOSTS argument, "
-		       "-f FILE, or a Slurm allocation)");
-		return -EINVAL;
-	}
-	if (o->hostfile != NULL) {
-		text = slurp(o->hostfile);
-		if (text == NULL)
-			return -EINVAL;
-		rc = hostlist_parse_file(hl, text, o->hostfile, &err);
-	} else {
-		rc = hostlist_parse(hl, spec, &err);
-	}
+	if (rc < 0)
+		return rc;
+	rc = parse_hosts(o, spec, hl, &err);
 	if (rc == 0 && o->exclude != NULL)
 		rc = hostlist_parse(&ex, o->exclude, &err);
-	free(text);
+	if (rc == -EINVAL && err.code == 0)
+		return rc;	/* slurp said why */
 	if (rc < 0) {
 		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
 		hostlist_clear(&ex);
@@ -162,6 +206,57 @@ hosts_compressed(const struct hostlist *hl, const bool *failed, bool want)
 		hostlist_compress(hl->hosts, hl->n, pick, buf, (size_t)need + 1);
 	free(pick);
 	return buf;
+}
+
+/* Could `path` be written: an existing file we may open for writing, or
+ * a new name in a directory where we may create it?  Creates and changes
+ * nothing.  Returns 0 or -errno. */
+static int
+writable(const char *path)
+{
+	char *copy = strdup(path), *dir;
+	struct stat st;
+	int fd, rc = 0;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	dir = dirname(copy);	/* "." for a bare name */
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd >= 0)
+		close(fd);
+	else if (errno != ENOENT)
+		rc = -errno;
+	else if (stat(dir, &st) < 0)
+		rc = -errno;
+	else if (!S_ISDIR(st.st_mode))
+		rc = -ENOTDIR;
+	else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
+		rc = -errno;
+	free(copy);
+	return rc;
+}
+
+int
+check_host_files(const char *ok_file, const char *failed_file)
+{
+	const char *paths[2] = { ok_file, failed_file };
+	const char *opts[2] = { "--ok-file", "--failed-file" };
+	int i, rc;
+
+	if (ok_file != NULL && failed_file != NULL &&
+	    strcmp(ok_file, failed_file) == 0) {
+		warnx_("--ok-file and --failed-file are both '%s'", ok_file);
+		return -EINVAL;
+	}
+	for (i = 0; i < 2; i++) {
+		rc = paths[i] != NULL ? writable(paths[i]) : 0;
+		if (rc < 0) {
+			warnx_("cannot write %s '%s': %s (nothing was sent)",
+			       opts[i], paths[i], strerror(-rc));
+			return rc == -EINVAL ? -EIO : rc;
+		}
+	}
+	return 0;
 }
 
 /* Write the hosts with failed[i] == want to path, one line.  Returns 0 or

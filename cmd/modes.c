@@ -52,8 +52,7 @@ setup_logging(int verbose, enum log_level normal, bool stamp_all)
  * The key
  */
 
-/* --key, else $RDMCP_KEY, else the default. */
-static const char *
+const char *
 key_path(const struct opts *o)
 {
 	const char *env = getenv("RDMCP_KEY");

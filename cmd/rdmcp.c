@@ -59,6 +59,7 @@ enum {
 	OPT_FANOUT,
 	OPT_TRACE,
 	OPT_SIZE,
+	OPT_NAME,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -85,6 +86,8 @@ static const struct option long_options[] = {
 	{ "keep-owners", no_argument, NULL, OPT_KEEP_OWNERS },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "nodes", required_argument, NULL, 'w' },
 	{ "ok-file", required_argument, NULL, OPT_OK_FILE },
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "owner", required_argument, NULL, OPT_OWNER },
@@ -119,6 +122,7 @@ usage(FILE *out)
 {
 	fprintf(out,
 "usage: rdmcp [OPTIONS] FILE... HOSTS\n"
+"       rdmcp [OPTIONS] -w HOSTS FILE...\n"
 "       rdmcp [OPTIONS] -f HOSTFILE FILE...\n"
 "       rdmcp --rsh CMD [OPTIONS] FILE... HOSTS\n"
 "       rdmcp --serve --root DIR [--listen ADDR[:PORT]] [OPTIONS]\n"
@@ -132,13 +136,19 @@ usage(FILE *out)
 "HOSTS is a host list: host, host:port or [address]:port entries,\n"
 "separated by commas, with ranges as in Slurm and pdsh: node[01-64,70],\n"
 "rack[1-2]n[01-16].  Inside a Slurm allocation HOSTS may be left out:\n"
-"the hosts are then $SLURM_JOB_NODELIST.\n"
+"the hosts are then $SLURM_JOB_NODELIST.  A name with a '/' is a FILE,\n"
+"never a host.  A FILE '-' is standard input (with --name): it is first\n"
+"kept in a file without a name in $TMPDIR (default /tmp), which needs\n"
+"room for all of it, then sent; nothing of it is left there.\n"
 "\n"
 "Sending:\n"
 "  -d, --dest DIR           land files in DIR on every host (default: the\n"
 "                           same absolute path as the source); DIR must\n"
 "                           exist, or with a trailing slash (DIR/) it is\n"
 "                           made where it is missing\n"
+"      --name NAME          the name '-' (standard input) lands as, like a\n"
+"                           FILE named NAME: e.g. tar c dir | rdmcp --name\n"
+"                           dir.tar -d /dst - HOSTS\n"
 "  -r, --recursive          copy directories: the whole tree, as one\n"
 "                           transfer; symbolic links are kept as links\n"
 "  -p, --preserve           also give copies their modification times,\n"
@@ -157,13 +167,17 @@ usage(FILE *out)
 "  -f, --hostfile FILE      read the hosts from FILE ('-': stdin), one host\n"
 "                           list per line, '#' comments; then every\n"
 "                           argument is a FILE\n"
+"  -w, --nodes HOSTS        the hosts, as with pdsh -w (repeatable, and\n"
+"                           with -f); then every argument is a FILE\n"
 "  -x, --exclude HOSTS      leave these hosts out\n"
 "      --ok-file FILE       write the hosts that got a complete copy to\n"
 "                           FILE, as one host list\n"
-"      --failed-file FILE   write the hosts that did not to FILE\n"
+"      --failed-file FILE   write the hosts that did not to FILE (both\n"
+"                           are checked before anything is sent)\n"
 "  -P, --port PORT          daemon port of hosts given without one\n"
 "                           (default %d)\n"
-"  -t, --timeout SECS       a peer silent this long has failed (default 30)\n"
+"  -t, --timeout SECS       a peer silent this long has failed (default 30;\n"
+"                           0.001 to 86400)\n"
 "      --retries N          send again, N times at most, to the hosts that\n"
 "                           failed in a way that sending again may cure\n"
 "                           (default 1)\n"
@@ -171,14 +185,18 @@ usage(FILE *out)
 "      --bind ADDR          send from this local address\n"
 "      --json               print JSON Lines on stdout instead: one object\n"
 "                           per replica, then a summary (see rdmcp(1))\n"
-"      --progress           show the progress line on stderr even when it\n"
-"                           is not a terminal (it is shown on terminals)\n"
+"      --progress           show progress on stderr even when it is not a\n"
+"                           terminal: plain lines, one per 5 s at most\n"
+"                           (on a terminal a line is redrawn in place)\n"
 "      --trace FILE         write the push's timeline to FILE: every\n"
 "                           member's blocks received and sent and its\n"
 "                           waits, as Chrome trace events (Perfetto,\n"
 "                           chrome://tracing)\n"
-"  -q, --quiet              print only failures\n"
-"  -v, --verbose            more detail (repeat for more)\n"
+"  -q, --quiet              print only failures (and no progress)\n"
+"  -v, --verbose            also one line per host as it comes, what is\n"
+"                           sent and how (block size, schedule, transport)\n"
+"                           and the set-up time; -vv: hosts' addresses and\n"
+"                           ranks, debug log\n"
 "\n"
 "Receiving (daemon):\n"
 "      --serve              run the receiving daemon\n"
@@ -241,9 +259,14 @@ usage(FILE *out)
 "  -h, --help               show this help\n"
 "  -V, --version            show the version\n"
 "\n"
+"The report: one line per distinct outcome, its hosts as one host list\n"
+"(as clush -b), e.g. 'node[01-06]: FAILED (6 hosts): REASON', then a\n"
+"summary; with -v one line per host first, as each outcome comes.\n"
+"\n"
 "Exit status: 0 every replica complete, 1 some replica failed, 2 usage\n"
 "error, 3 the sender could not run the transfer (or --genkey failed), 4\n"
-"the daemon could not start (or did not shut down cleanly).\n",
+"the daemon could not start (or did not shut down cleanly); interrupted\n"
+"(SIGINT, SIGTERM, SIGHUP): killed by the signal (130, 143, 129).\n",
 		PROTO_DEFAULT_PORT, PROTO_DEFAULT_PORT, AUTH_DEFAULT_KEY);
 }
 
@@ -366,19 +389,19 @@ parse_seconds(const char *s, unsigned *ms)
 	return *ms > 0 ? 0 : -EINVAL;
 }
 
-/* Another --root.  Returns 0 or -ENOMEM after a message. */
+/* Another value of a repeatable option (--root, -w) appended to *list.
+ * Returns 0 or -ENOMEM after a message. */
 static int
-add_root(struct opts *o, const char *dir)
+add_value(const char ***list, size_t *n, const char *opt, const char *arg)
 {
-	const char **grown = realloc(o->roots, (o->nroots + 1) *
-					       sizeof(*grown));
+	const char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
 
 	if (grown == NULL) {
-		warnx_("--root %s: out of memory", dir);
+		warnx_("%s %s: out of memory", opt, arg);
 		return -ENOMEM;
 	}
-	o->roots = grown;
-	o->roots[o->nroots++] = dir;
+	*list = grown;
+	(*list)[(*n)++] = arg;
 	return 0;
 }
 
@@ -409,6 +432,8 @@ parse_option(struct opts *o, int c, const char *arg)
 	case 'f':
 		o->hostfile = arg;
 		return 0;
+	case 'w':
+		return add_value(&o->wlists, &o->nwlists, "-w", arg);
 	case 'x':
 		o->exclude = arg;
 		return 0;
@@ -432,6 +457,9 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case OPT_TRACE:
 		o->trace_file = arg;
+		return 0;
+	case OPT_NAME:
+		o->name = arg;
 		return 0;
 	case OPT_OK_FILE:
 		o->ok_file = arg;
@@ -471,7 +499,8 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case 't':
 		if (parse_seconds(arg, &o->timeout_ms) < 0)
-			return bad_usage("bad timeout '%s'", arg);
+			return bad_usage("bad timeout '%s' (seconds, from 0.001 "
+					 "to 86400)", arg);
 		return 0;
 	case 'v':
 		o->verbose = o->verbose < 0 ? 1 : o->verbose + 1;
@@ -517,7 +546,8 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case OPT_CONNECT_TIMEOUT:
 		if (parse_seconds(arg, &o->connect_timeout_ms) < 0)
-			return bad_usage("bad timeout '%s'", arg);
+			return bad_usage("bad connect timeout '%s' (seconds, "
+					 "from 0.001 to 86400)", arg);
 		return 0;
 	case OPT_FORCE:
 		o->force = true;
@@ -537,7 +567,7 @@ parse_option(struct opts *o, int c, const char *arg)
 		o->prefix = arg;
 		return 0;
 	case OPT_ROOT:
-		return add_root(o, arg);
+		return add_value(&o->roots, &o->nroots, "--root", arg);
 	case OPT_SERVE:
 		o->mode = MODE_SERVE;
 		return 0;
@@ -665,7 +695,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	defaults(&o);
 	rc = env_defaults(&o);
-	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hpP:qrt:vVx:",
+	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hpP:qrt:vVw:x:",
 					   long_options, NULL)) != -1)
 		rc = parse_option(&o, c, optarg);
 	o.args = argv + optind;
@@ -677,5 +707,6 @@ main(int argc, char **argv)
 	else
 		status = run_mode(&o);
 	free(o.roots);
+	free(o.wlists);
 	return status;
 }

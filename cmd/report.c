@@ -1,15 +1,14 @@
 /*
- * Human-readable output of a push: one line per replica as its outcome is
- * known, then a summary.  Lines go to stdout; failures also make the exit
- * status non-zero.
+ * Output of a push: with -v (or --json) one line per replica as its
+ * outcome is known, then (outcomes.c) one line per distinct outcome, then
+ * a summary.  Lines go to stdout; failures also make the exit status
+ * non-zero.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <time.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "json.h"
@@ -46,7 +45,7 @@ format_bytes(char *buf, size_t len, double bytes)
 		snprintf(buf, len, "%.1f %s", bytes, units[u]);
 }
 
-static void
+void
 format_rate(char *buf, size_t len, double bytes, double seconds)
 {
 	char b[32];
@@ -111,24 +110,43 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 	fflush(stdout);
 }
 
+/* -vv: where a host was reached, and its rank in the group. */
+static void
+format_where(char *buf, size_t len, const struct opts *o,
+	     const struct push_report *r)
+{
+	buf[0] = '\0';
+	if (o->verbose < 2 || r->addr == NULL || r->addr[0] == '\0')
+		return;
+	if (r->rank > 0)
+		snprintf(buf, len, "  (%s, rank %u)", r->addr, r->rank);
+	else
+		snprintf(buf, len, "  (%s)", r->addr);
+}
+
+/* A host's line, as its outcome comes: with -v (--json: always). */
 void
 report_replica(const struct opts *o, const struct push_report *r)
 {
-	char rate[48];
+	char rate[48], where[300];
 
 	progress_clear();
-	if (o->json) {
+	format_where(where, sizeof(where), o, r);
+	if (o->json)
 		json_replica(r);
-	} else if (!r->ok) {
-		printf("%-22s FAILED  %8.3f s  %s\n", r->host, r->seconds,
-		       r->reason);
-	} else if (o->verbose >= 0 && r->identical) {
-		printf("%-22s ok      %8.3f s  %12s  already identical%s\n",
-		       r->host, r->seconds, "-", r->verified ? ", verified" : "");
-	} else if (o->verbose >= 0) {
+	else if (o->verbose < 1)
+		return;
+	else if (!r->ok)
+		printf("%-22s FAILED  %8.3f s  %s%s\n", r->host, r->seconds,
+		       r->reason, where);
+	else if (r->identical)
+		printf("%-22s ok      %8.3f s  %12s  already identical%s%s\n",
+		       r->host, r->seconds, "-", r->verified ? ", verified" : "",
+		       where);
+	else {
 		format_rate(rate, sizeof(rate), (double)r->bytes, r->seconds);
-		printf("%-22s ok      %8.3f s  %12s%s\n", r->host, r->seconds,
-		       rate, r->verified ? "  verified" : "");
+		printf("%-22s ok      %8.3f s  %12s%s%s\n", r->host, r->seconds,
+		       rate, r->verified ? "  verified" : "", where);
 	}
 	fflush(stdout);
 }
@@ -151,75 +169,4 @@ report_summary(const struct opts *o, const struct push_summary *s)
 		       s->transport);
 	printf("\n");
 	fflush(stdout);
-}
-
-/* ---------------------------------------------------------------------
- * The progress line: stderr, redrawn in place at most 10 times a second,
- * erased before anything else is printed and at the end.
- */
-
-static bool progress_drawn;
-static double progress_at = -1;
-
-bool
-progress_wanted(const struct opts *o)
-{
-	return o->progress || (o->verbose >= 0 && isatty(STDERR_FILENO));
-}
-
-void
-progress_clear(void)
-{
-	if (progress_drawn) {
-		fputs("\r\033[K", stderr);
-		fflush(stderr);
-		progress_drawn = false;
-	}
-}
-
-static void
-format_eta(char *buf, size_t len, double seconds)
-{
-	long s = (long)(seconds + 0.5);
-
-	if (seconds < 0 || seconds > 359999)
-		snprintf(buf, len, "--:--");
-	else if (s >= 3600)
-		snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60,
-			 s % 60);
-	else
-		snprintf(buf, len, "%ld:%02ld", s / 60, s % 60);
-}
-
-void
-progress_show(const struct push_progress *pr)
-{
-	struct timespec ts;
-	char done[32], total[32], rate[48], eta[32];
-	double now, each, per_s, pct;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	if (progress_at >= 0 && now - progress_at < 0.1)
-		return;
-	progress_at = now;
-	if (pr->hosts == 0 || pr->bytes_total == 0)
-		return;
-	each = (double)pr->bytes_done / (double)pr->hosts;
-	per_s = pr->seconds > 0 ? each / pr->seconds : 0;
-	pct = 100.0 * (double)pr->bytes_done / (double)pr->bytes_total;
-	format_bytes(done, sizeof(done), each);
-	format_bytes(total, sizeof(total),
-		     (double)pr->bytes_total / (double)pr->hosts);
-	format_rate(rate, sizeof(rate), each, pr->seconds);
-	format_eta(eta, sizeof(eta), per_s > 0 ?
-		   ((double)pr->bytes_total / (double)pr->hosts - each) / per_s
-		   : -1);
-	fprintf(stderr, "\r\033[K%s of %s (%.0f%%)  %s  ETA %s  %zu/%zu hosts "
-		"done%s", done, total, pct, rate, eta, pr->done, pr->hosts,
-		pr->failed ? "," : "");
-	if (pr->failed)
-		fprintf(stderr, " %zu failed", pr->failed);
-	fflush(stderr);
-	progress_drawn = true;
 }

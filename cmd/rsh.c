@@ -367,14 +367,23 @@ stop_all(struct rsh *r, long grace_ms)
 	}
 }
 
+/* Stop the receivers, then let the handler there was before ours (the
+ * sender's, which says it was interrupted) or the default deal with the
+ * signal. */
 static void
 on_fatal_signal(int sig)
 {
 	struct rsh *r = live;
+	int i;
 
 	if (r != NULL)
 		stop_all(r, 2000);
-	signal(sig, SIG_DFL);
+	for (i = 0; i < 3 && fatal_signals[i] != sig; i++)
+		;
+	if (r != NULL && i < 3 && r->old[i].sa_handler != SIG_IGN)
+		sigaction(sig, &r->old[i], NULL);
+	else
+		signal(sig, SIG_DFL);
 	raise(sig);
 }
 

@@ -23,20 +23,24 @@
  * push
  */
 
-/* Where source `src` lands: DIR/basename with -d, else its own absolute
- * path, into *out (malloc'd).  Returns 0 or -errno after a message
- * (-EINVAL: it would land on "/"). */
+/* Where source `src` lands: its own absolute path (made clean: "tree/",
+ * "." and "a/.." name the directory itself), or with -d DIR, DIR/ the
+ * base name of that path; into *out (malloc'd).  Returns 0 or -errno
+ * after a message (-EINVAL: it would land on "/"). */
 static int
 destination(const struct opts *o, const char *cwd, const char *src,
 	    char **out)
 {
-	char *abs = path_absolute(cwd, src), *dir;
+	char *abs, *dir, *in_dir = NULL;
 
-	if (abs != NULL && o->dest_dir != NULL) {
+	abs = path_absolute(cwd, strcmp(src, "-") == 0 ? o->name : src);
+
+	if (abs != NULL && o->dest_dir != NULL && strcmp(abs, "/") != 0) {
 		dir = path_absolute("/", o->dest_dir);
-		free(abs);
-		abs = dir ? path_join(dir, path_base(src)) : NULL;
+		in_dir = dir ? path_join(dir, path_base(abs)) : NULL;
 		free(dir);
+		free(abs);
+		abs = in_dir;
 	}
 	*out = abs;
 	if (abs == NULL) {
@@ -137,7 +141,7 @@ build_manifest(const struct opts *o, char **sources, char **dests, size_t n,
 		rc = mf_add(m, sources[i], dests[i], o->recursive, &err);
 		if (rc < 0)
 			warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
-		else if (o->send_libs)
+		else if (o->send_libs && strcmp(o->args[i], "-") != 0)
 			rc = add_libs(m, sources[i], dests[i]);
 	}
 	if (rc == 0) {
@@ -202,7 +206,12 @@ struct sender {
 	size_t npending;
 	char **dests;		/* where each source lands */
 	size_t ndests;
+	const char **sources;	/* what is read: '-' is the spool's path */
+	char spooled[64];	/* the spool's path, "/proc/self/fd/N" */
+	int spool_fd;		/* standard input, spooled; or -1 */
+	struct outcomes *outcomes;	/* for the grouped lines */
 	bool last;		/* no attempt after this one */
+	char key_name[4200];	/* "the key in FILE", for messages */
 	double offset;		/* seconds from the first attempt's start */
 	struct push_summary total;
 };
@@ -214,6 +223,15 @@ now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A host's final outcome: its line now (-v, --json), its group at the
+ * end. */
+static void
+report_host(struct sender *sd, const struct push_report *r)
+{
+	report_replica(sd->o, r);
+	outcomes_add(sd->outcomes, r);
 }
 
 /* A host's outcome in this attempt: reported now, unless it failed in a
@@ -243,7 +261,7 @@ on_push_report(void *ctx, const struct push_report *r)
 	} else {
 		sd->failed[idx] = true;
 	}
-	report_replica(sd->o, &out);
+	report_host(sd, &out);
 }
 
 static void
@@ -374,8 +392,13 @@ finish(struct sender *sd, bool ran)
 	sd->total.failed = 0;
 	for (i = 0; i < sd->hl->n; i++)
 		sd->total.failed += sd->failed[i];
+	if (!sd->o->json)
+		outcomes_print(sd->outcomes, sd->o->verbose < 0);
 	if (ran || sd->total.ok > 0)
 		report_summary(sd->o, &sd->total);
+	if (ran && sd->o->verbose > 0 && !sd->o->json)
+		warnx_("set-up (resolve, connect, authenticate, prepare) took "
+		       "%.3f s of %.3f s", sd->total.setup, sd->total.seconds);
 	print_failed(sd->hl, sd->failed);
 	return write_host_files(sd->o, sd->hl, sd->ok, sd->failed);
 }
@@ -484,7 +507,7 @@ report_no_receiver(struct sender *sd, size_t i, const char *reason)
 	};
 
 	sd->failed[i] = true;
-	report_replica(sd->o, &r);
+	report_host(sd, &r);
 }
 
 /* Start the receivers and aim the push at them: the hosts that have one
@@ -542,8 +565,10 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->targets = calloc(n, sizeof(char *));
 	sd->ndests = nfiles > 0 ? (size_t)nfiles : 0;
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
+	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
+	sd->outcomes = outcomes_new(sd->hl);
 	if (!sd->ok || !sd->failed || !sd->retry || !sd->pending ||
-	    !sd->targets || !sd->dests) {
+	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
 		return -ENOMEM;
 	}
@@ -561,11 +586,34 @@ sender_free(struct sender *sd)
 	for (i = 0; sd->dests != NULL && i < sd->ndests; i++)
 		free(sd->dests[i]);
 	free(sd->dests);
+	free(sd->sources);
+	if (sd->spool_fd >= 0)
+		close(sd->spool_fd);
+	outcomes_free(sd->outcomes);
 	free(sd->ok);
 	free(sd->failed);
 	free(sd->retry);
 	free(sd->pending);
 	free(sd->targets);
+}
+
+/* What is read for each source: the argument, but for '-', standard
+ * input, spooled.  Returns 0 or -errno after a message. */
+static int
+read_sources(struct sender *sd)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sd->ndests && rc == 0; i++) {
+		sd->sources[i] = sd->o->args[i];
+		if (strcmp(sd->o->args[i], "-") != 0)
+			continue;
+		rc = spool_stdin(sd->spooled, sizeof(sd->spooled),
+				 &sd->spool_fd);
+		sd->sources[i] = sd->spooled;
+	}
+	return rc;
 }
 
 /* What push_run needs from the options. */
@@ -586,17 +634,79 @@ push_settings(struct sender *sd, const struct manifest *mf,
 		.ctx = sd, .transport = o->transport, .bind = o->bind,
 		.verbs = { .device = o->device, .gid_index = o->gid_index,
 			   .interrupts = o->interrupts },
-		.key = key,
-		.progress = progress_wanted(o) ? on_progress : NULL,
+		.key = key, .key_name = sd->key_name,
+		.progress = progress_on() ? on_progress : NULL,
 		.trace = sd->tf != NULL ? on_trace : NULL,
 	};
+	if (use_rsh(o))
+		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time "
+			 "key");
+	else
+		snprintf(sd->key_name, sizeof(sd->key_name), "the key in %s",
+			 key_path(o));
+}
+
+static const char *const transport_names[] = {
+	[TRANSPORT_AUTO] = "auto", [TRANSPORT_TCP] = "tcp",
+	[TRANSPORT_VERBS] = "verbs",
+};
+
+/* How many steps the schedule takes for k blocks and n members, or 0. */
+static uint64_t
+schedule_steps(enum sched_alg alg, size_t n, uint64_t k)
+{
+	struct sched *s = NULL;
+	uint64_t steps = 0;
+
+	if (n <= SCHED_MAX_MEMBERS &&
+	    sched_new(alg, (uint32_t)n, 0, k, &s) == 0)
+		steps = sched_steps(s);
+	sched_free(s);
+	return steps;
+}
+
+/* -v: what is sent, to how many hosts, and how: block size, schedule,
+ * transport asked for (the summary says which one the group used). */
+static void
+announce(const struct sender *sd, const struct manifest *mf)
+{
+	const struct opts *o = sd->o;
+	const struct job_file *e = mf_entries(mf);
+	size_t i, n = mf_count(mf), nfiles = 0;
+	uint64_t bytes = 0, blocks;
+	uint32_t block;
+	char size[32], bs[32];
+
+	if (o->verbose < 1)
+		return;
+	for (i = 0; i < n; i++)
+		if (e[i].type == JF_FILE) {
+			nfiles++;
+			bytes += e[i].size;
+		}
+	block = o->block_size ? o->block_size
+		: sched_auto_block(o->alg, bytes, (uint32_t)sd->npending + 1,
+				   o->transport == TRANSPORT_VERBS);
+	blocks = (bytes + block - 1) / block;
+	format_bytes(size, sizeof(size), (double)bytes);
+	format_bytes(bs, sizeof(bs), (double)block);
+	warnx_("sending %zu file%s (%zu entries, %s) to %zu host%s: %llu "
+	       "block%s of %s%s, %s schedule of %llu steps, transport %s%s%s%s",
+	       nfiles, nfiles == 1 ? "" : "s", n, size, sd->npending,
+	       sd->npending == 1 ? "" : "s", (unsigned long long)blocks,
+	       blocks == 1 ? "" : "s", bs, o->block_size ? "" : " (chosen)",
+	       sched_alg_name(o->alg),
+	       (unsigned long long)schedule_steps(o->alg, sd->npending + 1,
+						  blocks),
+	       transport_names[o->transport], o->verify ? ", --verify" : "",
+	       o->force ? ", --force" : "", o->preserve ? ", -p" : "");
 }
 
 int
 run_push(const struct opts *o)
 {
 	struct hostlist hl = { 0 };
-	struct sender sd = { .o = o, .hl = &hl };
+	struct sender sd = { .o = o, .hl = &hl, .spool_fd = -1 };
 	struct manifest *mf = NULL;
 	struct push_cfg cfg;
 	struct auth_key key;
@@ -605,16 +715,24 @@ run_push(const struct opts *o)
 
 	setup_logging(o->verbose, LOG_WARN, false);
 	signal(SIGBUS, on_sigbus);
+	progress_start(o);
 	rc = gather_hosts(o, &hl, &nfiles);
+	if (rc == 0)
+		rc = check_stdin_source(o, nfiles);
 	if (rc == 0 && (rc = sender_alloc(&sd, nfiles)) == 0)
 		rc = destinations(o, o->args, sd.ndests, sd.dests);
+	if (rc == 0)
+		rc = check_host_files(o->ok_file, o->failed_file);
+	if (rc == 0)
+		rc = read_sources(&sd);
 	if (rc < 0) {
 		status = exit_status(rc);
 		if (status == EXIT_USAGE)
 			fprintf(stderr, "Try 'rdmcp --help'.\n");
 		goto out;
 	}
-	if (build_manifest(o, o->args, sd.dests, sd.ndests, &mf) < 0) {
+	if (build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests,
+			   &mf) < 0) {
 		finish(&sd, false);	/* no host failed: nothing was sent */
 		goto report;
 	}
@@ -633,6 +751,7 @@ run_push(const struct opts *o)
 		sd.targets = NULL;
 	}
 	push_settings(&sd, mf, &key, &cfg);
+	announce(&sd, mf);
 	rc = run_attempts(&sd, &cfg);
 	rsh_finish(rsh);	/* the receivers end with the transfer */
 	if (tracefile_close(sd.tf) < 0)

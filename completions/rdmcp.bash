@@ -7,12 +7,12 @@ _rdmcp() {
 	local long="--algorithm --allow-setid --bind --block-size --blocks
 		--connect-timeout --dest --device --exclude --failed-file --fanout
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
-		--json --keep-owners --key --listen --ok-file --once --owner --plan --port
+		--json --keep-owners --key --listen --name --nodes --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --recursive --remote-opts
-		--remote-path --retries --root --rsh --send-libs --serve --state-dir
-		--timeout
+		--remote-path --retries --root --rsh --send-libs --serve --size
+		--state-dir --timeout --trace
 		--transport --verbose --verify --version --window"
-	local short="-a -b -d -f -h -p -P -q -r -t -v -V -x"
+	local short="-a -b -d -f -h -p -P -q -r -t -v -V -w -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	# --opt=value: complete the value as after '--opt value'
@@ -31,7 +31,7 @@ _rdmcp() {
 	-d | --dest | --root | --prefix | --state-dir)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
-	-f | --hostfile | --ok-file | --failed-file | --key | --genkey)
+	-f | --hostfile | --ok-file | --failed-file | --key | --genkey | --trace)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--transport)
@@ -40,7 +40,7 @@ _rdmcp() {
 	--device)
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
 		return ;;
-	-x | --exclude)
+	-w | --nodes | -x | --exclude)
 		COMPREPLY=($(compgen -A hostname -- "$cur"))
 		return ;;
 	--owner)
@@ -54,19 +54,20 @@ _rdmcp() {
 		return ;;
 	-b | --block-size | -P | --port | -t | --timeout | --connect-timeout | \
 	--listen | --hosts | --blocks | --window | --retries | --bind | \
-	--gid-index | --remote-opts | --fanout)
+	--gid-index | --remote-opts | --fanout | --name | --size)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$long $short" -- "$cur"))
 		return
 	fi
-	# the daemon, --plan and --genkey take no arguments; with -f every
-	# argument is a FILE; else FILE... HOSTS: a file or a host
+	# the daemon, --plan and --genkey take no arguments; with -f or -w
+	# every argument is a FILE; else FILE... HOSTS: a file or a host
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
 		--serve | --plan | --genkey | --genkey=*) return ;;
 		-f | --hostfile | --hostfile=* | -f?*) opts=files ;;
+		-w | --nodes | --nodes=* | -w?*) opts=files ;;
 		esac
 	done
 	if [[ $opts == files ]]; then

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# install-deps.sh - install what building and testing rdmcp needs on
-# Debian 12 (bookworm).  Run as root.  Does nothing when every package is
-# already installed, so it is safe to run again.
+# install-deps.sh [--missing] [build|all] - install what building (build)
+# or building and testing (all, the default) rdmcp needs on Debian 12
+# (bookworm).  Run as root.  Does nothing when every package is already
+# installed, so it is safe to run again.  With --missing it installs
+# nothing and prints the packages that are missing, one per line.
+# 'make demo' and 'make check' run it when something is missing
+# (scripts/deps.sh).
 #
 #   build:  gcc, make (build-essential), pkg-config, libuv1-dev, zlib1g-dev,
 #           libssl-dev (libcrypto: HMAC-SHA-256 for authentication)
 #   RDMA:   libibverbs-dev, librdmacm-dev (the verbs transport, next)
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
-#           benchmarks on network namespaces), procps, mandoc (man page lint),
+#           benchmarks on network namespaces), procps, mandoc and groff-base (man page lint and rendering),
 #           jq (checks the --json output), clang (libFuzzer: make fuzz),
 #           zsh (runs the zsh completion), shellcheck (lints the example
 #           scripts), systemd (systemd-analyze verifies the unit),
@@ -18,17 +22,32 @@
 #           scripts/rxe-vm.sh builds the Soft-RoCE VM from
 set -euo pipefail
 
-PACKAGES=(
+list_only=0
+if [ "${1:-}" = --missing ]; then
+	list_only=1
+	shift
+fi
+level=${1:-all}
+case $level in
+build | all) ;;
+*) echo "usage: install-deps.sh [--missing] [build|all]" >&2; exit 2 ;;
+esac
+
+BUILD_PACKAGES=(
 	build-essential
 	pkg-config
 	libuv1-dev
-	check
 	zlib1g-dev
 	libssl-dev
 	libibverbs-dev
 	librdmacm-dev
+)
+PACKAGES=(
+	"${BUILD_PACKAGES[@]}"
+	check
 	iproute2
 	mandoc
+	groff-base
 	procps
 	jq
 	clang
@@ -59,11 +78,16 @@ installed() {
 	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)" = installed ]
 }
 
+[ "$level" = all ] || PACKAGES=("${BUILD_PACKAGES[@]}")
 missing=()
 for pkg in "${PACKAGES[@]}"; do
 	installed "$pkg" || missing+=("$pkg")
 done
 
+if [ "$list_only" -eq 1 ]; then
+	[ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}"
+	exit 0
+fi
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "install-deps: all ${#PACKAGES[@]} packages already installed"
 	exit 0

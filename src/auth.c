@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/core_names.h>
@@ -194,4 +195,35 @@ bool
 auth_mac_equal(const uint8_t a[AUTH_MAC_LEN], const uint8_t b[AUTH_MAC_LEN])
 {
 	return CRYPTO_memcmp(a, b, AUTH_MAC_LEN) == 0;
+}
+
+/* A burst of this many failure lines, then one a second. */
+#define AUTH_LOG_BURST 10
+
+void
+auth_log_failure(const char *peer, const char *why)
+{
+	static double budget = AUTH_LOG_BURST, last;
+	static unsigned left_out;
+	struct timespec ts;
+	double now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	budget += last > 0 ? now - last : 0;
+	budget = budget > AUTH_LOG_BURST ? AUTH_LOG_BURST : budget;
+	last = now;
+	if (budget < 1) {
+		left_out++;
+		return;
+	}
+	budget -= 1;
+	if (left_out > 0)
+		log_warn("authentication failed with the sender at %s: %s (and "
+			 "%u more failures before, not logged)", peer, why,
+			 left_out);
+	else
+		log_warn("authentication failed with the sender at %s: %s",
+			 peer, why);
+	left_out = 0;
 }

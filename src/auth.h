@@ -66,6 +66,11 @@ int auth_sender_mac(const struct auth_key *key,
 int auth_hmac(const uint8_t *key, size_t keylen, const void *const *piece,
 	      const size_t *len, int n, uint8_t mac[AUTH_MAC_LEN]);
 
+/* Log (a warning) that the sender at `peer` failed to authenticate, and
+ * why: a burst of 10 lines, then at most one a second, so that failing on
+ * purpose cannot flood the log; the next line counts those left out. */
+void auth_log_failure(const char *peer, const char *why);
+
 /* Constant-time comparison of two MACs. */
 bool auth_mac_equal(const uint8_t a[AUTH_MAC_LEN],
 		    const uint8_t b[AUTH_MAC_LEN]);

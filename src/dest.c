@@ -37,7 +37,7 @@ struct dent {
 	gid_t gid;
 	bool made;		/* created by this job */
 	bool top;		/* under a temporary name: renamed at commit */
-	bool merged;		/* a directory that existed: left alone */
+	bool merged;		/* a directory that existed: merged into */
 	bool placed;		/* renamed into place */
 	bool present;		/* probing: there already, as the job says */
 	bool same_time;		/* ... with the job's modification time */
@@ -275,6 +275,15 @@ locate(const struct dest *d, const char *real, size_t *root,
 	return -EACCES;
 }
 
+/* The parent directory of an entry cannot be resolved (errno e). */
+static int
+no_parent(const char *parent, int e, struct rd_err *err)
+{
+	return rd_errf(err, -e, "destination directory %s: %s%s", parent,
+		       strerror(e), e != ENOENT ? "" : " (-d DIR/, with a "
+		       "trailing slash, makes it where it is missing)");
+}
+
 /* Entry i's parent exists on disk: resolve it to a root. */
 static int
 place_on_disk(struct dest *d, struct dent *e, struct rd_err *err)
@@ -286,8 +295,7 @@ place_on_disk(struct dest *d, struct dent *e, struct rd_err *err)
 	if (parent == NULL)
 		return -ENOMEM;
 	if (realpath(parent, real) == NULL)
-		rc = rd_errf(err, -errno, "destination directory %s: %s",
-			     parent, strerror(errno));
+		rc = no_parent(parent, errno, err);
 	else if (locate(d, real, &e->root, &rel) < 0)
 		rc = rd_errf(err, -EACCES, "destination directory %s is not "
 			     "under a --root of this daemon", parent);
@@ -774,6 +782,20 @@ placed:
 	return 0;
 }
 
+/* With times, a directory that existed gets its source's time too, as
+ * rsync -a gives it, once nothing more lands in it.  It is not ours: a
+ * failure (not its owner) is logged, and the landed entries stay. */
+static void
+time_merged(struct dest *d, struct dent *e)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, e->mtime };
+	int fd = dir_fd(d, e->root, e->inside);
+
+	if (fd < 0 || futimens(fd, ts) < 0)
+		log_warn("cannot give the existing directory %s its source's "
+			 "time: %s", e->final, strerror(fd < 0 ? -fd : errno));
+}
+
 int
 dest_commit(struct dest *d, struct rd_err *err)
 {
@@ -791,6 +813,9 @@ dest_commit(struct dest *d, struct rd_err *err)
 	for (i = 0; i < d->n && rc == 0; i++)
 		if (d->e[i].top && !d->e[i].placed)
 			rc = place(d, &d->e[i], err);
+	for (i = 0; i < d->n && rc == 0 && d->times; i++)
+		if (d->e[i].merged)
+			time_merged(d, &d->e[i]);
 	if (rc == 0) {
 		d->committed = true;
 		pending_done(d->record);

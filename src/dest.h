@@ -15,9 +15,10 @@
  *     name inside that directory's temporary, so a new tree appears at
  *     once, with one rename, when it is complete;
  *   - directories that exist already are merged into, never replaced, and
- *     keep their own mode, owner and times.
+ *     keep their own mode and owner, and their times unless JOB_TIMES.
  * dest_commit() gives entries their modes (and times, with JOB_TIMES),
- * deepest first, then renames the temporaries into place.  dest_free()
+ * deepest first, then renames the temporaries into place; then, with
+ * JOB_TIMES, gives the merged directories their times (as rsync -a).  dest_free()
  * before a commit removes everything the job created.
  */
 #ifndef RDMCP_DEST_H

@@ -96,6 +96,43 @@ parse_number(struct parser *ps, const char *p, uint64_t *v, size_t *ndig)
 	return p;
 }
 
+/* A syntax error that quotes [from, to) of the expression between
+ * `before` and `after`, e.g. "'0x' is not a number". */
+static void
+quoted_error(struct parser *ps, const char *from, const char *to,
+	     const char *before, const char *after)
+{
+	char what[96];
+	int len = (int)(to - from);
+
+	snprintf(what, sizeof(what), "%s'%.*s'%s", before,
+		 len > 40 ? 40 : len, from, after);
+	syntax_error(ps, from, what);
+}
+
+/* A bound of a range at p, ending at a range delimiter: its end, or NULL
+ * after saying what is wrong ("'0x' is not a number"). */
+static const char *
+parse_bound(struct parser *ps, const char *p, uint64_t *v, size_t *ndig)
+{
+	const char *end = parse_number(ps, p, v, ndig), *word = end;
+
+	while (isalnum((unsigned char)*word))
+		word++;
+	if (word > end || (*ndig == 0 && isgraph((unsigned char)*end) &&
+			   !strchr(",-]", *end))) {
+		quoted_error(ps, p, word > end ? word : end + 1, "",
+			     " is not a number");
+		return NULL;
+	}
+	if (*ndig == 0 || *ndig > MAX_DIGITS) {
+		syntax_error(ps, p, *ndig ? "number too long" :
+			     "expected a number");
+		return NULL;
+	}
+	return end;
+}
+
 /* One "lo" or "lo-hi" at p; returns the character after it or NULL. */
 static const char *
 parse_range(struct parser *ps, const char *p, struct range *r)
@@ -103,25 +140,18 @@ parse_range(struct parser *ps, const char *p, struct range *r)
 	const char *start = p;
 	size_t nlo, nhi;
 
-	p = parse_number(ps, p, &r->lo, &nlo);
-	if (nlo == 0 || nlo > MAX_DIGITS) {
-		syntax_error(ps, start, nlo ? "number too long" :
-			     "expected a number");
+	p = parse_bound(ps, p, &r->lo, &nlo);
+	if (p == NULL)
 		return NULL;
-	}
 	r->width = (nlo > 1 && *start == '0') ? (int)nlo : 0;
 	r->hi = r->lo;
 	if (*p != '-')
 		return p;
-	start = ++p;
-	p = parse_number(ps, p, &r->hi, &nhi);
-	if (nhi == 0 || nhi > MAX_DIGITS) {
-		syntax_error(ps, start, nhi ? "number too long" :
-			     "expected a number");
+	p = parse_bound(ps, p + 1, &r->hi, &nhi);
+	if (p == NULL)
 		return NULL;
-	}
 	if (r->hi < r->lo) {
-		syntax_error(ps, start, "range goes backwards");
+		quoted_error(ps, start, p, "range ", " goes backwards");
 		return NULL;
 	}
 	return p;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "path.h"
@@ -91,6 +92,7 @@ mf_add_dir(struct manifest *m, const char *dest, uint32_t mode)
 
 	memset(&sb, 0, sizeof(sb));
 	sb.st_mode = S_IFDIR | (mode & 07777);
+	clock_gettime(CLOCK_REALTIME, &sb.st_mtim);	/* -p: now, not 1970 */
 	sb.st_uid = getuid();
 	sb.st_gid = getgid();
 	return append(m, NULL, dest, &sb, NULL);

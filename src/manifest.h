@@ -24,7 +24,8 @@ struct manifest;
 struct manifest *mf_new(void);
 
 /* Add a directory that need not exist anywhere here, e.g. the DIR of
- * `-d DIR/`: created on the receivers if missing.  0 or -errno. */
+ * `-d DIR/`: created on the receivers if missing, with the current time
+ * as its modification time.  0 or -errno. */
 int mf_add_dir(struct manifest *m, const char *dest, uint32_t mode);
 
 /* Add source `src` (a file; with `recursive` also a directory and all it

@@ -265,8 +265,10 @@ on_challenge(struct phost *h, const struct frame *f, const uint8_t *body)
 	if (rc == 0 && !auth_mac_equal(want, theirs)) {
 		h->refused = true;
 		push_host_failed(h, -EACCES, PROTO_NO_PEER, "authentication "
-				 "failed: the daemon at %s does not hold our "
-				 "key", h->addrstr);
+				 "failed with the daemon at %s: %s is not the "
+				 "one it holds (check that both are the "
+				 "cluster's key)", h->addrstr, p->cfg->key_name
+				 ? p->cfg->key_name : "our key");
 		return 0;
 	}
 	return rc < 0 ? rc : send_proved(h, nonce_d);

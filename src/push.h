@@ -77,6 +77,7 @@ struct push_cfg {
 	const char *bind;		/* numeric source address, or NULL */
 	struct vb_opts verbs;		/* device, GID index, polling */
 	const struct auth_key *key;	/* proves us to the daemons */
+	const char *key_name;		/* for messages: "the key in FILE" */
 	void (*report)(void *ctx, const struct push_report *r);
 	/* Optional: called as daemons report progress (every 200 ms or so
 	 * each) and outcomes; throttle as needed. */

@@ -375,8 +375,9 @@ fresh_frame(void *ctx, struct conn *c, const struct frame *f,
 		return on_proof(fr, body);
 	if ((f->type == MSG_JOB || f->type == MSG_QUERY) &&
 	    !job_authentic(fr, body, f->len)) {
-		log_warn("%s failed to authenticate (wrong key?)",
-			 conn_peer(c));
+		auth_log_failure(conn_peer(c), "its proof does not match "
+				 "this daemon's key (another key, or a changed "
+				 "job); refused before anything was created");
 		return refuse_job(fr, EACCES, "authentication failed: the "
 				  "sender does not hold this daemon's key");
 	}
@@ -407,6 +408,10 @@ fresh_close(void *ctx, struct conn *c, int status)
 {
 	struct fresh *fr = ctx;
 
+	if (fr->st == FR_CHALLENGED)	/* it found our proof wrong */
+		auth_log_failure(conn_peer(c), "it left after our challenge: "
+				 "its key is not the one this daemon holds "
+				 "(check that both are the cluster's key)");
 	fresh_unlink(fr);
 	conn_free(c);
 	free(fr);

@@ -2,9 +2,11 @@
 # check-docs.sh - the documentation agrees with the program (what
 # 'make check-docs' runs).
 #
-#   1. man/rdmcp.1 is lint-clean: mandoc -Tlint -W warning prints nothing;
+#   1. man/rdmcp.1 is lint-clean: mandoc -Tlint -W warning prints nothing,
+#      groff renders it (as man does) without a warning, and the rendered
+#      text shows no macro that swallowed its neighbours;
 #   2. the options of './rdmcp --help' and of the man page (Fl macros) are
-#      the same, long and short; options in HIDDEN are accepted by rdmcp and
+#      the same, long and short, and agree on which take a value; options in HIDDEN are accepted by rdmcp and
 #      documented in the man page but deliberately left out of --help;
 #      every option in the long_options table of cmd/rdmcp.c is in the man
 #      page, and so is every letter of its getopt string;
@@ -110,6 +112,31 @@ else
 	fi
 fi
 
+# groff renders it as man(1) does, without a warning; and the text it
+# renders has no traces of macros that swallowed their neighbours: doubled
+# quotes ('("tcp or "verbs"")') or a parenthesis closed after an article
+# or a preposition ('(... with a) --state-dir')
+if ! command -v groff >/dev/null 2>&1; then
+	fail "groff is not installed (man-db needs it; scripts/install-deps.sh)"
+elif [ -f "$MAN" ]; then
+	groff_err=$(groff -ww -mandoc -Tutf8 "$MAN" 2>&1 >/dev/null) || true
+	if [ -n "$groff_err" ]; then
+		fail "groff -ww -mandoc -Tutf8 $MAN:"
+		printf '%s\n' "$groff_err" | sed 's/^/    /' >&2
+	else
+		ok "groff -ww -mandoc -Tutf8 $MAN: no warnings"
+	fi
+	rendered=$(groff -mandoc -Tutf8 -P-cbou "$MAN" 2>/dev/null)
+	bad=$(printf '%s\n' "$rendered" |
+		grep -nE '""|\<(a|an|the|with|of|to|and|or)\)' || true)
+	if [ -n "$bad" ]; then
+		fail "$MAN renders oddly (a macro swallowed its neighbours?):"
+		printf '%s\n' "$bad" | sed 's/^/    /' >&2
+	else
+		ok "$MAN: no doubled quotes or dangling parentheses in the rendered text"
+	fi
+fi
+
 # --- 2. options: --help, man page, source ------------------------------
 if [ ! -x "$RDMCP" ]; then
 	fail "$RDMCP is not built (run 'make')"
@@ -141,6 +168,32 @@ elif [ -f "$MAN" ]; then
 
 	diff_sets "long options" "$help_long" "$visible_man_long" \
 		"--help" "$MAN (hidden: $(echo $HIDDEN))"
+
+	# and they agree on which take a value: "--name NAME" in --help,
+	# ".It Fl -name Ar name" in the man page
+	help_args=$(printf '%s\n' "$help" |
+		grep -E '^  (-[A-Za-z], |    )--[a-z]' |
+		awk '{ i = ($1 ~ /,$/) ? 2 : 1
+			print $i, ($(i + 1) ~ /^[A-Z]/) ? "value" : "flag" }' |
+		sort -u)
+	man_args=$(awk '/^\.It Fl/ {
+		n = split($0, w, /[ \t]+/); opt = ""; arg = "flag"
+		for (i = 1; i <= n; i++) {
+			if (w[i] == "Fl" && w[i + 1] ~ /^(\\)?-[a-z]/) {
+				opt = w[i + 1]; gsub(/\\/, "", opt); opt = "-" opt
+			}
+			if (opt != "" && (w[i] == "Ar" || w[i] == "Cm"))
+				arg = "value"
+		}
+		if (opt != "") print opt, arg
+	}' "$MAN" | sort -u)
+	differ=$(join <(printf '%s\n' "$help_args") <(printf '%s\n' "$man_args") |
+		awk '$2 != $3 { printf "%s (--help: %s, man: %s) ", $1, $2, $3 }')
+	if [ -n "$differ" ]; then
+		fail "options that take a value in one but not the other: $differ"
+	else
+		ok "--help and $MAN agree on which of $(printf '%s\n' "$help_args" | grep -c .) options take a value"
+	fi
 	diff_sets "short options" "$help_short" "$man_short" "--help" "$MAN"
 
 	# the option table itself, so that no accepted option goes unmentioned

@@ -21,6 +21,7 @@ ZSH_HARNESS=$TOP/tests/helpers/zsh-complete.zsh
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmcp-completions.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
+devnull_was_device=$([ -c /dev/null ] && echo yes || echo no)
 failures=0
 fail() {
 	echo "completions: FAIL: $*" >&2
@@ -55,6 +56,25 @@ check_set() {
 	[ -n "$missing$extra" ] ||
 		ok "$sh: offers all $(printf '%s\n' "$help_opts" | grep -c .) options of --help, and only accepted ones"
 }
+
+# the options that take a value ("--name NAME" in --help): each completion
+# must know it, or it completes a file or a host where the value goes
+value_opts=$(printf '%s\n' "$help" | grep -E '^  (-[A-Za-z], |    )--[a-z]' |
+	awk '{ i = ($1 ~ /,$/) ? 2 : 1; if ($(i + 1) ~ /^[A-Z]/) print $i }' |
+	sort -u)
+[ "$(printf '%s\n' "$value_opts" | grep -c .)" -ge 20 ] ||
+	fail "read only $(printf '%s\n' "$value_opts" | grep -c .) options with values from --help"
+bash_values=$(sed -n '/case \$prev in/,/esac/p' "$BASH_COMP" |
+	grep -oE -- '--[a-z][a-z-]*' | sort -u)
+unknown=$(comm -23 <(printf '%s\n' "$value_opts") <(printf '%s\n' "$bash_values") |
+	tr '\n' ' ')
+[ -z "$unknown" ] || fail "bash: options whose value it does not know of: $unknown"
+unknown=
+for opt in $value_opts; do
+	grep -q -- "$opt=" "$ZSH_COMP" || unknown="$unknown$opt "
+done
+[ -z "$unknown" ] || fail "zsh: options it does not give a value: $unknown"
+[ -n "$unknown" ] || ok "both know the $(printf '%s\n' "$value_opts" | grep -c .) options that take a value"
 
 # expect SHELL WHAT GOT WANT: the sorted words GOT are exactly WANT
 expect() {
@@ -105,6 +125,12 @@ expect_common() {
 		"$WORK/dir/key"
 	expect "$sh" "FILE after -f" \
 		"$("$fn" rdmcp -f hosts "$WORK/dir/fi")" "$WORK/dir/file1"
+	expect "$sh" "FILE after -w" \
+		"$("$fn" rdmcp -w node1 "$WORK/dir/fi")" "$WORK/dir/file1"
+	expect "$sh" "no host as an argument after -w" \
+		"$(HOSTFILE=/etc/hosts "$fn" rdmcp -w node1 "$WORK/dir/file1" localh)" ""
+	expect "$sh" "a host after -w" \
+		"$(HOSTFILE=/etc/hosts "$fn" rdmcp -w localh)" "localhost"
 	expect "$sh" "a host (from /etc/hosts)" \
 		"$(HOSTFILE=/etc/hosts "$fn" rdmcp "$WORK/dir/file1" localh)" \
 		"localhost"
@@ -174,6 +200,14 @@ else
 		"$(zsh_complete rdmcp --ok-file "$WORK/dir/fi")" "$WORK/dir/file1"
 	expect zsh "no second --hostfile" \
 		"$(zsh_complete rdmcp -f hosts --hostf)" ""
+fi
+
+# the harness must leave the machine as it found it: compinit once
+# replaced /dev/null, as root, with its dump file
+if [ "$devnull_was_device" = yes ] && [ ! -c /dev/null ]; then
+	fail "/dev/null is no longer a character device (zsh's compinit wrote it?)"
+elif [ "$devnull_was_device" = no ]; then
+	echo "completions: warning: /dev/null was not a character device before these tests" >&2
 fi
 
 if [ "$failures" -gt 0 ]; then

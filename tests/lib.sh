@@ -239,6 +239,13 @@ assert_no_temporaries() {
 	[ -z "$left" ] || fail "temporaries left: $left"
 }
 
+# host_lines OUTCOME FILE: how many per-host report lines (-v) of FILE
+# say OUTCOME (ok or FAILED); the grouped lines ("LIST: ok (...)") do not
+# count.
+host_lines() {
+	grep -cE "^[^ ]+ +$1 +[0-9.]+ s" "$2" || true
+}
+
 # expect_status WANT CMD...: run CMD, fail unless its status is WANT.  A
 # watchdog ends CMD after RDMCP_CMD_LIMIT seconds (default 240): rdmcp must
 # end by itself, so this only turns a hang into a failure that says where

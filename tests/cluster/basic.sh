@@ -12,7 +12,7 @@ head -c $((24 << 20)) /dev/urandom >"$src/data"
 chmod 750 "$src/data"
 for alg in binomial chain tree sequential; do
 	rm -f "$WORK"/h*"$src"/data
-	expect_status 0 on_host 1 "$RDMCP" --verify -a "$alg" -b 256K \
+	expect_status 0 on_host 1 "$RDMCP" -v --verify -a "$alg" -b 256K \
 		"$src/data" "$(cluster_hosts 6)"
 	for i in $(seq 2 6); do
 		cmp -s "$src/data" "$WORK/h$i$src/data" || fail "$alg: host $i"

@@ -41,7 +41,7 @@ fault_push() {
 	rm -f "$WORK/push.rc"
 	{
 		local rc=0
-		on_host 1 "$RDMCP" --retries 0 "$@" "$SRC/data" \
+		on_host 1 "$RDMCP" -v --retries 0 "$@" "$SRC/data" \
 			"$(cluster_hosts $N)" 2>"$WORK/push.err" || rc=$?
 		echo "$rc" >"$WORK/push.rc"
 	} | stamp_lines >"$WORK/report" &
@@ -80,10 +80,11 @@ stamp_ms() {
 }
 
 # report_line I: host I's line of the stamped report ("STAMP HOST STATUS
-# ..."), exactly one.
+# SECONDS s ..."; -v), exactly one.
 report_line() {
 	local lines
-	lines=$(grep " $(cluster_addr "$1"):$PORT " "$WORK/report" || true)
+	lines=$(grep -E "^[0-9]+ $(cluster_addr "$1"):$PORT +(ok|FAILED) +[0-9.]+ s" \
+		"$WORK/report" || true)
 	[ "$(printf '%s\n' "$lines" | grep -c .)" -eq 1 ] ||
 		fail "host $1 is reported $(printf '%s\n' "$lines" | grep -c .) times: $(cat "$WORK/report")"
 	printf '%s\n' "$lines"

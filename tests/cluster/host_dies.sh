@@ -11,7 +11,7 @@ mkdir -p "$src"
 for i in $(seq 2 8); do mkdir -p "$WORK/h$i$src"; done
 head -c $((48 << 20)) /dev/urandom >"$src/data"
 # one group, no second attempt (--retries: tests/cluster/retry.sh)
-on_host 1 timeout 120 "$RDMCP" --retries 0 "$src/data" "$(cluster_hosts 8)" >"$WORK/out" 2>&1 &
+on_host 1 timeout 120 "$RDMCP" -v --retries 0 "$src/data" "$(cluster_hosts 8)" >"$WORK/out" 2>&1 &
 pid=$!
 # rank 1 (host 2) relays in the binomial pipeline; kill it once blocks
 # reach it

@@ -15,7 +15,7 @@ head -c 1000 /dev/urandom >"$src/small"
 on_host 3 ip route add "$(cluster_addr 4)/32" dev lo
 start=$(date +%s%N)
 # one group (a second attempt, without host 3, would succeed)
-expect_status 1 on_host 1 "$RDMCP" --retries 0 -a chain "$src/small" \
+expect_status 1 on_host 1 "$RDMCP" -v --retries 0 -a chain "$src/small" \
 	"$(cluster_hosts 5)"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 note "sender exited 1 after $ms ms"

@@ -11,7 +11,7 @@ src=$WORK/src
 mkdir -p "$src"
 for i in $(seq 2 $N); do mkdir -p "$WORK/h$i$src"; done
 head -c $((24 << 20)) /dev/urandom >"$src/data"
-on_host 1 timeout 120 "$RDMCP" --retries 1 -b 256K --failed-file "$WORK/failed" \
+on_host 1 timeout 120 "$RDMCP" -v --retries 1 -b 256K --failed-file "$WORK/failed" \
 	"$src/data" "$(cluster_hosts $N)" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
 # rank 1 (host 2) relays from the first step on: kill it once blocks
@@ -23,9 +23,9 @@ rc=0
 wait "$pid" || rc=$?
 [ "$rc" -eq 1 ] || fail "exit $rc: $(cat "$WORK/out" "$WORK/err")"
 grep -q "retrying .* (attempt 2 of 2)" "$WORK/err" || fail "$(cat "$WORK/err")"
-[ "$(grep -c " ok " "$WORK/out")" -eq $((N - 2)) ] ||
+[ "$(host_lines ok "$WORK/out")" -eq $((N - 2)) ] ||
 	fail "not every survivor has a copy: $(cat "$WORK/out")"
-[ "$(grep -c FAILED "$WORK/out")" -eq 1 ] || fail "$(cat "$WORK/out")"
+[ "$(host_lines FAILED "$WORK/out")" -eq 1 ] || fail "$(cat "$WORK/out")"
 grep -q "$(cluster_addr 2):$PORT *FAILED" "$WORK/out" || fail "$(cat "$WORK/out")"
 [ "$(cat "$WORK/failed")" = "$(cluster_addr 2):$PORT" ] ||
 	fail "failed file: $(cat "$WORK/failed")"

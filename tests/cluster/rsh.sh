@@ -146,7 +146,7 @@ expect_status 1 on_host 1 "$RDMCP" -v "${RSH[@]}" --fanout 3 \
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 grep -q "^$(cluster_addr 5)  *FAILED.*ssh: connect to host $(cluster_addr 5) port 22: Connection refused" \
 	"$WORK/out" || fail "$(cat "$WORK/out")"
-[ "$(grep -c " ok " "$WORK/out")" -eq $((N - 2)) ] || fail "$(cat "$WORK/out")"
+[ "$(host_lines ok "$WORK/out")" -eq $((N - 2)) ] || fail "$(cat "$WORK/out")"
 [ "$(cat "$WORK/failed")" = "$(cluster_addr 5)" ] || fail "$(cat "$WORK/failed")"
 for i in 2 3 4 6 7 8 9; do
 	cmp -s "$src/data" "$(landed_at "$i")" || fail "host $i: no copy"

@@ -21,7 +21,7 @@ change_during() {
 	make_file "$src/data" $((24 << 20))
 	RC=0
 	: >"$WORK/daemon2.log"
-	on_host 1 timeout 120 "$RDMCP" --retries "$2" -b 256K "$src/data" \
+	on_host 1 timeout 120 "$RDMCP" -v --retries "$2" -b 256K "$src/data" \
 		"$(cluster_hosts $N)" >"$WORK/out" 2>"$WORK/err" &
 	local pid=$!
 	wait_event "rank 1 of" "$WORK/daemon2.log" 10 "host 2 joining the group"
@@ -47,7 +47,7 @@ nothing_landed() {
 change_during 'head -c 4096 /dev/urandom >>"$src/data"' 0
 [ "$RC" -eq 3 ] || fail "grown: exit $RC: $(cat "$WORK/out" "$WORK/err")"
 ! grep -q "failed:" "$WORK/err" || fail "grown: hosts blamed: $(cat "$WORK/err")"
-[ "$(grep -c "changed while it was sent" "$WORK/out")" -eq $((N - 1)) ] ||
+[ "$(grep -cE "^[^ ]+ +FAILED +[0-9.]+ s .*changed while it was sent" "$WORK/out")" -eq $((N - 1)) ] ||
 	fail "grown: $(cat "$WORK/out")"
 nothing_landed grown
 

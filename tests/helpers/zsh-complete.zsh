@@ -12,7 +12,9 @@ if [[ $1 == --child ]]; then
 	# sourced by the interactive child shell: set up completion
 	PROMPT= RPROMPT= PS2=
 	fpath=("$2" $fpath)
-	autoload -Uz compinit && compinit -u -D -d /dev/null
+	# -D: no dump file (with "-d /dev/null", compinit as root replaced
+	# /dev/null with a dump file of its own)
+	autoload -Uz compinit && compinit -u -D
 	zstyle ':completion:*' list-grouped false
 	zstyle ':completion:*' insert-tab false
 	zstyle ':completion:*' list-separator ''

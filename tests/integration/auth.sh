@@ -22,9 +22,15 @@ sleep 0.01
 # a sender with another key: refused, named, nothing created
 "$RDMCP" -q --genkey "$WORK/other"
 [ "$(stat -c %a "$WORK/other")" = 600 ] || fail "key mode $(stat -c %a "$WORK/other")"
-RDMCP_KEY=$WORK/other expect_status 1 "$RDMCP" "$src/data" "$(hosts 2)"
-[ "$(grep -c "FAILED.*authentication failed" "$WORK/out")" -eq 2 ] ||
-	fail "$(cat "$WORK/out")"
+RDMCP_KEY=$WORK/other expect_status 1 "$RDMCP" -v "$src/data" "$(hosts 2)"
+for i in 1 2; do
+	# the sender names the key file and the likely cause
+	grep -q "^$(host_addr "$i"):$PORT *FAILED.*authentication failed with the daemon at $(host_addr "$i"):$PORT: the key in $WORK/other is not the one it holds (check that both are the cluster's key)" \
+		"$WORK/out" || fail "sender, host $i: $(cat "$WORK/out")"
+	# and each daemon logs who failed, and why
+	wait_event "warning: authentication failed with the sender at 127\.0\.0\.1:[0-9]*: it left after our challenge: its key is not the one this daemon holds" \
+		"$WORK/daemon$i.log" 5 "daemon $i logging the failed authentication"
+done
 nothing_landed "wrong key"
 # --key takes precedence over RDMCP_KEY
 expect_status 1 "$RDMCP" --key "$WORK/other" "$src/data" "$(hosts 1)"
@@ -37,7 +43,8 @@ out=$("$RAW" "$(host_addr 1)" "$PORT" tamper "$WORK/key")
 case $out in "refused: authentication failed"*) ;; *) fail "tamper: $out" ;; esac
 out=$("$RAW" "$(host_addr 1)" "$PORT" nojob)
 [ "$out" = dropped ] || fail "unauthenticated job: $out"
-grep -q "failed to authenticate" "$WORK/daemon1.log" || fail "not logged"
+grep -q "authentication failed with the sender at 127\.0\.0\.1:[0-9]*: its proof does not match this daemon's key" \
+	"$WORK/daemon1.log" || fail "bad proof not logged: $(tail -5 "$WORK/daemon1.log")"
 nothing_landed "hostile clients"
 # a client that sends nothing is dropped after the daemon's timeout (1 s)
 out=$("$RAW" "$(host_addr 1)" "$PORT" idle | tr '\n' ' ')

@@ -11,6 +11,12 @@ expect_status 2 "$RDMCP" --bogus-option /etc/hostname 127.0.0.2
 expect_status 2 "$RDMCP" -a fastest /etc/hostname 127.0.0.2
 expect_status 2 "$RDMCP" -b 0 /etc/hostname 127.0.0.2
 expect_status 2 "$RDMCP" -b 100T /etc/hostname 127.0.0.2
+# a bad value names the valid range
+expect_status 2 "$RDMCP" -t 0 /etc/hostname 127.0.0.2
+grep -q "bad timeout '0' (seconds, from 0.001 to 86400)" "$WORK/err" ||
+	fail "-t 0: $(cat "$WORK/err")"
+expect_status 2 "$RDMCP" --connect-timeout -1 /etc/hostname 127.0.0.2
+grep -q "from 0.001 to 86400" "$WORK/err" || fail "$(cat "$WORK/err")"
 expect_status 2 "$RDMCP" /etc/hostname ""
 expect_status 2 "$RDMCP" /etc/hostname "a,,b"
 expect_status 2 "$RDMCP" -d relative/dir /etc/hostname 127.0.0.2
@@ -25,8 +31,15 @@ echo data >"$WORK/f"
 start=$(date +%s)
 expect_status 1 "$RDMCP" "$WORK/f" "127.0.0.2:$PORT,127.0.0.3:$PORT"
 [ $(( $(date +%s) - start )) -lt 5 ] || fail "unreachable hosts took too long"
-[ "$(grep -c FAILED "$WORK/out")" -eq 2 ] || fail "$(cat "$WORK/out")"
-grep -qi "connection refused" "$WORK/out" || fail "no reason: $(cat "$WORK/out")"
+# one line for both, the hosts as one host list, as clush -b groups output
+grep -qx "127.0.0.\[2-3\]:$PORT: FAILED (2 hosts): cannot connect to <address>: Connection refused" \
+	"$WORK/out" || fail "not grouped: $(cat "$WORK/out")"
+[ "$(grep -c FAILED "$WORK/out")" -eq 1 ] || fail "$(cat "$WORK/out")"
+# with -v, one line per host too, as each outcome comes
+expect_status 1 "$RDMCP" -v "$WORK/f" "127.0.0.2:$PORT,127.0.0.3:$PORT"
+[ "$(host_lines FAILED "$WORK/out")" -eq 2 ] || fail "-v: $(cat "$WORK/out")"
+grep -q "^127.0.0.3:$PORT  *FAILED .*cannot connect to 127.0.0.3:$PORT: Connection refused" \
+	"$WORK/out" || fail "-v: $(cat "$WORK/out")"
 expect_status 1 "$RDMCP" "$WORK/f" "no-such-host.invalid:$PORT"
 grep -q "cannot resolve no-such-host.invalid" "$WORK/out" || fail "resolve"
 # --plan: the schedule from outside

@@ -26,7 +26,7 @@ restart_daemon 4
 src=$WORK/src
 mkdir -p "$src"
 make_file "$src/data" $((4 << 20))
-expect_status 1 "$RDMCP" -d "$dst" "$src/data" "$(hosts 4)"
+expect_status 1 "$RDMCP" -v -d "$dst" "$src/data" "$(hosts 4)"
 grep -q "$(host_addr 1):$PORT *FAILED.*No space left on device" "$WORK/out" ||
 	fail "full disk: $(cat "$WORK/out")"
 grep -q "$(host_addr 2):$PORT *FAILED.*Read-only file system" "$WORK/out" ||

@@ -8,10 +8,12 @@ prepare_dirs 13 "$src"
 make_file "$src/data" $((3 * 1048576 + 12345))
 for n in 1 2 3 5 8 13; do
 	rm -f "$WORK"/h*"$src"/data
-	expect_status 0 "$RDMCP" "$src/data" "$(hosts "$n")"
+	expect_status 0 "$RDMCP" -v "$src/data" "$(hosts "$n")"
 	assert_copies "$n" "$src/data"
-	[ "$(grep -c ' ok ' "$WORK/out")" -eq "$n" ] ||
-		fail "$n hosts: $(grep -c ' ok ' "$WORK/out") ok lines"
+	[ "$(host_lines ok "$WORK/out")" -eq "$n" ] ||
+		fail "$n hosts: $(host_lines ok "$WORK/out") ok lines"
+	[ "$(grep -c ": ok ($n host" "$WORK/out")" -eq 1 ] ||
+		fail "$n hosts: no grouped line: $(cat "$WORK/out")"
 	grep -q "^$n of $n replicas complete" "$WORK/out" ||
 		fail "$n hosts: bad summary: $(tail -1 "$WORK/out")"
 	# hosts beyond n got nothing

@@ -11,7 +11,7 @@ for victim in 3 1 8; do
 	rm -f "$WORK"/h*"$src"/data
 	: >"$WORK/daemon$victim.log"
 	start=$(date +%s%N)
-	"$RDMCP" -a chain -b 256K "$src/data" "$(hosts 8)" >"$WORK/out" 2>&1 &
+	"$RDMCP" -v -a chain -b 256K "$src/data" "$(hosts 8)" >"$WORK/out" 2>&1 &
 	pid=$!
 	# kill once the victim has joined the running group
 	wait_event "rank [0-9]* of" "$WORK/daemon$victim.log" 10 \

@@ -135,7 +135,7 @@ rm -f "$WORK"/h*"$src"/data
 expect_status 1 "${rsh[@]}" --failed-file "$WORK/failed" "$src/data" "$hosts5"
 grep -q "^127.0.0.4  *FAILED.*prefix $WORK/h127.0.0.4: No such file" \
 	"$WORK/out" || fail "$(cat "$WORK/out")"
-[ "$(grep -c " ok " "$WORK/out")" -eq 4 ] || fail "$(cat "$WORK/out")"
+[ "$(host_lines ok "$WORK/out")" -eq 4 ] || fail "$(cat "$WORK/out")"
 [ "$(cat "$WORK/failed")" = 127.0.0.4 ] || fail "failed file: $(cat "$WORK/failed")"
 wait_gone 5
 mkdir -p "$WORK/h127.0.0.4$src"
@@ -145,7 +145,7 @@ mkdir -p "$WORK/h127.0.0.4$src"
 printf '#!/bin/sh\necho starting >&2\nexec sleep 61.2345\n' >"$WORK/silent"
 chmod +x "$WORK/silent"
 start=$(date +%s%N)
-expect_status 1 "$RDMCP" --rsh "$WORK/fake-rsh" --remote-path "$WORK/silent" \
+expect_status 1 "$RDMCP" -v --rsh "$WORK/fake-rsh" --remote-path "$WORK/silent" \
 	--connect-timeout 0.5 "$src/data" 127.0.0.2
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 grep -q "^127.0.0.2  *FAILED.*no port reported within --connect-timeout: starting" \

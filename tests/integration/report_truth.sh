@@ -36,8 +36,10 @@ note "one host under two names: one job, reported ok under both"
 
 # --verify: each replica says it was checked
 rm -f "$(landed 1 "$src/data")" "$(landed 2 "$src/data")"
-expect_status 0 "$RDMCP" --verify "$src/data" "$(hosts 3)"
-[ "$(grep -c " ok .*verified" "$WORK/out")" = 3 ] || fail "text: $(cat "$WORK/out")"
+expect_status 0 "$RDMCP" -v --verify "$src/data" "$(hosts 3)"
+[ "$(grep -cE "^[^ ]+ +ok +[0-9.]+ s .*verified" "$WORK/out")" = 3 ] || fail "text: $(cat "$WORK/out")"
+grep -qx "127.0.0.\[2-4\]:$PORT: ok, verified (3 hosts, [0-9.]* to [0-9.]* s)" \
+	"$WORK/out" || fail "grouped: $(cat "$WORK/out")"
 rm -f "$(landed 1 "$src/data")"
 expect_status 0 "$RDMCP" --verify --json "$src/data" "$(hosts 1)"
 jq -es '[.[] | select(.event == "replica")][0].verified' "$WORK/out" >/dev/null ||

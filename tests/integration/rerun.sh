@@ -25,8 +25,8 @@ expect_status 0 "$RDMCP" --json "$src/data" "$(hosts 3)"
 	fail "not identical: $(cat "$WORK/out")"
 [ "$(inode_of 2 "$src/data")" = "$before" ] || fail "host 2's copy was rewritten"
 assert_copies 3 "$src/data"
-expect_status 0 "$RDMCP" --verify "$src/data" "$(hosts 3)"
-[ "$(grep -c "ok .*already identical, verified" "$WORK/out")" = 3 ] ||
+expect_status 0 "$RDMCP" -v --verify "$src/data" "$(hosts 3)"
+[ "$(grep -cE "^[^ ]+ +ok +[0-9.]+ s .*already identical, verified" "$WORK/out")" = 3 ] ||
 	fail "text report: $(cat "$WORK/out")"
 note "the same file again: 3 of 3 already identical, not rewritten"
 
@@ -41,8 +41,8 @@ assert_copies 3 "$src/data"
 # other bytes of the same size: refused without --force, files kept
 cp "$src/data" "$WORK/old"
 make_file "$src/data" 300000
-expect_status 1 "$RDMCP" "$src/data" "$(hosts 3)"
-[ "$(grep -c "FAILED.*exists and differs from the source (--force replaces it)" "$WORK/out")" = 3 ] ||
+expect_status 1 "$RDMCP" -v "$src/data" "$(hosts 3)"
+[ "$(grep -cE "^[^ ]+ +FAILED +[0-9.]+ s .*exists and differs from the source \(--force replaces it\)" "$WORK/out")" = 3 ] ||
 	fail "differs: $(cat "$WORK/out")"
 for i in 1 2 3; do
 	cmp -s "$WORK/old" "$(landed "$i" "$src/data")" || fail "host $i: changed without --force"
@@ -67,7 +67,8 @@ note "-p: identical by size, mode and time"
 # a whole tree, again
 expect_status 0 "$RDMCP" -r -p "$src/tree" "$(hosts 3)"
 expect_status 0 "$RDMCP" -r -p "$src/tree" "$(hosts 3)"
-[ "$(grep -c "already identical" "$WORK/out")" = 3 ] || fail "tree: $(cat "$WORK/out")"
+grep -qx "127.0.0.\[2-4\]:$PORT: ok, already identical (3 hosts)" "$WORK/out" ||
+	fail "tree: $(cat "$WORK/out")"
 echo more >>"$src/tree/a"
 expect_status 1 "$RDMCP" -r -p "$src/tree" "$(hosts 3)"
 grep -q "exists (--force replaces it)" "$WORK/out" || fail "changed tree: $(cat "$WORK/out")"

@@ -19,7 +19,7 @@ assert_copies 5 "$src/data"
 rm -f "$WORK"/h*"$src"/data
 kill -STOP "${DAEMON_PIDS[3]}"
 start=$(date +%s%N)
-expect_status 1 "$RDMCP" -t 1 -a chain "$src/data" "$(hosts 5)"
+expect_status 1 "$RDMCP" -v -t 1 -a chain "$src/data" "$(hosts 5)"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 kill -CONT "${DAEMON_PIDS[3]}"
 note "frozen host detected, transfer ended after $ms ms (timeout 1 s)"

@@ -59,6 +59,32 @@ expect_status 0 "$RDMCP" -r --force "$src" "$(hosts 1)"
 [ "$(cat "$WORK/h1$src/bin/mine")" = keep ] || fail "merge lost a file"
 cmp -s "$src/bin/new" "$WORK/h1$src/bin/new" || fail "merge: new file"
 
+# -r -p --force onto that existing tree: files replaced in every
+# directory, and every directory of the tree ends with its source's time,
+# as rsync -a leaves it, merged ones too (their renames touched them);
+# the tree's own files and links keep theirs
+dir_times() {
+	(cd "$1" && find . -type d -printf '%P %T@\n' | sort)
+}
+make_file "$src/lib/sub/data" 70001
+make_file "$src/bin/new" 1235
+touch -d "2003-04-05 06:07:08" "$src/bin" "$src/lib/sub"
+touch -d "2004-05-06 07:08:09" "$src/lib" "$src/empty"
+chmod u+w "$src/ro" && touch -d "2005-06-07 08:09:10" "$src/ro" && chmod 555 "$src/ro"
+touch -d "2006-07-08 09:10:11" "$src"
+expect_status 0 "$RDMCP" -r -p --force "$src" "$(hosts 1)"
+[ "$(dir_times "$src")" = "$(dir_times "$WORK/h1$src")" ] ||
+	fail "-r -p --force: directory times: $(diff <(dir_times "$src") <(dir_times "$WORK/h1$src"))"
+[ "$(stat -c %Y "$WORK/h1$src/lib/sub/data")" = "$(stat -c %Y "$src/lib/sub/data")" ] ||
+	fail "-r -p --force: a file lost its time"
+[ "$(cat "$WORK/h1$src/bin/mine")" = keep ] || fail "-p merge lost a file"
+# -p -d DIR/ makes DIR with the time of the push, not 1970
+prepare_dirs 1 /opt
+expect_status 0 "$RDMCP" -p -d /opt/made/ "$src/secret" "$(hosts 1)"
+[ "$(stat -c %Y "$WORK/h1/opt/made")" -gt 1000000000 ] ||
+	fail "-p -d DIR/: DIR made with time $(stat -c %y "$WORK/h1/opt/made")"
+note "-r -p --force onto an existing tree: $(dir_times "$src" | wc -l) directories with their source's times"
+
 # a file where the tree has a directory: refused, the file untouched
 rm -rf "$WORK/h2$src"
 echo "i am a file" >"$WORK/h2$src"

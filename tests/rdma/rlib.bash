@@ -22,5 +22,5 @@ need_rxe() {
 
 # push ARGS...: the sender, bound to host 1's device.
 push() {
-	"$RDMCP" "${SENDER[@]}" "$@"
+	"$RDMCP" -v "${SENDER[@]}" "$@"
 }

@@ -123,6 +123,41 @@ START_TEST(proofs_depend_on_everything)
 }
 END_TEST
 
+static int failure_lines;
+static char last_line[1024];
+
+static void
+count_lines(void *ctx, enum log_level level, const char *msg)
+{
+	ck_assert_int_eq(level, LOG_WARN);
+	failure_lines++;
+	snprintf(last_line, sizeof(last_line), "%s", msg);
+}
+
+/* A burst of failures is logged, then at most one a second; the next line
+ * counts those left out. */
+START_TEST(failures_logged_within_a_budget)
+{
+	int i;
+
+	log_setup(count_lines, NULL, LOG_INFO);
+	for (i = 0; i < 25; i++)
+		auth_log_failure("192.0.2.1:5000", "wrong key");
+	ck_assert_int_eq(failure_lines, 10);
+	ck_assert_str_eq(last_line, "authentication failed with the sender "
+			 "at 192.0.2.1:5000: wrong key");
+	usleep(1100 * 1000);
+	auth_log_failure("192.0.2.2:5000", "wrong key");
+	ck_assert_int_eq(failure_lines, 11);
+	ck_assert_msg(strstr(last_line, "192.0.2.2:5000: wrong key (and 15 "
+			     "more failures before, not logged)") != NULL, "%s",
+		      last_line);
+	auth_log_failure("192.0.2.3:5000", "wrong key");
+	ck_assert_int_eq(failure_lines, 11);
+	log_setup(NULL, NULL, LOG_WARN);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -132,6 +167,7 @@ main(void)
 	tcase_add_test(tc, hmac_rfc4231);
 	tcase_add_test(tc, key_files);
 	tcase_add_test(tc, proofs_depend_on_everything);
+	tcase_add_test(tc, failures_logged_within_a_budget);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -78,9 +78,21 @@ START_TEST(errors_point_at_the_character)
 	const char *m;
 
 	m = error_of("node[1-x]", -EINVAL);
-	ck_assert_msg(strstr(m, "expected a number at character 8") != NULL,
+	ck_assert_msg(strstr(m, "'x' is not a number at character 8") != NULL,
 		      "%s", m);
 	ck_assert_msg(strstr(m, "\n  node[1-x]\n         ^") != NULL, "%s", m);
+	m = error_of("node[01-0x]", -EINVAL);
+	ck_assert_msg(strstr(m, "'0x' is not a number at character 9") != NULL,
+		      "%s", m);
+	m = error_of("node[a1-3]", -EINVAL);
+	ck_assert_msg(strstr(m, "'a1' is not a number at character 6") != NULL,
+		      "%s", m);
+	m = error_of("node[1-]", -EINVAL);
+	ck_assert_msg(strstr(m, "expected a number at character 8") != NULL,
+		      "%s", m);
+	m = error_of("node[1-%]", -EINVAL);
+	ck_assert_msg(strstr(m, "'%' is not a number at character 8") != NULL,
+		      "%s", m);
 	m = error_of("node[1-3", -EINVAL);
 	ck_assert_msg(strstr(m, "'[' without ']' at character 5") != NULL, "%s",
 		      m);
@@ -88,8 +100,8 @@ START_TEST(errors_point_at_the_character)
 	ck_assert_msg(strstr(m, "']' without '[' at character 8") != NULL, "%s",
 		      m);
 	m = error_of("node[3-1]", -EINVAL);
-	ck_assert_msg(strstr(m, "range goes backwards at character 8") != NULL,
-		      "%s", m);
+	ck_assert_msg(strstr(m, "range '3-1' goes backwards at character 6")
+		      != NULL, "%s", m);
 	m = error_of("a,,b", -EINVAL);
 	ck_assert_msg(strstr(m, "empty entry at character 3") != NULL, "%s", m);
 	m = error_of("", -EINVAL);
