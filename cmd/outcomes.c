@@ -4,7 +4,7 @@
  * compressed host list, complete copies first, then failures:
  *
  *   node[01-58]: ok, verified (58 hosts, 0.912 to 0.950 s)
- *   node[59-64]: FAILED (6 hosts): /data/a.bin exists (--force replaces it)
+ *   node[59-64]: FAILED (6 hosts): /data/a.bin exists and differs from the source (--force replaces it)
  *
  * Failures group by their reason, in which each host's own name and
  * address read <host> and <address>, so that "cannot connect to

@@ -322,6 +322,7 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	}
 	if (rc == 0) {
 		sd->total.bytes = sum.bytes;
+		sd->total.sent += sum.sent;
 		sd->total.transport = sum.transport;
 		if (sd->total.setup == 0)
 			sd->total.setup = sd->offset + sum.setup;

@@ -256,6 +256,10 @@ for run in $(seq 1 "$RUNS"); do
 	SRC=$DIR/src/$name
 	head -c "$(numfmt --from=iec "$SIZE")" /dev/urandom >"$SRC"
 	rm -f "$DIR/pushed" "$DIR/fault"
+	# the hosts share this machine's memory: earlier runs' copies go
+	if [ "$run" -gt 1 ]; then
+		rm -f "$DIR"/h*/data/r$((run - 1)).bin "$DIR/src/r$((run - 1)).bin"
+	fi
 	if [ "${SCALE_KEEP:-0}" = 1 ] && [ "$run" -gt 1 ]; then
 		mkdir -p "$DIR/log.$((run - 1))"
 		cp "$DIR"/log/d*.log "$DIR/log.$((run - 1))/"
@@ -280,7 +284,7 @@ for run in $(seq 1 "$RUNS"); do
 	wall=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
 	read -r okn failn bad rest <<<"$(check_run "$DIR/run$run.json" "$name")"
 	injected="killed ${#KILLED[@]} of $NKILL, frozen ${#STOPPED[@]} of $NSTOP"
-	at=$(sed -n 's/^at //p' "$DIR/fault" 2>/dev/null)
+	at=$(sed -n 's/^at //p' "$DIR/fault" 2>/dev/null || true)
 	[ -z "$at" ] || injected="$injected at $(awk -v a="$s0" -v b="$at" 'BEGIN { printf "%.2f", b - a }') s"
 	if [ "${#KILLED[@]}" -ne "$NKILL" ] || [ "${#STOPPED[@]}" -ne "$NSTOP" ]; then
 		bad=$((bad + 1)); rest="$rest faults-not-injected"
@@ -289,7 +293,7 @@ for run in $(seq 1 "$RUNS"); do
 	jq -r --arg wall "$wall" --arg rc "$rc" --arg chk "ok $okn failed $failn mismatches $bad" \
 		--arg inj "$injected" \
 		'select(.event == "summary") |
-		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, sent \(.sent // "-") B; \($inj); report vs disk: \($chk)"' \
+		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, sent \(.sent) B; \($inj); report vs disk: \($chk)"' \
 		"$DIR/run$run.json"
 	[ -z "$rest" ] || echo "  mismatches:$rest" | cut -c1-2000
 	echo "$wall" >>"$DIR/walls"

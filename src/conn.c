@@ -25,6 +25,7 @@
 #define BOUNCE_BYTES (256u << 10)	/* reads into files without splice */
 #define READ_BUDGET (4u << 20)		/* bytes read per wake-up, at most */
 #define MAX_IOV 64
+#define IBUF_BYTES 4096u		/* headers and small frames, read ahead */
 
 /* A frame queued for writing: its header, then its segments. */
 struct wreq {
@@ -43,6 +44,7 @@ struct conn {
 	uv_loop_t *loop;
 	uv_poll_t poll;
 	uv_timer_t timer;	/* connect timeout, keepalive, linger */
+	uv_idle_t idle;		/* on_sent callbacks due: no epoll change */
 	int fd;
 	int events;		/* what the poll watches */
 	const struct conn_ops *ops;
@@ -65,6 +67,9 @@ struct conn {
 	int pipe[2];		/* splice: socket -> pipe -> file */
 	bool no_splice;		/* splice refused: read and pwrite */
 	uint8_t *bounce;
+	uint8_t *ibuf;		/* read ahead: ibuf[ipos, ilen) not taken */
+	size_t ipos, ilen;
+	bool drained;		/* the last socket read found no more */
 
 	/* writing */
 	struct wreq *whead, *wtail;
@@ -87,6 +92,7 @@ struct conn {
 };
 
 static void conn_update(struct conn *c);
+static void conn_read(struct conn *c);
 static void on_poll(uv_poll_t *h, int status, int events);
 static void fail_queued(struct conn *c, int status);
 static void report_sent(struct conn *c);
@@ -117,6 +123,7 @@ conn_release(struct conn *c)
 	free(c->segs);
 	free(c->body);
 	free(c->bounce);
+	free(c->ibuf);
 	free(c);
 }
 
@@ -139,6 +146,7 @@ conn_close_handles(struct conn *c)
 		return;
 	c->closing = true;
 	uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+	uv_close((uv_handle_t *)&c->idle, on_handle_closed);
 	uv_close((uv_handle_t *)&c->poll, on_handle_closed);
 	close(c->fd);
 	if (c->pipe[0] >= 0) {
@@ -183,8 +191,9 @@ conn_init(uv_loop_t *loop, int fd, const struct conn_ops *ops, void *ctx,
 		return rc;
 	}
 	uv_timer_init(loop, &c->timer);
-	c->poll.data = c->timer.data = c;
-	c->handles = 2;
+	uv_idle_init(loop, &c->idle);
+	c->poll.data = c->timer.data = c->idle.data = c;
+	c->handles = 3;
 	c->loop = loop;
 	c->fd = fd;
 	c->pipe[0] = c->pipe[1] = -1;
@@ -196,7 +205,22 @@ conn_init(uv_loop_t *loop, int fd, const struct conn_ops *ops, void *ctx,
 	return 0;
 }
 
-/* What the poll should watch now. */
+static void
+on_idle(uv_idle_t *h)
+{
+	struct conn *c = h->data;
+
+	uv_idle_stop(h);
+	report_sent(c);
+	if (!c->closing && !c->paused && c->ipos < c->ilen)
+		conn_read(c);	/* read ahead while paused */
+	if (!c->closing)
+		conn_update(c);
+}
+
+/* What the poll should watch now.  Finished frames are reported from an
+ * idle callback: toggling the poll for them would cost two epoll_ctl
+ * calls per frame. */
 static void
 conn_update(struct conn *c)
 {
@@ -204,13 +228,14 @@ conn_update(struct conn *c)
 
 	if (c->closing)
 		return;
-	if (c->connecting || c->whead != NULL || c->done != NULL ||
-	    (c->shut && !c->shut_done))
+	if (c->done != NULL)
+		uv_idle_start(&c->idle, on_idle);
+	if (c->connecting || c->whead != NULL || (c->shut && !c->shut_done))
 		ev |= UV_WRITABLE;
 	if (!c->connecting && !c->dead && (!c->paused || c->lingering))
 		ev |= UV_READABLE;
 	if (c->dead && !c->lingering)
-		ev = c->done != NULL ? UV_WRITABLE : 0;
+		ev = 0;
 	if (ev == c->events)
 		return;
 	c->events = ev;
@@ -461,16 +486,90 @@ payload_advance(struct conn *c, size_t n)
 	}
 }
 
-/* One read of the frame in progress: bytes, 0 at the peer's end, or
- * -errno (-EAGAIN: nothing more for now). */
+/* Headers and small payloads are read ahead, IBUF_BYTES at a time: one
+ * read takes the control frames that wait, not two per frame.  Large
+ * payloads go straight to their memory or file. */
+static bool
+read_ahead(const struct conn *c)
+{
+	return !c->in_payload || c->f.len - c->got < IBUF_BYTES;
+}
+
+static ssize_t
+fill_ibuf(struct conn *c)
+{
+	ssize_t n;
+
+	if (c->ibuf == NULL && (c->ibuf = malloc(IBUF_BYTES)) == NULL)
+		return -ENOMEM;
+	n = result(read(c->fd, c->ibuf, IBUF_BYTES));
+	c->ipos = 0;
+	c->ilen = n > 0 ? (size_t)n : 0;
+	if (n >= 0 && (size_t)n < IBUF_BYTES)
+		c->drained = true;
+	return n;
+}
+
+/* Payload bytes from the read-ahead into the current destination. */
+static ssize_t
+payload_from_ibuf(struct conn *c, const uint8_t *p, size_t take)
+{
+	const struct conn_seg *s;
+	ssize_t n;
+
+	if (c->body != NULL) {
+		memcpy(c->body + c->got, p, take);
+		return (ssize_t)take;
+	}
+	s = &c->segs[c->seg];
+	if (take > s->len - c->seg_got)
+		take = s->len - c->seg_got;
+	if (s->fd < 0) {
+		memcpy((char *)s->addr + c->seg_got, p, take);
+		return (ssize_t)take;
+	}
+	n = pwrite(s->fd, p, take, (off_t)(s->off + c->seg_got));
+	return n < 0 ? -errno : n == 0 ? -EIO : n;
+}
+
+/* Bytes of the frame in progress from the read-ahead. */
+static ssize_t
+from_ibuf(struct conn *c)
+{
+	const uint8_t *p = c->ibuf + c->ipos;
+	size_t avail = c->ilen - c->ipos, take;
+	ssize_t n;
+
+	if (!c->in_payload) {
+		take = PROTO_FRAME_LEN - c->hdr_got;
+		take = take < avail ? take : avail;
+		memcpy(c->hdr + c->hdr_got, p, take);
+		c->ipos += take;
+		return (ssize_t)take;
+	}
+	take = c->f.len - c->got < avail ? (size_t)(c->f.len - c->got) : avail;
+	n = payload_from_ibuf(c, p, take);
+	if (n > 0) {
+		c->ipos += (size_t)n;
+		payload_advance(c, (size_t)n);
+	}
+	return n;
+}
+
+/* One step of the frame in progress: bytes taken, 0 at the peer's end,
+ * or -errno (-EAGAIN: nothing more for now). */
 static ssize_t
 read_some(struct conn *c)
 {
 	ssize_t n;
 
-	if (!c->in_payload)
-		return result(read(c->fd, c->hdr + c->hdr_got,
-				   PROTO_FRAME_LEN - c->hdr_got));
+	if (c->ipos == c->ilen && read_ahead(c)) {
+		n = fill_ibuf(c);
+		if (n <= 0)
+			return n;
+	}
+	if (c->ipos < c->ilen)
+		return from_ibuf(c);
 	if (c->body != NULL)
 		n = result(read(c->fd, c->body + c->got,
 				(size_t)(c->f.len - c->got)));
@@ -542,10 +641,14 @@ conn_read(struct conn *c)
 	int rc;
 
 	if (c->lingering) {
+		c->ipos = c->ilen;
 		drain(c);
 		return;
 	}
+	c->drained = false;
 	while (budget > 0 && !c->paused && !c->dead && !c->freed) {
+		if (c->drained && c->ipos == c->ilen)
+			return;	/* level-triggered: the poll says when more */
 		n = read_some(c);
 		if (n == -EAGAIN || n == -EINTR)
 			return;
@@ -637,6 +740,10 @@ write_advance(struct wreq *w, size_t n)
 static void
 mark_done(struct conn *c, struct wreq *w)
 {
+	if (!w->notify) {	/* nobody waits for it */
+		free(w);
+		return;
+	}
 	w->next = NULL;
 	if (c->done_tail != NULL)
 		c->done_tail->next = w;
@@ -1080,6 +1187,8 @@ void
 conn_resume(struct conn *c)
 {
 	c->paused = false;
+	if (c->ipos < c->ilen && !c->closing)
+		uv_idle_start(&c->idle, on_idle);	/* read ahead */
 	conn_update(c);
 }
 
@@ -1109,6 +1218,8 @@ unread_input(struct conn *c)
 {
 	int n = 0;
 
+	if (c->ipos < c->ilen)
+		return true;
 	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
 }
 

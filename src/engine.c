@@ -10,15 +10,33 @@
 #include "log.h"
 
 bool
+bit_is_set(const uint8_t *map, uint64_t b)
+{
+	return (map[b / 8] >> (b % 8)) & 1;
+}
+
+void
+bit_set(uint8_t *map, uint64_t b)
+{
+	map[b / 8] |= (uint8_t)(1u << (b % 8));
+}
+
+void
+bit_clear(uint8_t *map, uint64_t b)
+{
+	map[b / 8] &= (uint8_t)~(1u << (b % 8));
+}
+
+bool
 eng_is_held(const struct eng *e, uint64_t b)
 {
-	return (e->held[b / 8] >> (b % 8)) & 1;
+	return bit_is_set(e->held, b);
 }
 
 static void
 set_held(struct eng *e, uint64_t b)
 {
-	e->held[b / 8] |= (uint8_t)(1u << (b % 8));
+	bit_set(e->held, b);
 	e->nheld++;
 }
 
@@ -84,14 +102,17 @@ post_one_receive(struct eng *e, struct epeer *p)
 	rc = xp_post_recv(e->cfg.xp, p->rank, e->iov, n, b);
 	if (rc < 0)
 		return rc;
-	if (e->cfg.admit_one)
-		e->pend[e->npend++] = (struct epend){ e->recv_step, b, p->rank,
-						      false };
-	else if (e->recv_at != NULL)
-		e->recv_at[b] = trace_now();
-	rc = xp_signal(e->cfg.xp, p->rank, SIG_READY << SIG_KIND_SHIFT | b);
-	if (rc < 0)
-		return rc;
+	if (e->cfg.admit_one) {	/* no READY: the grant says it */
+		e->pend[e->npend++] = (struct epend){
+			e->recv_step, b, p->rank, bit_is_set(e->offered, b) };
+	} else {
+		if (e->recv_at != NULL)
+			e->recv_at[b] = trace_now();
+		rc = xp_signal(e->cfg.xp, p->rank,
+			       SIG_READY << SIG_KIND_SHIFT | b);
+		if (rc < 0)
+			return rc;
+	}
 	p->posted++;
 	e->posted++;
 	e->has_recv = false;
@@ -123,6 +144,17 @@ post_receives(struct eng *e)
 	return 0;
 }
 
+static uint64_t
+iov_bytes(const struct iovec *iov, int n)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += iov[i].iov_len;
+	return sum;
+}
+
 /* Send `es` to p, which is ready for it and whose block we hold. */
 static int
 send_one(struct eng *e, struct epeer *p, struct esend *es)
@@ -130,6 +162,8 @@ send_one(struct eng *e, struct epeer *p, struct esend *es)
 	uint64_t b = es->x.block;
 	int n, rc;
 
+	if (e->cfg.admit_one)
+		goto ready;	/* granted: the receive is posted */
 	if (p->ready[p->rhead] != b) {
 		log_warn("rank %u is ready for block %llu, expected %llu",
 			 p->rank, (unsigned long long)p->ready[p->rhead],
@@ -138,6 +172,7 @@ send_one(struct eng *e, struct epeer *p, struct esend *es)
 	}
 	p->rhead = (p->rhead + 1) % p->rcap;
 	p->rcount--;
+ready:
 	n = block_iov(e, b);
 	if (n < 0)
 		return n;
@@ -151,6 +186,7 @@ send_one(struct eng *e, struct epeer *p, struct esend *es)
 		  (unsigned long long)es->step, (unsigned long long)b, p->rank);
 	p->inflight++;
 	e->inflight++;
+	e->bytes_sent += iov_bytes(e->iov, n);
 	if (e->cfg.admit_one) {
 		p->unconfirmed++;
 		e->unconfirmed++;
@@ -211,8 +247,10 @@ eng_sendable(struct eng *e, uint32_t i)
 		    eng_sendq_at(e, j)->x.peer == es->x.peer)
 			return NULL;
 	p = eng_find_peer(e, es->x.peer);
-	if (p == NULL || !p->up || p->rcount == 0 || !eng_is_held(e, es->x.block))
+	if (p == NULL || !p->up || !eng_is_held(e, es->x.block))
 		return NULL;
+	if (!e->cfg.admit_one && p->rcount == 0)
+		return NULL;	/* not ready for it yet */
 	return p;
 }
 
@@ -640,7 +678,8 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 		goto fail;
 	e->pend_cap = cfg->window ? cfg->window : ENG_DEFAULT_WINDOW;
 	if (cfg->admit_one &&
-	    (e->pend = calloc(e->pend_cap, sizeof(*e->pend))) == NULL)
+	    ((e->pend = calloc(e->pend_cap, sizeof(*e->pend))) == NULL ||
+	     (e->offered = calloc(e->k / 8 + 1, 1)) == NULL))
 		goto fail;
 	if (cfg->rank == 0) {
 		memset(e->held, 0xff, e->k / 8 + 1);
@@ -701,6 +740,12 @@ eng_held(const struct eng *e)
 	return e->nheld;
 }
 
+uint64_t
+eng_bytes_sent(const struct eng *e)
+{
+	return e->bytes_sent;
+}
+
 struct xp *
 eng_xport(const struct eng *e)
 {
@@ -718,6 +763,7 @@ eng_release(struct eng *e)
 	}
 	free(e->peers);
 	free(e->held);
+	free(e->offered);
 	free(e->recv_at);
 	free(e->pend);
 	free(e->iov);

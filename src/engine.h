@@ -105,6 +105,9 @@ int eng_start(struct eng *e);
 /* Blocks held so far (all of them for rank 0). */
 uint64_t eng_held(const struct eng *e);
 
+/* Bytes of blocks this member has handed to its transport to send. */
+uint64_t eng_bytes_sent(const struct eng *e);
+
 /* The transport, e.g. to hand it incoming connections. */
 struct xp *eng_xport(const struct eng *e);
 

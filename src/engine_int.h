@@ -16,7 +16,8 @@
 /* Signals carry a kind in the top byte and a block number below. */
 #define SIG_KIND_SHIFT 56
 #define SIG_BLOCK_MASK ((1ull << SIG_KIND_SHIFT) - 1)
-#define SIG_READY 1ull		/* receive posted: you may offer this block */
+#define SIG_READY 1ull		/* receive posted: you may send this block
+				 * (not with admit_one: a grant says it) */
 #define SIG_NEARLY 2ull		/* paced: your block is nearly in */
 #define SIG_OFFER 3ull		/* paced: I can send you this block now */
 #define SIG_GRANT 4ull		/* paced: send it */
@@ -77,6 +78,8 @@ struct eng {
 	struct epeer *peers;	/* sorted by rank */
 	size_t npeers;
 	uint8_t *held;		/* bitmap of blocks held */
+	uint8_t *offered;	/* admit_one: blocks offered before their
+				 * receive was posted */
 	uint64_t nheld;
 
 	uint64_t send_from;	/* the schedule's sends from this step on are
@@ -87,6 +90,7 @@ struct eng {
 	bool sends_over;	/* and every send is issued */
 	uint32_t inflight;
 	uint32_t unconfirmed;	/* admit_one: see epeer */
+	uint64_t bytes_sent;	/* blocks handed to the transport */
 
 	uint64_t recv_from;
 	bool recvs_over;
@@ -113,6 +117,11 @@ struct eng {
 };
 
 /* engine.c */
+
+/* Bit b of a bitmap. */
+bool bit_is_set(const uint8_t *map, uint64_t b);
+void bit_set(uint8_t *map, uint64_t b);
+void bit_clear(uint8_t *map, uint64_t b);
 
 /* Block b is here. */
 bool eng_is_held(const struct eng *e, uint64_t b);

@@ -2,15 +2,16 @@
  * epace - one block at a time on each of a member's links (engine.h,
  * admit_one; state in engine_int.h).
  *
- * A receiver posts its receives and says READY for each; a sender that
- * holds such a block, and whose own link is free, OFFERs it; the receiver
- * GRANTs one offer at a time (rank 0's first: its link is everyone's
- * source), and says NEARLY when the block has all but its last bytes in,
- * which frees the sender's link and lets the receiver grant its next.  A
- * sender whose link was taken between its offer and the grant DECLINEs,
- * and the receiver grants another.  So each link carries one block at a
- * time, the next starting as the last one ends, and no receiver waits on
- * a sender that cannot send while another could.
+ * A sender whose link is free OFFERs the first block it holds that the
+ * schedule has it send (one offer out at a time, and without waiting to
+ * hear that the receive is posted: the grant says that); the receiver
+ * GRANTs one offer at a time, once the receive is posted (rank 0's first:
+ * its link is everyone's source), and says NEARLY when the block has all
+ * but its last bytes in, which frees the sender's link and lets the
+ * receiver grant its next.  A sender whose link was taken between its
+ * offer and the grant DECLINEs, and the receiver grants another.  So each
+ * link carries one block at a time, the next starting as the last one
+ * ends: four signals and the block, per block.
  */
 #include <errno.h>
 #include <string.h>
@@ -89,23 +90,36 @@ pace_grant_next(struct eng *e)
 	return 0;
 }
 
-/* admit_one: `peer` can send us block b now. */
+/* admit_one: `peer` can send us block b now.  Senders offer what they
+ * hold without waiting for our receive to be posted: an offer that comes
+ * first is remembered until it is. */
 static int
 offered(struct eng *e, uint32_t peer, uint64_t b)
 {
 	uint32_t i;
 
+	if (eng_is_held(e, b) || bit_is_set(e->offered, b))
+		return -EPROTO;		/* here already, or offered twice */
+	for (i = 0; i < e->nadmitted; i++)
+		if (e->admitted[i].block == b)
+			return -EPROTO;	/* granted already */
+	bit_set(e->offered, b);
 	for (i = 0; i < e->npend; i++) {
 		if (e->pend[i].peer != peer || e->pend[i].block != b)
 			continue;
 		e->pend[i].offered = true;
 		return 0;
 	}
-	return -EPROTO;		/* never asked for, or granted already */
+	return 0;
 }
 
-/* admit_one: offer every send that could go to its target, which grants
- * one at a time (grant_next). */
+/* admit_one: offer the first send that could go, one offer at a time:
+ * with offers out to several receivers, the first to grant took our link
+ * and the others' grants were declined, each leaving a receiver idle for
+ * a round trip and costing three signals (measured: one decline per block
+ * sent; 1,024 daemons x 4 MiB took 6.2 s, against 5.0 s with one offer;
+ * 64 hosts at 20 Mbit/s 4.19 against 3.77 s; 16 hosts at 200 Mbit/s,
+ * where links stay busy either way, 5 % more time). */
 int
 pace_make_offers(struct eng *e)
 {
@@ -117,6 +131,11 @@ pace_make_offers(struct eng *e)
 		return 0;	/* busy: a grant would wait for our link */
 	for (i = 0; i < e->sq_count; i++) {
 		es = eng_sendq_at(e, i);
+		if (es->offered && !es->issued)
+			return 0;	/* one is out */
+	}
+	for (i = 0; i < e->sq_count; i++) {
+		es = eng_sendq_at(e, i);
 		if (es->offered || eng_sendable(e, i) == NULL)
 			continue;
 		rc = xp_signal(e->cfg.xp, es->x.peer,
@@ -124,6 +143,7 @@ pace_make_offers(struct eng *e)
 		if (rc < 0)
 			return rc;
 		es->offered = true;
+		return 0;
 	}
 	return 0;
 }
@@ -168,6 +188,7 @@ declined(struct eng *e, uint32_t peer, uint64_t b)
 		return -EPROTO;
 	step = e->admitted[i].step;
 	pace_unadmit(e, b);
+	bit_clear(e->offered, b);	/* it will be offered again */
 	for (x = &e->pend[e->npend]; x > e->pend && x[-1].step > step; x--)
 		x[0] = x[-1];	/* back in its place, in step order */
 	*x = (struct epend){ step, b, peer, false };

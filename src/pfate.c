@@ -364,6 +364,8 @@ finish_now(uv_timer_t *t)
 		conn_free(p->h[i].c);
 		p->h[i].c = NULL;
 	}
+	if (p->eng != NULL)
+		p->sum->sent += eng_bytes_sent(p->eng);
 	eng_free(p->eng);
 	p->eng = NULL;
 	vb_free(p->vb);

@@ -37,7 +37,9 @@
  *
  * Data connection (member -> member of higher rank, one per schedule edge):
  *   HELLO    body: job token, from rank, to rank
- *   SIGNAL   val: engine signal (ready-for-block)
+ *   SIGNAL   val: engine signal: its kind in the top byte (READY, or with
+ *                  admit_one OFFER, GRANT, NEARLY, DECLINE; engine_int.h),
+ *                  the block below
  *   BLOCK    arg: immediate value, val: block number, payload: the block
  *
  * Any connection:

@@ -102,6 +102,8 @@ struct push_summary {
 	double setup;		/* until data could flow (START sent) */
 	const char *transport;	/* used: "tcp" or "verbs" */
 	uint32_t block_size;	/* used */
+	uint64_t sent;		/* block bytes the sender sent, over all
+				 * attempts (ideally `bytes`) */
 	char source_changed[512];	/* why, if a source changed while it
 					 * was sent (the group was aborted) */
 };
