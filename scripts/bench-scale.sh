@@ -243,9 +243,11 @@ done
 
 # push NAME OUT: the file to every host as /data/NAME; prints its status
 push() {
-	local rc=0
+	local rc=0 tm=()
+	# the sender's peak memory, where GNU time is there to tell it
+	[ ! -x /usr/bin/time ] || tm=(/usr/bin/time -f %M -o "$2.rss")
 	# shellcheck disable=SC2086
-	timeout -k 5 900 "$RDMCP" --json $OPTS -d /data "$DIR/src/$1" "$HOSTS" \
+	timeout -k 5 900 "${tm[@]}" "$RDMCP" --json $OPTS -d /data "$DIR/src/$1" "$HOSTS" \
 		>"$2" 2>"$2.err" || rc=$?
 	echo "$rc"
 }
@@ -290,10 +292,11 @@ for run in $(seq 1 "$RUNS"); do
 		bad=$((bad + 1)); rest="$rest faults-not-injected"
 	fi
 	BAD=$((BAD + bad))
+	rss=$(tail -n 1 "$DIR/run$run.json.rss" 2>/dev/null || echo -)
 	jq -r --arg wall "$wall" --arg rc "$rc" --arg chk "ok $okn failed $failn mismatches $bad" \
-		--arg inj "$injected" \
+		--arg inj "$injected" --arg rss "$rss" \
 		'select(.event == "summary") |
-		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, sent \(.sent) B; \($inj); report vs disk: \($chk)"' \
+		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, sent \(.sent) B, sender peak RSS \($rss) KiB; \($inj); report vs disk: \($chk)"' \
 		"$DIR/run$run.json"
 	[ -z "$rest" ] || echo "  mismatches:$rest" | cut -c1-2000
 	echo "$wall" >>"$DIR/walls"
@@ -312,7 +315,8 @@ for run in $(seq 1 "$RUNS"); do
 	done
 	wait_listening "$N"
 done
-say "median wall $(median <"$DIR/walls") s over $RUNS runs; daemons' private memory now median/max $(mem_summary) KiB"
+sleep 2	# idle again: a daemon gives freed memory back 1 s after its last job
+say "median wall $(median <"$DIR/walls") s over $RUNS runs; daemons' private memory, idle again, median/max $(mem_summary) KiB"
 [ ${#BUSY[@]} -eq 0 ] || kill -KILL "${BUSY[@]}" 2>/dev/null
 BUSY=()
 stop_daemons

@@ -4,6 +4,7 @@
 #include "serve.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -71,6 +72,8 @@ struct serve {
 	struct gate *gate;
 	bool stopping;
 	uv_timer_t idle;	/* --once: no job for cfg.idle_ms */
+	uv_timer_t trim;	/* no job for a while: memory back */
+	bool trim_used;
 	bool idle_used;
 	bool landed;		/* a job landed its files */
 	struct outcome *outcomes;	/* OUTCOMES_KEPT, or NULL */
@@ -98,6 +101,20 @@ on_idle(uv_timer_t *t)
 	log_warn("no transfer came within %.1f s; stopping",
 		 s->cfg.idle_ms / 1000.0);
 	serve_shutdown(s);
+}
+
+/* A daemon waits most of its life: what its jobs freed goes back to the
+ * system once none has run for TRIM_MS (malloc keeps it otherwise: an
+ * idle daemon's private memory grew from 0.8 to 1.0 MiB after pushes). */
+#define TRIM_MS 1000
+
+static void
+on_trim(uv_timer_t *t)
+{
+	(void)t;
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }
 
 /* --once: (re)start waiting for a job, for cfg.idle_ms at most. */
@@ -170,6 +187,8 @@ job_gone(void *ctx, struct rjob *j)
 	}
 	if (s->njobs == 0 && s->stopping)
 		serve_close_verbs(s);
+	if (s->njobs == 0 && s->trim_used && !s->stopping)
+		uv_timer_start(&s->trim, on_trim, TRIM_MS, 0);
 	if (s->njobs == 0)
 		once_job_ended(s, landed);
 }
@@ -672,6 +691,10 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 		rc = serve_listen(s, err);
 	if (rc == 0)
 		rc = serve_verbs(s, err);
+	if (rc == 0) {
+		uv_timer_init(cfg->loop, &s->trim);
+		s->trim_used = true;
+	}
 	if (rc == 0 && cfg->once && cfg->idle_ms > 0) {
 		uv_timer_init(cfg->loop, &s->idle);
 		s->idle.data = s;
@@ -711,6 +734,8 @@ serve_shutdown(struct serve *s)
 	s->stopping = true;
 	if (s->idle_used)
 		uv_close((uv_handle_t *)&s->idle, NULL);
+	if (s->trim_used)
+		uv_close((uv_handle_t *)&s->trim, NULL);
 	conn_listener_close(s->listener);
 	s->listener = NULL;
 	for (fr = s->fresh; fr != NULL; fr = fn) {

@@ -131,7 +131,7 @@ region_of(struct xtcp *x, const void *addr, size_t len)
 	uintptr_t a = (uintptr_t)addr;
 	size_t lo = 0, hi = x->nregions, mid;
 
-	if (!x->sorted) {
+	if (!x->sorted && x->nregions > 1) {
 		qsort(x->regions, x->nregions, sizeof(*x->regions), cmp_region);
 		x->sorted = true;
 	}
