@@ -26,8 +26,9 @@ installer install-useless ":"
 chmod 755 "$stub"/*
 export INSTALL_DEPS=$stub/install-ok
 # the makes below build a tree of their own, not the one of a make that
-# runs this test (make check-asan exports its B, BIN, CFLAGS, LDFLAGS)
-unset MAKEFLAGS MFLAGS MAKELEVEL B BIN CFLAGS LDFLAGS
+# runs this test (make check-asan exports its B, BIN, CFLAGS, LDFLAGS;
+# make check its DEPS=no: a command line variable reaches the environment)
+unset MAKEFLAGS MFLAGS MAKELEVEL B BIN CFLAGS LDFLAGS DEPS
 
 # as_user CMD...: CMD as an unprivileged user (we may be one already)
 as_user() {
