@@ -181,7 +181,7 @@ usage(FILE *out)
 "                           0.001 to 86400)\n"
 "      --retries N          send again, N times at most, to the hosts that\n"
 "                           failed in a way that sending again may cure\n"
-"                           (default 1)\n"
+"                           (default 1); each retry doubles --timeout\n"
 "      --connect-timeout SECS  give up connecting after this (default 5)\n"
 "      --bind ADDR          send from this local address\n"
 "      --json               print JSON Lines on stdout instead: one object\n"

@@ -76,9 +76,11 @@ json_replica(const struct push_report *r)
 	printf(",\"address\":");
 	print_json_str(r->addr[0] ? r->addr : NULL);
 	printf(",\"ok\":%s,\"identical\":%s,\"verified\":%s,"
-	       "\"seconds\":%.6f,\"bytes\":%llu,\"reason\":",
+	       "\"maybe_landed\":%s,\"seconds\":%.6f,\"bytes\":%llu,"
+	       "\"reason\":",
 	       r->ok ? "true" : "false", r->identical ? "true" : "false",
-	       r->verified ? "true" : "false", r->seconds,
+	       r->verified ? "true" : "false",
+	       !r->ok && r->maybe_landed ? "true" : "false", r->seconds,
 	       (unsigned long long)r->bytes);
 	print_json_str(r->ok ? NULL : r->reason);
 	printf("}\n");

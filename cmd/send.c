@@ -200,6 +200,7 @@ struct sender {
 	bool *ok;		/* holds a complete copy */
 	bool *failed;		/* failed for good, for reasons of its own */
 	bool *retry;		/* failed in this attempt, may be retried */
+	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
 	bool sender_failed;	/* some host failed for the sender's reason */
 	struct tracefile *tf;	/* --trace */
 	size_t *pending;
@@ -242,10 +243,19 @@ on_push_report(void *ctx, const struct push_report *r)
 	struct sender *sd = ctx;
 	struct push_report out = *r;
 	size_t idx = sd->pending[r->index];
+	char why[512];
 
 	out.index = idx;
 	out.host = sd->hl->hosts[idx];	/* as given, even with --rsh */
 	out.seconds += sd->offset;
+	if (!r->ok && !r->maybe_landed && sd->maybe_landed[idx]) {
+		snprintf(why, sizeof(why), "%.400s; an earlier attempt lost it "
+			 "after its go to land: its copy may be in place",
+			 r->reason);
+		out.reason = why;
+		out.maybe_landed = true;
+	}
+	sd->maybe_landed[idx] = r->maybe_landed;
 	if (r->ok) {
 		sd->ok[idx] = true;
 		if (sd->total.ok++ == 0)
@@ -350,6 +360,20 @@ announce_retry(const struct sender *sd, int round)
 	free(list);
 }
 
+/* The --timeout of attempt `round` (0: the first): doubled for each
+ * retry, up to the longest one allowed.  An attempt lost to overload (a
+ * peer that ran too late to keep its keepalives) is not lost the same
+ * way again; a host that is really gone costs the longer wait once. */
+static unsigned
+retry_timeout(unsigned timeout_ms, int round)
+{
+	uint64_t t = timeout_ms;
+
+	while (round-- > 0 && t < PROTO_MAX_TIMEOUT_MS)
+		t *= 2;
+	return t < PROTO_MAX_TIMEOUT_MS ? (unsigned)t : PROTO_MAX_TIMEOUT_MS;
+}
+
 /* Attempts until every host has an outcome.  Returns 0, or -errno after
  * a message if the sender itself failed. */
 static int
@@ -367,6 +391,7 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 	for (round = 0; rc == 0 && sd->npending > 0; round++) {
 		sd->last = round >= sd->o->retries;
 		sd->offset = now_seconds() - start;
+		cfg->timeout_ms = retry_timeout(sd->o->timeout_ms, round);
 		rc = attempt(sd, cfg, hosts, &err);
 		if (rc == 0 && next_pending(sd) > 0)
 			announce_retry(sd, round + 1);
@@ -562,13 +587,15 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->ok = calloc(n, sizeof(bool));
 	sd->failed = calloc(n, sizeof(bool));
 	sd->retry = calloc(n, sizeof(bool));
+	sd->maybe_landed = calloc(n, sizeof(bool));
 	sd->pending = calloc(n, sizeof(size_t));
 	sd->targets = calloc(n, sizeof(char *));
 	sd->ndests = nfiles > 0 ? (size_t)nfiles : 0;
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
 	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
 	sd->outcomes = outcomes_new(sd->hl);
-	if (!sd->ok || !sd->failed || !sd->retry || !sd->pending ||
+	if (!sd->ok || !sd->failed || !sd->retry || !sd->maybe_landed ||
+	    !sd->pending ||
 	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
 		return -ENOMEM;
@@ -594,6 +621,7 @@ sender_free(struct sender *sd)
 	free(sd->ok);
 	free(sd->failed);
 	free(sd->retry);
+	free(sd->maybe_landed);
 	free(sd->pending);
 	free(sd->targets);
 }

@@ -8,7 +8,10 @@
 # last replica, the bytes the sender sent, the daemons' memory, and a
 # report-vs-disk check of every host: a host reported ok must hold a
 # byte-identical copy, a host reported failed must hold neither the file
-# nor (unless it was killed) a temporary.  With faults, chosen members are
+# nor (unless it was killed) a temporary.  The one exception, counted
+# apart: a member killed after it landed, before it could say so, which
+# no sender can know; its report must say that its copy may be in place
+# ("maybe_landed").  With faults, chosen members are
 # killed (SIGKILL) or frozen (SIGSTOP) once their daemon runs the job;
 # frozen ones are let go (SIGCONT) after the push and the check waits for
 # them to settle, killed ones are started again before the next run.
@@ -48,7 +51,8 @@ RERUN=${SCALE_RERUN:-0}
 REQUIRE_OK=${SCALE_REQUIRE_OK:-0}
 BASE=${SCALE_DIR:-/dev/shm}
 DIR=
-PIDS=()
+PIDS=()		# the daemons
+SUPER=()	# the subshells that wait for them
 BUSY=()
 BAD=0
 
@@ -60,6 +64,7 @@ cleanup() {
 	trap - EXIT INT TERM
 	[ ${#BUSY[@]} -gt 0 ] && kill -KILL "${BUSY[@]}" 2>/dev/null
 	[ ${#PIDS[@]} -gt 0 ] && kill -KILL "${PIDS[@]}" 2>/dev/null
+	[ ${#SUPER[@]} -gt 0 ] && kill -KILL "${SUPER[@]}" 2>/dev/null
 	wait 2>/dev/null
 	if [ -n "$DIR" ] && [ "${SCALE_KEEP:-0}" != 1 ]; then
 		rm -rf "$DIR"
@@ -81,12 +86,32 @@ listening_count() {
 	ss -Hltn "sport = :$PORT" 2>/dev/null | grep -c '127\.1\.' || true
 }
 
+# start_daemon I: host I's daemon, under a subshell that writes its PID
+# to pid.I and its exit status to rc.I (a killed daemon is then no job of
+# ours to be announced as "Killed")
 start_daemon() {
 	local i=$1
 	mkdir -p "$DIR/h$i/data"
-	"$RDMCP" --serve --listen "$(addr "$i"):$PORT" --prefix "$DIR/h$i" \
-		--state-dir "$DIR/state/h$i" 2>>"$DIR/log/d$i.log" &
-	PIDS[i]=$!
+	rm -f "$DIR/run/pid.$i" "$DIR/run/rc.$i"
+	(
+		rc=0
+		# shellcheck disable=SC2016
+		sh -c 'echo $$ >"$0"; exec "$@"' "$DIR/run/pid.$i" \
+			"$RDMCP" --serve --listen "$(addr "$i"):$PORT" \
+			--prefix "$DIR/h$i" --state-dir "$DIR/state/h$i" \
+			2>>"$DIR/log/d$i.log" || rc=$?
+		echo "$rc" >"$DIR/run/rc.$i"
+	) 2>/dev/null &
+	SUPER[i]=$!
+	PIDS[i]=
+}
+
+# daemon_pids: PIDS from the pid files of the daemons just started
+daemon_pids() {
+	local i
+	for i in $(seq 1 "$N"); do
+		[ -n "${PIDS[$i]:-}" ] || PIDS[i]=$(cat "$DIR/run/pid.$i")
+	done
 }
 
 # wait_listening COUNT: until COUNT daemons listen (60 s at most)
@@ -122,14 +147,19 @@ temporaries() {
 }
 
 # check_run JSON FILE: every host's report against its disk.  Prints
-# "OK FAILED MISMATCHES[ :details]"; KILLED (host indices) may keep
-# temporaries.
+# "OK FAILED MISMATCHES UNKNOWABLE[ :details]"; KILLED (host indices) may
+# keep temporaries.  A host killed after it landed, before anyone heard
+# it say so, cannot be known to hold its copy: if its report says so
+# (failed, "maybe_landed") and its daemon's log shows it landed before
+# the kill, it counts as unknowable, not as a mismatch.
 check_run() {
-	local json=$1 name=$2 i host ok file bad=0 okn=0 failn=0 list=""
-	declare -A rep=()
-	while IFS=$'\t' read -r host ok; do
+	local json=$1 name=$2 i host ok maybe file bad=0 okn=0 failn=0 unk=0 list=""
+	declare -A rep=() mayb=()
+	while IFS=$'\t' read -r host ok maybe; do
 		rep[$host]=$ok
-	done < <(jq -r 'select(.event == "replica") | [.host, (.ok | tostring)] | @tsv' "$json")
+		mayb[$host]=$maybe
+	done < <(jq -r 'select(.event == "replica") |
+		[.host, (.ok | tostring), (.maybe_landed | tostring)] | @tsv' "$json")
 	for i in $(seq 1 "$N"); do
 		host="$(addr "$i"):$PORT"
 		file=$DIR/h$i/data/$name
@@ -141,8 +171,15 @@ check_run() {
 				{ bad=$((bad + 1)); list="$list $host(ok,disk-differs)"; } ;;
 		false)
 			failn=$((failn + 1))
-			[ ! -e "$file" ] ||
-				{ bad=$((bad + 1)); list="$list $host(failed,disk-has-it)"; } ;;
+			if [ ! -e "$file" ]; then
+				:
+			elif [ -n "${KILLED[$i]:-}" ] && [ "${mayb[$host]}" = true ] &&
+				grep -q "complete, .* in place" "$DIR/log/d$i.log" &&
+				cmp -s "$SRC" "$file"; then
+				unk=$((unk + 1)); list="$list $host(killed-after-landing,reported-maybe)"
+			else
+				bad=$((bad + 1)); list="$list $host(failed,disk-has-it)"
+			fi ;;
 		*)
 			bad=$((bad + 1)); list="$list $host(not-reported)" ;;
 		esac
@@ -154,7 +191,7 @@ check_run() {
 			bad=$((bad + 1)); list="$list $host(survivor-not-ok)"
 		fi
 	done
-	echo "$okn $failn $bad${list:+ :$list}"
+	echo "$okn $failn $bad $unk${list:+ :$list}"
 }
 
 # fault: once every victim's daemon runs the job (a "rank" line in its
@@ -206,16 +243,22 @@ stop_daemons() {
 		kill -TERM "${PIDS[$i]}" 2>/dev/null || true
 	done
 	for i in $(seq 1 "$N"); do
-		rc=0
 		timeout 30 tail --pid="${PIDS[$i]}" -f /dev/null || true
-		wait "${PIDS[$i]}" || rc=$?
-		if [ "$rc" -ne 0 ]; then
+		# its subshell writes rc.I as it exits
+		for _ in $(seq 1 50); do
+			[ ! -e "$DIR/run/rc.$i" ] || break
+			sleep 0.1
+		done
+		rc=$(cat "$DIR/run/rc.$i" 2>/dev/null || echo "none (still running?)")
+		if [ "$rc" != 0 ]; then
 			bad=$((bad + 1))
 			echo "bench-scale: daemon $i exited $rc:" >&2
 			tail -3 "$DIR/log/d$i.log" >&2
 		fi
 	done
+	wait "${SUPER[@]}" 2>/dev/null || true
 	PIDS=()
+	SUPER=()
 	[ "$bad" -eq 0 ] || { say "$bad daemons did not exit 0 on SIGTERM"; BAD=$((BAD + bad)); }
 }
 
@@ -226,7 +269,7 @@ ulimit -n "$(ulimit -Hn)"
 [ "$(listening_count)" -eq 0 ] || die "something already listens on 127.1.*:$PORT"
 
 DIR=$(mktemp -d "$BASE/rdmcp-scale.XXXXXX")
-mkdir -p "$DIR/log" "$DIR/src" "$DIR/state"
+mkdir -p "$DIR/log" "$DIR/src" "$DIR/state" "$DIR/run"
 "$RDMCP" -q --genkey "$DIR/key"
 export RDMCP_KEY=$DIR/key
 HOSTS=$(for i in $(seq 1 "$N"); do printf '%s:%s,' "$(addr "$i")" "$PORT"; done)
@@ -235,6 +278,7 @@ say "$N daemons, $SIZE, $RUNS runs, options '$OPTS', kill $NKILL, stop $NSTOP, b
 t0=$(date +%s.%N)
 for i in $(seq 1 "$N"); do start_daemon "$i"; done
 wait_listening "$N"
+daemon_pids
 say "daemons up in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s; private memory median/max $(mem_summary) KiB"
 for i in $(seq 1 "$NBUSY"); do
 	( while :; do :; done ) &
@@ -284,7 +328,7 @@ for run in $(seq 1 "$RUNS"); do
 	done < <(cat "$DIR/fault" 2>/dev/null)
 	settle
 	wall=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
-	read -r okn failn bad rest <<<"$(check_run "$DIR/run$run.json" "$name")"
+	read -r okn failn bad unk rest <<<"$(check_run "$DIR/run$run.json" "$name")"
 	injected="killed ${#KILLED[@]} of $NKILL, frozen ${#STOPPED[@]} of $NSTOP"
 	at=$(sed -n 's/^at //p' "$DIR/fault" 2>/dev/null || true)
 	[ -z "$at" ] || injected="$injected at $(awk -v a="$s0" -v b="$at" 'BEGIN { printf "%.2f", b - a }') s"
@@ -293,7 +337,9 @@ for run in $(seq 1 "$RUNS"); do
 	fi
 	BAD=$((BAD + bad))
 	rss=$(tail -n 1 "$DIR/run$run.json.rss" 2>/dev/null || echo -)
-	jq -r --arg wall "$wall" --arg rc "$rc" --arg chk "ok $okn failed $failn mismatches $bad" \
+	chk="ok $okn failed $failn mismatches $bad"
+	[ "$unk" -eq 0 ] || chk="$chk, killed after landing and reported so (maybe landed) $unk"
+	jq -r --arg wall "$wall" --arg rc "$rc" --arg chk "$chk" \
 		--arg inj "$injected" --arg rss "$rss" \
 		'select(.event == "summary") |
 		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, sent \(.sent) B, sender peak RSS \($rss) KiB; \($inj); report vs disk: \($chk)"' \
@@ -310,14 +356,16 @@ for run in $(seq 1 "$RUNS"); do
 	fi
 	# the killed daemons come back, as a service manager would start them
 	for v in "${!KILLED[@]}"; do
-		wait "${PIDS[$v]}" 2>/dev/null || true
+		wait "${SUPER[$v]}" 2>/dev/null || true
 		start_daemon "$v"
 	done
 	wait_listening "$N"
+	daemon_pids
 done
 sleep 2	# idle again: a daemon gives freed memory back 1 s after its last job
 say "median wall $(median <"$DIR/walls") s over $RUNS runs; daemons' private memory, idle again, median/max $(mem_summary) KiB"
 [ ${#BUSY[@]} -eq 0 ] || kill -KILL "${BUSY[@]}" 2>/dev/null
+wait "${BUSY[@]}" 2>/dev/null || true
 BUSY=()
 stop_daemons
 say "report/disk mismatches and other faults: $BAD"

@@ -77,7 +77,7 @@ emit(struct push *p, const struct phost *h, const struct phost *as,
 		.rank = h->rank, .bytes = p->sum->bytes,
 		.permanent = h->refused, .identical = h->identical,
 		.verified = h->st == HS_DONE && p->cfg->verify,
-		.sender_fault = sender_fault,
+		.sender_fault = sender_fault, .maybe_landed = h->maybe_landed,
 	};
 
 	if (r.ok) {
@@ -234,6 +234,7 @@ push_host_lost(struct phost *h, int error, const char *why)
 		snprintf(reason, sizeof(reason), "%.200s; then its daemon "
 			 "could not be asked whether its copy landed (%.200s)",
 			 h->reason, why);
+		h->maybe_landed = true;
 		host_fail(h, h->error, false, reason);
 		return;
 	}
@@ -263,6 +264,7 @@ push_host_outcome(struct phost *h, uint64_t outcome)
 		snprintf(reason, sizeof(reason), "%.300s%s", h->reason,
 			 outcome == OUTCOME_DISCARDED ? ""
 			 : " (its daemon does not know the job now)");
+		h->maybe_landed = outcome != OUTCOME_DISCARDED;
 		host_fail(h, h->error, false, reason);
 	} else if (h == p->suspect) {
 		host_fail(h, -ECONNRESET, false, p->suspect_why);
@@ -373,6 +375,7 @@ finish_now(uv_timer_t *t)
 	uv_close((uv_handle_t *)&p->finisher, on_timer_closed);
 	uv_close((uv_handle_t *)&p->aborter, on_timer_closed);
 	uv_close((uv_handle_t *)&p->tracer, on_timer_closed);
+	uv_close((uv_handle_t *)&p->starter, on_timer_closed);
 }
 
 /* A member's timeline comes as its job ends: wait, a while at most, for

@@ -295,31 +295,55 @@ encode_start(struct push *p, const struct phost *h,
 	return roster_encode(&ro, w);
 }
 
+/* STARTs go out in slices of this many, one slice per turn of the loop:
+ * the members that get theirs wake up and take the CPU (a thousand
+ * daemons on a few cores), and those still waiting must keep hearing
+ * our keepalives meanwhile, not take us for gone. */
+#define START_SLICE 32
+
+/* The next slice of STARTs, from member p->start_next on: 0, or -errno
+ * for a failure of the sender's own. */
 static int
-send_starts(struct push *p, const struct roster_peer *all)
+send_start_slice(struct push *p)
 {
 	struct roster_peer *mine = calloc(p->members, sizeof(*mine));
 	uint32_t *ranks = calloc(p->members, sizeof(*ranks));
 	struct frame f = { .type = MSG_START };
 	struct wbuf w;
-	size_t i;
+	size_t sent = 0;
 	int rc = mine != NULL && ranks != NULL ? 0 : -ENOMEM;
 
 	wbuf_init(&w);
-	for (i = 0; i < p->nh && rc == 0; i++) {
-		struct phost *h = &p->h[i];
+	for (; p->start_next < p->nh && sent < START_SLICE && rc == 0;
+	     p->start_next++) {
+		struct phost *h = &p->h[p->start_next];
 
 		if (h->st != HS_RUNNING)
 			continue;
-		rc = encode_start(p, h, all, ranks, mine, &w);
+		rc = encode_start(p, h, p->all, ranks, mine, &w);
 		f.len = w.len;
 		if (rc == 0 && conn_send_copy(h->c, &f, w.data) < 0)
 			push_host_lost(h, -EPIPE, "cannot send START");
+		sent++;
 	}
 	wbuf_free(&w);
 	free(mine);
 	free(ranks);
 	return rc;
+}
+
+static void
+on_start_turn(uv_idle_t *idle)
+{
+	struct push *p = idle->data;
+	int rc = 0;
+
+	if (!p->aborting)
+		rc = send_start_slice(p);
+	if (rc < 0)
+		push_abort_group(p, NULL, strerror(-rc));
+	if (rc < 0 || p->aborting || p->start_next >= p->nh)
+		uv_idle_stop(idle);
 }
 
 /* Every host accepted or failed: form the group. */
@@ -340,8 +364,8 @@ pg_maybe_start(struct push *p)
 	p->members = r + 1;
 	all = calloc(p->members, sizeof(*all));
 	p->by_rank = calloc(p->members, sizeof(*p->by_rank));
+	p->all = all;
 	if (all == NULL || p->by_rank == NULL) {
-		free(all);
 		for (i = 0; i < p->nh; i++)
 			if (p->h[i].st == HS_ACCEPTED)
 				push_host_failed(&p->h[i], -ENOMEM,
@@ -363,15 +387,16 @@ pg_maybe_start(struct push *p)
 		rc = choose_transport(p);
 		p->sum->transport = proto_transport_name(p->group);
 		if (rc == 0)
-			rc = send_starts(p, all);
+			rc = send_start_slice(p);
 		if (rc == 0)
 			rc = start_engine(p, all);
+		if (rc == 0 && p->start_next < p->nh)
+			uv_idle_start(&p->starter, on_start_turn);
 		if (rc < 0)
 			push_abort_group(p, NULL, p->fatal.code ? p->fatal.msg
 							   : strerror(-rc));
 		else if (p->cfg->verify)
 			pg_start_crc(p);
 	}
-	free(all);
 	push_maybe_finish(p);
 }

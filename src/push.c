@@ -493,7 +493,9 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	uv_timer_init(&p->loop, &p->finisher);
 	uv_timer_init(&p->loop, &p->aborter);
 	uv_timer_init(&p->loop, &p->tracer);
+	uv_idle_init(&p->loop, &p->starter);
 	p->finisher.data = p->aborter.data = p->tracer.data = p;
+	p->starter.data = p;
 	p->t0_us = trace_now();
 	if (cfg->trace != NULL && (p->trace = trace_new(1u << 20)) == NULL)
 		return -ENOMEM;
@@ -533,6 +535,7 @@ out:
 	trace_free(p.trace);
 	free(p.by_addr);
 	free(p.by_rank);
+	free(p.all);
 	free(p.h);
 	store_free(p.st);
 	return rc;

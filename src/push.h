@@ -43,6 +43,10 @@ struct push_report {
 	bool sender_fault;	/* failed only because the sender could not
 				 * go on (a source changed...), not for
 				 * anything of the host's */
+	bool maybe_landed;	/* failed: lost after its go to land, and its
+				 * daemon could not say whether it landed
+				 * (gone, or restarted and forgot): its copy
+				 * may be in place */
 	double seconds;		/* since the push started */
 	uint32_t rank;		/* in the group, 0 if never started */
 	uint64_t bytes;		/* size of the replica */

@@ -63,6 +63,7 @@ struct phost {
 	bool got_go;			/* the final go went out to it */
 	bool identical;			/* it held the files already */
 	bool casualty;			/* failed as the group broke */
+	bool maybe_landed;		/* lost after its go, never answered */
 	bool reported;
 	bool traced;			/* its TRACE came (--trace) */
 	uint32_t have_crc;		/* HAVE's crc of what it holds */
@@ -94,6 +95,9 @@ struct push {
 	size_t ndone, nfailed;
 	uint32_t members;
 	struct phost **by_rank;
+	struct roster_peer *all;	/* every member: rank r at all[r - 1] */
+	uv_idle_t starter;	/* sends the STARTs, a slice per turn */
+	size_t start_next;	/* the host whose START is next */
 	struct eng *eng;
 	bool started, aborting, finishing, eng_done;
 	uv_work_t crc_work;

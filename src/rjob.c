@@ -762,6 +762,9 @@ rjob_add_data(struct rjob *j, struct conn *c, uint32_t from, uint32_t to)
 	j->parked = pk;
 	conn_pause(c);
 	conn_set_owner(c, &parked_ops, pk);
+	/* the job's timeout from here on, as the member at the other end
+	 * keeps it: it must hear our keepalives while we wait for START */
+	conn_keepalive(c, 0, j->job->timeout_ms);
 	return 0;
 }
 

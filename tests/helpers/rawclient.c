@@ -12,12 +12,19 @@
  *              other than the one the proof covers: REFUSE
  *   idle       connect and send nothing: the daemon must drop it (prints
  *              how long that took)
+ *   parked     (KEYFILE) a job with a 300 ms timeout, then, the job
+ *              accepted, a member's data connection to the daemon, which
+ *              gets no START: for 1.5 s both connections are kept alive
+ *              as a sender and a member would; prints "parked: N
+ *              keepalives, open" (or "closed"): a connection waiting for
+ *              START must go on answering at the job's timeout
  * Prints "refused: TEXT", "dropped" or "answered TYPE"; exits 0 when it
  * could tell, 1 on a local error.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,17 +80,87 @@ read_frame(int fd, struct frame *f, char *body, size_t max)
 	return 0;
 }
 
+static uint8_t token[PROTO_TOKEN_LEN];
+
 static void
-a_job(struct wbuf *w, const char *path)
+a_job(struct wbuf *w, const char *path, uint32_t timeout_ms)
 {
 	struct job_file file = { .path = (char *)path, .size = 3,
 				 .mode = 0644 };
 	struct job job = { .alg = SCHED_BINOMIAL, .block_size = 65536,
-			   .timeout_ms = 5000, .window = 16, .nfiles = 1,
+			   .timeout_ms = timeout_ms, .window = 16, .nfiles = 1,
 			   .files = &file, .origin = (char *)"rawclient" };
 
+	memcpy(job.token, token, sizeof(token));
 	wbuf_init(w);
 	job_encode(&job, w);
+}
+
+static long
+ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000 +
+	       (t1.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Drain what fd has; counts the NOPs.  -1 when it was closed. */
+static int
+drain(int fd, int *nops)
+{
+	struct frame f;
+	static char body[65536];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	while (poll(&p, 1, 0) == 1) {
+		uint8_t hdr[PROTO_FRAME_LEN];
+
+		if (read_full(fd, hdr, sizeof(hdr)) < 0 ||
+		    frame_decode(hdr, &f) < 0 || f.len >= sizeof(body) ||
+		    read_full(fd, body, f.len) < 0)
+			return -1;
+		*nops += f.type == MSG_NOP;
+	}
+	return 0;
+}
+
+/* The parked mode, once the job is sent on ctl: see the top. */
+static int
+parked(int ctl, const struct sockaddr_in *sa)
+{
+	struct hello h = { .from = 0, .to = 1 };
+	struct timespec t0;
+	struct wbuf w;
+	struct frame f;
+	char body[8192];
+	int data, ctl_nops = 0, nops = 0, open = 1;
+
+	if (read_frame(ctl, &f, body, sizeof(body)) < 0 || f.type != MSG_ACCEPT) {
+		printf("not accepted\n");
+		return 0;
+	}
+	memcpy(h.token, token, sizeof(token));
+	wbuf_init(&w);
+	data = socket(AF_INET, SOCK_STREAM, 0);
+	if (data < 0 || hello_encode(&h, &w) < 0 ||
+	    connect(data, (const struct sockaddr *)sa, sizeof(*sa)) < 0 ||
+	    send_frame(data, MSG_HELLO, w.data, w.len) < 0)
+		return 1;
+	wbuf_free(&w);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (open && ms_since(&t0) < 1500) {
+		usleep(50 * 1000);
+		if (send_frame(ctl, MSG_NOP, NULL, 0) < 0 ||
+		    drain(ctl, &ctl_nops) < 0 ||
+		    send_frame(data, MSG_NOP, NULL, 0) < 0 ||
+		    drain(data, &nops) < 0)
+			open = 0;
+	}
+	printf("parked: %d keepalives, %s\n", nops, open ? "open" : "closed");
+	close(data);
+	return 0;
 }
 
 static int
@@ -132,6 +209,7 @@ main(int argc, char **argv)
 	struct wbuf job, other;
 	struct timespec t0, t1;
 	struct timeval limit = { .tv_sec = 20 };
+	uint8_t nonce[AUTH_NONCE_LEN];
 	int fd;
 
 	if (argc < 4 || inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1)
@@ -148,8 +226,10 @@ main(int argc, char **argv)
 				 sizeof(limit)) < 0 ||
 	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return 1;
-	a_job(&job, "/rawclient/f");
-	a_job(&other, "/rawclient/tampered");
+	auth_nonce(nonce);	/* random enough for a token */
+	memcpy(token, nonce, sizeof(token));
+	a_job(&job, "/rawclient/f", strcmp(argv[3], "parked") == 0 ? 300 : 5000);
+	a_job(&other, "/rawclient/tampered", 5000);
 	if (strcmp(argv[3], "idle") == 0) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		result(fd);
@@ -159,7 +239,8 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[3], "nojob") != 0 &&
-	    authenticate(fd, &key, strcmp(argv[3], "tamper") == 0, &job) < 0) {
+	    authenticate(fd, &key, strcmp(argv[3], "tamper") == 0 ||
+				   strcmp(argv[3], "parked") == 0, &job) < 0) {
 		printf("dropped\n");
 		return 0;
 	}
@@ -169,5 +250,7 @@ main(int argc, char **argv)
 		printf("dropped\n");
 		return 0;
 	}
+	if (strcmp(argv[3], "parked") == 0)
+		return parked(fd, &sa);
 	return result(fd);
 }
