@@ -364,8 +364,10 @@ for run in $(seq 1 "$RUNS"); do
 done
 sleep 2	# idle again: a daemon gives freed memory back 1 s after its last job
 say "median wall $(median <"$DIR/walls") s over $RUNS runs; daemons' private memory, idle again, median/max $(mem_summary) KiB"
-[ ${#BUSY[@]} -eq 0 ] || kill -KILL "${BUSY[@]}" 2>/dev/null
-wait "${BUSY[@]}" 2>/dev/null || true
+if [ ${#BUSY[@]} -gt 0 ]; then	# (a bare 'wait' would wait for the daemons)
+	kill -KILL "${BUSY[@]}" 2>/dev/null
+	wait "${BUSY[@]}" 2>/dev/null || true
+fi
 BUSY=()
 stop_daemons
 say "report/disk mismatches and other faults: $BAD"
