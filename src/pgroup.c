@@ -81,8 +81,9 @@ maybe_go(struct push *p)
 	struct rd_err err = { 0 };
 	size_t i;
 
-	if (p->go_sent || !p->sent_all || (p->cfg->verify && !p->crc_ready))
-		return;
+	if (p->go_sent || !p->sent_all || p->starting ||
+	    (p->cfg->verify && !p->crc_ready))
+		return;	/* (the go must not overtake a START) */
 	p->go_sent = true;
 	if (store_check_sources(p->st, &err) < 0) {
 		note_source_change(p, err.msg);
@@ -342,8 +343,12 @@ on_start_turn(uv_idle_t *idle)
 		rc = send_start_slice(p);
 	if (rc < 0)
 		push_abort_group(p, NULL, strerror(-rc));
-	if (rc < 0 || p->aborting || p->start_next >= p->nh)
+	if (rc < 0 || p->aborting || p->start_next >= p->nh) {
 		uv_idle_stop(idle);
+		p->starting = false;
+		maybe_go(p);	/* rank 0 may have sent every block already */
+		push_maybe_finish(p);
+	}
 }
 
 /* Every host accepted or failed: form the group. */
@@ -390,8 +395,10 @@ pg_maybe_start(struct push *p)
 			rc = send_start_slice(p);
 		if (rc == 0)
 			rc = start_engine(p, all);
-		if (rc == 0 && p->start_next < p->nh)
+		if (rc == 0 && p->start_next < p->nh) {
+			p->starting = true;
 			uv_idle_start(&p->starter, on_start_turn);
+		}
 		if (rc < 0)
 			push_abort_group(p, NULL, p->fatal.code ? p->fatal.msg
 							   : strerror(-rc));

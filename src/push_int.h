@@ -98,6 +98,7 @@ struct push {
 	struct roster_peer *all;	/* every member: rank r at all[r - 1] */
 	uv_idle_t starter;	/* sends the STARTs, a slice per turn */
 	size_t start_next;	/* the host whose START is next */
+	bool starting;		/* STARTs still to send: no go yet */
 	struct eng *eng;
 	bool started, aborting, finishing, eng_done;
 	uv_work_t crc_work;
