@@ -255,7 +255,7 @@ on_push_report(void *ctx, const struct push_report *r)
 		out.reason = why;
 		out.maybe_landed = true;
 	}
-	sd->maybe_landed[idx] = r->maybe_landed;
+	sd->maybe_landed[idx] = out.maybe_landed;	/* kept to the end */
 	if (r->ok) {
 		sd->ok[idx] = true;
 		if (sd->total.ok++ == 0)

@@ -131,6 +131,7 @@ static int
 parked(int ctl, const struct sockaddr_in *sa)
 {
 	struct hello h = { .from = 0, .to = 1 };
+	struct timeval limit = { .tv_sec = 20 };
 	struct timespec t0;
 	struct wbuf w;
 	struct frame f;
@@ -144,7 +145,10 @@ parked(int ctl, const struct sockaddr_in *sa)
 	memcpy(h.token, token, sizeof(token));
 	wbuf_init(&w);
 	data = socket(AF_INET, SOCK_STREAM, 0);
-	if (data < 0 || hello_encode(&h, &w) < 0 ||
+	/* a frame cut short cannot hold us past the 20 s every wait has */
+	if (data < 0 || setsockopt(data, SOL_SOCKET, SO_RCVTIMEO, &limit,
+				   sizeof(limit)) < 0 ||
+	    hello_encode(&h, &w) < 0 ||
 	    connect(data, (const struct sockaddr *)sa, sizeof(*sa)) < 0 ||
 	    send_frame(data, MSG_HELLO, w.data, w.len) < 0)
 		return 1;
