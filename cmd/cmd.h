@@ -47,6 +47,9 @@ struct opts {
 	bool send_libs;		/* --send-libs */
 	bool force;
 	bool verify;
+	bool sparse;		/* -S: copies keep holes */
+	bool dry_run;		/* -n: check every host, send nothing */
+	uint64_t bwlimit;	/* --bwlimit: bytes/s per member, 0: none */
 	uint16_t port;
 	unsigned timeout_ms;
 	unsigned connect_timeout_ms;
@@ -173,9 +176,32 @@ void outcomes_add(struct outcomes *g, const struct push_report *r);
 void outcomes_print(const struct outcomes *g, bool failures_only);
 void outcomes_free(struct outcomes *g);
 
-/* The --json summary object, with the final exit status. */
+/* -n/--dry-run (dryrun.c): the plan of a push every host was asked
+ * about, and its predicted time.  dry_plan_make: from the summary of the
+ * dry run, the number of hosts that would take the job and the address
+ * one of them was reached at (for the link speed; NULL if none);
+ * dry_plan_print: on stdout (not with --json). */
+struct dry_plan {
+	size_t would;		/* hosts that would take the job */
+	uint64_t bytes;
+	uint32_t block;
+	uint64_t blocks, steps;
+	double setup;		/* measured */
+	double rate;		/* bytes/s a block moves at */
+	char rate_from[160];	/* where the rate comes from */
+	double step_s;		/* one block at that rate */
+	double seconds;		/* predicted */
+};
+void dry_plan_make(const struct opts *o, const struct push_summary *s,
+		   size_t would, const char *addr, struct dry_plan *pl);
+void dry_plan_print(const struct opts *o, const struct dry_plan *pl,
+		    const struct push_summary *s);
+
+/* The --json summary object, with the final exit status (and with
+ * --dry-run, the plan; else NULL). */
 void report_json_summary(const struct push_summary *s, const char *ok_hosts,
-			 const char *failed_hosts, int status);
+			 const char *failed_hosts, int status,
+			 const struct dry_plan *dry);
 
 /* The progress of a push on stderr (progress.c).  progress_start: catch
  * SIGINT, SIGTERM and SIGHUP (an interrupted push says so and dies of

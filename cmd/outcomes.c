@@ -16,7 +16,7 @@
 
 #include "cmd.h"
 
-enum kind { K_OK, K_IDENTICAL, K_FAILED };
+enum kind { K_OK, K_WOULD, K_IDENTICAL, K_FAILED };
 
 struct outcome {
 	bool seen;
@@ -142,7 +142,8 @@ outcomes_add(struct outcomes *g, const struct push_report *r)
 	free(o->key);
 	*o = (struct outcome){
 		.seen = true, .verified = r->verified, .seconds = r->seconds,
-		.kind = !r->ok ? K_FAILED : r->identical ? K_IDENTICAL : K_OK,
+		.kind = !r->ok ? K_FAILED : r->identical ? K_IDENTICAL
+			: r->dry_run ? K_WOULD : K_OK,
 	};
 	if (r->ok)
 		return;
@@ -240,6 +241,9 @@ print_group(const struct outcomes *g, const size_t *idx, const struct group *gr,
 		printf("%s: FAILED (%zu host%s): %s\n", list, gr->n,
 		       gr->n > 1 ? "s" : "", gr->n > 1 && o->key ? o->key
 		       : o->reason ? o->reason : "(out of memory)");
+	else if (o->kind == K_WOULD)
+		printf("%s: ok, would take it (%zu host%s; dry run)\n", list,
+		       gr->n, gr->n > 1 ? "s" : "");
 	else if (o->kind == K_IDENTICAL)
 		printf("%s: ok, already identical%s (%zu host%s)\n", list,
 		       o->verified ? ", verified" : "", gr->n,

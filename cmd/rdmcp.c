@@ -60,6 +60,7 @@ enum {
 	OPT_TRACE,
 	OPT_SIZE,
 	OPT_NAME,
+	OPT_BWLIMIT,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -69,9 +70,11 @@ static const struct option long_options[] = {
 	{ "bind", required_argument, NULL, OPT_BIND },
 	{ "block-size", required_argument, NULL, 'b' },
 	{ "blocks", required_argument, NULL, OPT_BLOCKS },
+	{ "bwlimit", required_argument, NULL, OPT_BWLIMIT },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "dest", required_argument, NULL, 'd' },
 	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "dry-run", no_argument, NULL, 'n' },
 	{ "exclude", required_argument, NULL, 'x' },
 	{ "failed-file", required_argument, NULL, OPT_FAILED_FILE },
 	{ "fanout", required_argument, NULL, OPT_FANOUT },
@@ -106,6 +109,7 @@ static const struct option long_options[] = {
 	{ "send-libs", no_argument, NULL, OPT_SEND_LIBS },
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "sparse", no_argument, NULL, 'S' },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "trace", required_argument, NULL, OPT_TRACE },
@@ -165,6 +169,15 @@ usage(FILE *out)
 "                           before it lands\n"
 "      --force              replace existing destination files that differ\n"
 "                           (identical ones are left alone, never resent)\n"
+"  -S, --sparse             copies keep the source's holes: zero pages are\n"
+"                           not stored (and no space is reserved ahead)\n"
+"      --bwlimit RATE       each host (and the sender) sends at most RATE\n"
+"                           bytes/s, on average over a block: a number of\n"
+"                           KiB/s, or with K, M or G suffix (as rsync)\n"
+"  -n, --dry-run            contact and authenticate every host, check its\n"
+"                           destination, what exists and its free space;\n"
+"                           print the block size, schedule and a predicted\n"
+"                           time; create and send nothing\n"
 "  -f, --hostfile FILE      read the hosts from FILE ('-': stdin), one host\n"
 "                           list per line, '#' comments; then every\n"
 "                           argument is a FILE\n"
@@ -328,6 +341,19 @@ parse_size(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* --bwlimit: a bare number is KiB/s, as rsync's; 0 is no cap. */
+static int
+parse_rate(const char *s, uint64_t *out)
+{
+	size_t n = strlen(s);
+	int rc;
+
+	rc = parse_size(s, 1ull << 50, out);
+	if (rc == 0 && n > 0 && s[n - 1] >= '0' && s[n - 1] <= '9')
+		*out <<= 10;
+	return rc;
+}
+
 /* A user or group: a name, or a number. */
 static int
 parse_id(const char *s, bool group, unsigned *out)
@@ -466,6 +492,17 @@ parse_option(struct opts *o, int c, const char *arg)
 	case OPT_NAME:
 		o->name = arg;
 		return 0;
+	case 'S':
+		o->sparse = true;
+		return 0;
+	case 'n':
+		o->dry_run = true;
+		return 0;
+	case OPT_BWLIMIT:
+		return parse_rate(arg, &o->bwlimit) < 0
+			       ? bad_usage("bad rate '%s' (KiB/s, or with K, M "
+					   "or G suffix: bytes/s)", arg)
+			       : 0;
 	case OPT_OK_FILE:
 		o->ok_file = arg;
 		return 0;
@@ -700,7 +737,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	defaults(&o);
 	rc = env_defaults(&o);
-	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hpP:qrt:vVw:x:",
+	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hnpP:qrSt:vVw:x:",
 					   long_options, NULL)) != -1)
 		rc = parse_option(&o, c, optarg);
 	o.args = argv + optind;

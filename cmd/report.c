@@ -76,10 +76,10 @@ json_replica(const struct push_report *r)
 	printf(",\"address\":");
 	print_json_str(r->addr[0] ? r->addr : NULL);
 	printf(",\"ok\":%s,\"identical\":%s,\"verified\":%s,"
-	       "\"maybe_landed\":%s,\"seconds\":%.6f,\"bytes\":%llu,"
-	       "\"reason\":",
+	       "\"dry_run\":%s,\"maybe_landed\":%s,\"seconds\":%.6f,"
+	       "\"bytes\":%llu,\"reason\":",
 	       r->ok ? "true" : "false", r->identical ? "true" : "false",
-	       r->verified ? "true" : "false",
+	       r->verified ? "true" : "false", r->dry_run ? "true" : "false",
 	       !r->ok && r->maybe_landed ? "true" : "false", r->seconds,
 	       (unsigned long long)r->bytes);
 	print_json_str(r->ok ? NULL : r->reason);
@@ -88,9 +88,11 @@ json_replica(const struct push_report *r)
 
 void
 report_json_summary(const struct push_summary *s, const char *ok_hosts,
-		    const char *failed_hosts, int status)
+		    const char *failed_hosts, int status,
+		    const struct dry_plan *dry)
 {
-	double tput = s->last_ok > 0 ? (double)s->bytes / s->last_ok : 0;
+	double tput = s->last_ok > 0 && dry == NULL
+			      ? (double)s->bytes / s->last_ok : 0;
 
 	printf("{\"event\":\"summary\",\"hosts\":%zu,\"complete\":%zu,"
 	       "\"failed\":%zu,\"bytes\":%llu,\"seconds\":%.6f,"
@@ -109,6 +111,12 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 	print_json_str(ok_hosts);
 	printf(",\"failed_hosts\":");
 	print_json_str(failed_hosts);
+	if (dry != NULL)
+		printf(",\"dry_run\":{\"would\":%zu,\"block_size\":%u,"
+		       "\"blocks\":%llu,\"steps\":%llu,\"rate\":%.0f,"
+		       "\"predicted\":%.6f}", dry->would, dry->block,
+		       (unsigned long long)dry->blocks,
+		       (unsigned long long)dry->steps, dry->rate, dry->seconds);
 	printf(",\"exit\":%d}\n", status);
 	fflush(stdout);
 }
@@ -142,6 +150,9 @@ report_replica(const struct opts *o, const struct push_report *r)
 	else if (!r->ok)
 		printf("%-22s FAILED  %8.3f s  %s%s\n", r->host, r->seconds,
 		       r->reason, where);
+	else if (r->dry_run)
+		printf("%-22s ok      %8.3f s  %12s  would take it%s\n",
+		       r->host, r->seconds, "-", where);
 	else if (r->identical)
 		printf("%-22s ok      %8.3f s  %12s  already identical%s%s\n",
 		       r->host, r->seconds, "-", r->verified ? ", verified" : "",

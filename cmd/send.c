@@ -155,12 +155,13 @@ out:
 
 /* The failed hosts, compressed, on one line: for a launcher to exclude. */
 static void
-print_failed(const struct hostlist *hl, const bool *failed)
+print_failed(const struct hostlist *hl, const bool *failed, bool dry_run)
 {
 	char *list = hosts_compressed(hl, failed, true);
 
 	if (list != NULL && list[0] != '\0')
-		fprintf(stderr, "rdmcp: failed: %s\n", list);
+		fprintf(stderr, "rdmcp: %s: %s\n", dry_run ? "would fail"
+			: "failed", list);
 	free(list);
 }
 
@@ -181,12 +182,13 @@ write_host_files(const struct opts *o, const struct hostlist *hl,
 
 static void
 json_summary(const struct hostlist *hl, const struct push_summary *sum,
-	     const bool *okay, const bool *failed, int status)
+	     const bool *okay, const bool *failed, int status,
+	     const struct dry_plan *dry)
 {
 	char *ok = hosts_compressed(hl, okay, true);
 	char *bad = hosts_compressed(hl, failed, true);
 
-	report_json_summary(sum, ok, bad, status);
+	report_json_summary(sum, ok, bad, status, dry);
 	free(ok);
 	free(bad);
 }
@@ -215,6 +217,9 @@ struct sender {
 	char key_name[4200];	/* "the key in FILE", for messages */
 	double offset;		/* seconds from the first attempt's start */
 	struct push_summary total;
+	size_t would;		/* --dry-run: hosts that would take it */
+	char would_addr[300];	/* ... the address of one of them */
+	struct dry_plan dry;
 };
 
 static double
@@ -256,6 +261,8 @@ on_push_report(void *ctx, const struct push_report *r)
 		out.maybe_landed = true;
 	}
 	sd->maybe_landed[idx] = out.maybe_landed;	/* kept to the end */
+	if (r->dry_run && sd->would++ == 0 && r->addr != NULL)
+		snprintf(sd->would_addr, sizeof(sd->would_addr), "%s", r->addr);
 	if (r->ok) {
 		sd->ok[idx] = true;
 		if (sd->total.ok++ == 0)
@@ -334,6 +341,7 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 		sd->total.bytes = sum.bytes;
 		sd->total.sent += sum.sent;
 		sd->total.transport = sum.transport;
+		sd->total.block_size = sum.block_size;
 		if (sd->total.setup == 0)
 			sd->total.setup = sd->offset + sum.setup;
 	}
@@ -389,7 +397,7 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		return -ENOMEM;
 	}
 	for (round = 0; rc == 0 && sd->npending > 0; round++) {
-		sd->last = round >= sd->o->retries;
+		sd->last = sd->o->dry_run || round >= sd->o->retries;
 		sd->offset = now_seconds() - start;
 		cfg->timeout_ms = retry_timeout(sd->o->timeout_ms, round);
 		rc = attempt(sd, cfg, hosts, &err);
@@ -420,12 +428,17 @@ finish(struct sender *sd, bool ran)
 		sd->total.failed += sd->failed[i];
 	if (!sd->o->json)
 		outcomes_print(sd->outcomes, sd->o->verbose < 0);
-	if (ran || sd->total.ok > 0)
+	if (ran && sd->o->dry_run) {
+		dry_plan_make(sd->o, &sd->total, sd->would,
+			      sd->would ? sd->would_addr : NULL, &sd->dry);
+		dry_plan_print(sd->o, &sd->dry, &sd->total);
+	} else if (ran || sd->total.ok > 0) {
 		report_summary(sd->o, &sd->total);
+	}
 	if (ran && sd->o->verbose > 0 && !sd->o->json)
 		warnx_("set-up (resolve, connect, authenticate, prepare) took "
 		       "%.3f s of %.3f s", sd->total.setup, sd->total.seconds);
-	print_failed(sd->hl, sd->failed);
+	print_failed(sd->hl, sd->failed, sd->o->dry_run);
 	return write_host_files(sd->o, sd->hl, sd->ok, sd->failed);
 }
 
@@ -658,6 +671,8 @@ push_settings(struct sender *sd, const struct manifest *mf,
 		.default_port = o->port, .alg = o->alg,
 		.block_size = o->block_size, .verify = o->verify,
 		.force = o->force, .timeout_ms = o->timeout_ms,
+		.sparse = o->sparse, .dry_run = o->dry_run,
+		.bwlimit = o->bwlimit,
 		.connect_timeout_ms = o->connect_timeout_ms,
 		.window = o->window, .report = on_push_report,
 		.ctx = sd, .transport = o->transport, .bind = o->bind,
@@ -790,7 +805,8 @@ run_push(const struct opts *o)
 		status = sd.total.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
 report:
 	if (o->json)
-		json_summary(&hl, &sd.total, sd.ok, sd.failed, status);
+		json_summary(&hl, &sd.total, sd.ok, sd.failed, status,
+			     o->dry_run && sd.total.hosts > 0 ? &sd.dry : NULL);
 out:
 	tracefile_close(sd.tf);
 	rsh_free(rsh);

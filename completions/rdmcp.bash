@@ -5,14 +5,14 @@
 _rdmcp() {
 	local cur prev words cword i opts
 	local long="--algorithm --allow-setid --bind --block-size --blocks
-		--connect-timeout --dest --device --exclude --failed-file --fanout
+		--bwlimit --connect-timeout --dest --device --dry-run --exclude --failed-file --fanout
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
 		--json --keep-owners --key --listen --name --nodes --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --size
-		--state-dir --timeout --trace
+		--sparse --state-dir --timeout --trace
 		--transport --verbose --verify --version --window"
-	local short="-a -b -d -f -h -p -P -q -r -t -v -V -w -x"
+	local short="-a -b -d -f -h -n -p -P -q -r -S -t -v -V -w -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	# --opt=value: complete the value as after '--opt value'
@@ -54,7 +54,7 @@ _rdmcp() {
 		return ;;
 	-b | --block-size | -P | --port | -t | --timeout | --connect-timeout | \
 	--listen | --hosts | --blocks | --window | --retries | --bind | \
-	--gid-index | --remote-opts | --fanout | --name | --size)
+	--gid-index | --remote-opts | --fanout | --name | --size | --bwlimit)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -471,16 +471,20 @@ check_free(int fd, uint64_t size)
  * transfer cannot run out of it; on tmpfs a reservation allocates every
  * page at once, before the first block may come (a third of a 1 -> 4 push
  * of 64 MiB on loopback), so there the free space is only checked and
- * pages come with the blocks.  The file gets its size either way. */
+ * pages come with the blocks; with `sparse` nothing is reserved.  The
+ * file gets its size either way. */
 static int
-reserve(int fd, uint64_t size, const char *final, struct rd_err *err)
+reserve(int fd, uint64_t size, bool sparse, const char *final,
+	struct rd_err *err)
 {
 	struct statfs fs;
 	int rc;
 
 	if (size == 0)
 		return 0;
-	if (fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC)
+	if (sparse)
+		rc = 0;
+	else if (fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC)
 		rc = check_free(fd, size);
 	else
 		rc = fallocate(fd, 0, 0, (off_t)size) < 0 ? errno : 0;
@@ -580,7 +584,7 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 		rd_errf(err, rc, "cannot give %s its owner: %s", e->final,
 			strerror(-rc));
 	if (rc == 0 && file >= 0)
-		rc = reserve(file, jf->size, e->final, err);
+		rc = reserve(file, jf->size, d->pol.sparse, e->final, err);
 	if (rc == 0 && file >= 0)
 		rc = file_cb(ctx, i, file);
 	if (file >= 0)
@@ -660,6 +664,67 @@ dest_prepare(const struct job *job, const struct dest_policy *pol,
 	}
 	*out = d;
 	return 0;
+}
+
+/* Entry e would be made in a directory that exists: may we write there? */
+static int
+check_writable(struct dest *d, const struct dent *e, struct rd_err *err)
+{
+	int fd = dir_fd(d, e->root, e->dir);
+
+	if (fd < 0)
+		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+		return rd_errf(err, -errno, "cannot create %s: %s", e->final,
+			       strerror(errno));
+	return 0;
+}
+
+/* Free space below each root for the files that would land there. */
+static int
+check_space(struct dest *d, struct rd_err *err)
+{
+	uint64_t need;
+	size_t r, i;
+	int rc;
+
+	for (r = 0; r < d->pol.nroots; r++) {
+		need = 0;
+		for (i = 0; i < d->n; i++)
+			if (d->e[i].root == r && d->e[i].type == JF_FILE)
+				need += d->job->files[i].size;
+		rc = need > 0 && !d->pol.sparse ? check_free(d->rootfd[r], need)
+						: 0;
+		if (rc != 0)
+			return rd_errf(err, -rc, "%s: %s (%llu bytes needed)",
+				       d->pol.roots[r], strerror(rc),
+				       (unsigned long long)need);
+	}
+	return 0;
+}
+
+int
+dest_check(const struct job *job, const struct dest_policy *pol,
+	   struct rd_err *err)
+{
+	struct dest_policy look = *pol;
+	struct dest *d;
+	size_t i;
+	int rc;
+
+	look.state_dir = NULL;	/* nothing to record: nothing is made */
+	rc = dest_alloc(job, &look, &d);
+	if (rc < 0)
+		return rc;
+	d->committed = true;	/* nothing to remove */
+	rc = dest_resolve(d, err);
+	for (i = 0; i < d->n && rc == 0; i++)
+		if (d->e[i].top)
+			rc = check_writable(d, &d->e[i], err);
+	if (rc == 0)
+		rc = check_space(d, err);
+	dest_free(d);
+	return rc;
 }
 
 /* Every entry resolved is there as the job describes it: directories

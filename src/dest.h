@@ -50,6 +50,9 @@ struct dest_policy {
 	bool keep_owners;
 	/* where to record the temporaries made (pending.h), or NULL */
 	const char *state_dir;
+	/* files get their size but no space reserved: the caller keeps
+	 * holes where the data is zero (JOB_SPARSE) */
+	bool sparse;
 };
 
 struct dest;
@@ -80,6 +83,13 @@ int dest_prepare(const struct job *job, const struct dest_policy *pol,
  * -ENOMEM. */
 int dest_probe(const struct job *job, const struct dest_policy *pol,
 	       dest_file_fn file, void *ctx, bool *by_times);
+
+/* Would dest_prepare take `job`?  The same checks (paths, roots, what
+ * exists, --force), and enough free space below each root for the files
+ * (a check, not a hold) and write access where entries would be made, but
+ * nothing is created or recorded.  0, or -errno with `err` saying why. */
+int dest_check(const struct job *job, const struct dest_policy *pol,
+	       struct rd_err *err);
 
 /* Modes, times, then renames into place.  0 or -errno with `err` set. */
 int dest_commit(struct dest *d, struct rd_err *err);

@@ -155,6 +155,8 @@ iov_bytes(const struct iovec *iov, int n)
 	return sum;
 }
 
+static void on_kick(uv_timer_t *t);
+
 /* Send `es` to p, which is ready for it and whose block we hold. */
 static int
 send_one(struct eng *e, struct epeer *p, struct esend *es)
@@ -187,6 +189,7 @@ ready:
 	p->inflight++;
 	e->inflight++;
 	e->bytes_sent += iov_bytes(e->iov, n);
+	eng_rate_charge(e, iov_bytes(e->iov, n));
 	if (e->cfg.admit_one) {
 		p->unconfirmed++;
 		e->unconfirmed++;
@@ -303,6 +306,8 @@ try_sends(struct eng *e)
 			note_wait(e);
 			return 0;
 		}
+		if (!eng_rate_allows(e))
+			return 0;
 		rc = send_one(e, p, eng_sendq_at(e, i));
 		if (rc < 0)
 			return rc;
@@ -697,6 +702,12 @@ static void
 on_kick(uv_timer_t *t)
 {
 	pump(t->data);
+}
+
+void
+eng_pump_after(struct eng *e, uint64_t ms)
+{
+	uv_timer_start(&e->kick, on_kick, ms, 0);
 }
 
 int

@@ -56,6 +56,10 @@ struct eng_cfg {
 	 * that neighbours do not send into one link at once. */
 	unsigned max_sends;
 	bool admit_one;
+	/* At most this many bytes per second go out of this member
+	 * (--bwlimit), kept block by block: a send waits until the ones
+	 * before it took their share of time.  0: no cap. */
+	uint64_t rate;
 	unsigned connect_wait_ms; /* fail if a neighbour is not connected
 				   * this long after eng_start; 0: never */
 	struct xp *xp;		/* taken over: eng_free() frees it */

@@ -91,6 +91,7 @@ struct eng {
 	uint32_t inflight;
 	uint32_t unconfirmed;	/* admit_one: see epeer */
 	uint64_t bytes_sent;	/* blocks handed to the transport */
+	uint64_t rate_next;	/* cfg.rate: no send before (uv_hrtime) */
 
 	uint64_t recv_from;
 	bool recvs_over;
@@ -135,6 +136,16 @@ struct esend *eng_sendq_at(struct eng *e, uint32_t i);
 /* The neighbour send i of the queue may go to now (ready for it, the
  * block here, no earlier send to it due), or NULL. */
 struct epeer *eng_sendable(struct eng *e, uint32_t i);
+
+/* Pump again in `ms` milliseconds (engine.c). */
+void eng_pump_after(struct eng *e, uint64_t ms);
+
+/* epace.c: cfg.rate.  May a send go now?  If not, the engine is pumped
+ * again when it may. */
+bool eng_rate_allows(struct eng *e);
+
+/* A send of `bytes` went: the next one waits for its share of time. */
+void eng_rate_charge(struct eng *e, uint64_t bytes);
 
 /* epace.c (with cfg.admit_one; see engine.h) */
 

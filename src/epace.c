@@ -12,6 +12,9 @@
  * offer and the grant DECLINEs, and the receiver grants another.  So each
  * link carries one block at a time, the next starting as the last one
  * ends: four signals and the block, per block.
+ *
+ * Also the cap on what a member sends (cfg.rate, --bwlimit): each send
+ * takes its bytes' share of time at the rate, and the next waits for it.
  */
 #include <errno.h>
 #include <string.h>
@@ -221,4 +224,37 @@ pace_signal(struct eng *e, struct epeer *p, uint64_t kind, uint64_t block)
 	default:
 		return -EPROTO;
 	}
+}
+
+/* ---------------------------------------------------------------------
+ * A cap on the bytes a member sends (cfg.rate, --bwlimit)
+ */
+
+/* With a rate cap: may a send go now?  If not, pump again when it may. */
+bool
+eng_rate_allows(struct eng *e)
+{
+	uint64_t now;
+
+	if (e->cfg.rate == 0)
+		return true;
+	now = uv_hrtime();
+	if (now >= e->rate_next)
+		return true;
+	eng_pump_after(e, (e->rate_next - now + 999999) / 1000000);
+	return false;
+}
+
+/* A send of `bytes` went: the next waits for its share of time. */
+void
+eng_rate_charge(struct eng *e, uint64_t bytes)
+{
+	uint64_t now;
+
+	if (e->cfg.rate == 0)
+		return;
+	now = uv_hrtime();
+	if (e->rate_next < now)
+		e->rate_next = now;	/* idle time earns no burst */
+	e->rate_next += bytes * 1000000000ull / e->cfg.rate;
 }

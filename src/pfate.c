@@ -78,6 +78,7 @@ emit(struct push *p, const struct phost *h, const struct phost *as,
 		.permanent = h->refused, .identical = h->identical,
 		.verified = h->st == HS_DONE && p->cfg->verify,
 		.sender_fault = sender_fault, .maybe_landed = h->maybe_landed,
+		.dry_run = h->dry,
 	};
 
 	if (r.ok) {

@@ -211,7 +211,7 @@ start_engine(struct push *p, const struct roster_peer *all)
 	struct eng_cfg ec = {
 		.loop = &p->loop, .alg = p->cfg->alg, .n = p->members,
 		.rank = 0, .blocks = store_blocks(p->st),
-		.window = p->cfg->window,
+		.window = p->cfg->window, .rate = p->cfg->bwlimit,
 		.io = { engine_iov, engine_arrived, p->st },
 		.complete = on_engine_complete, .done = on_engine_done,
 		.ctx = p, .trace = p->trace,
@@ -351,6 +351,22 @@ on_start_turn(uv_idle_t *idle)
 	}
 }
 
+/* A dry run ends where the group would form: every host that accepted
+ * would take the job; closing its connection ends its daemon's part. */
+static void
+finish_dry_run(struct push *p)
+{
+	size_t i;
+
+	p->sum->setup = push_elapsed(p);
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_ACCEPTED) {
+			p->h[i].dry = true;
+			push_host_done(&p->h[i]);
+		}
+	push_maybe_finish(p);
+}
+
 /* Every host accepted or failed: form the group. */
 void
 pg_maybe_start(struct push *p)
@@ -363,6 +379,10 @@ pg_maybe_start(struct push *p)
 	if (p->started || p->undecided > 0)
 		return;
 	p->started = true;
+	if (p->cfg->dry_run) {
+		finish_dry_run(p);
+		return;
+	}
 	for (i = 0; i < p->nh; i++)
 		if (p->h[i].st == HS_ACCEPTED)
 			r++;

@@ -117,6 +117,7 @@ job_encode(const struct job *job, struct wbuf *w)
 	wput_u32(w, job->block_size);
 	wput_u32(w, job->timeout_ms);
 	wput_u32(w, job->window);
+	wput_u64(w, job->bwlimit);
 	wput_u8(w, (uint8_t)job->transport);
 	wput_str(w, job->origin != NULL ? job->origin : "");
 	wput_u32(w, job->nfiles);
@@ -171,6 +172,7 @@ job_decode_header(struct rbuf *r, struct job *job, struct rd_err *err)
 	rget_u32(r, &job->block_size);
 	rget_u32(r, &job->timeout_ms);
 	rget_u32(r, &job->window);
+	rget_u64(r, &job->bwlimit);
 	rget_u8(r, &transport);
 	if (rget_str(r, PROTO_MAX_TEXT, &job->origin) < 0 ||
 	    rget_u32(r, &job->nfiles) < 0)

@@ -10,7 +10,9 @@
  * Control connection (sender <-> daemon, one per host):
  *   JOB      s->d  body: the job (files, block size, algorithm, flags)
  *   ACCEPT   d->s  job set up, temporaries created, space reserved;
- *                  val: the daemon's rdma_cm port, 0 if it has no RDMA
+ *                  val: the daemon's rdma_cm port, 0 if it has no RDMA;
+ *                  with JOB_DRY_RUN: every check passed (paths, roots,
+ *                  what exists, free space), nothing was made
  *   REFUSE   d->s  val: errno, body: reason
  *   START    s->d  body: the member's rank, the group's transport, every
  *                  member's address and rdma_cm port
@@ -56,7 +58,7 @@
 #include "schedule.h"
 #include "wire.h"
 
-#define PROTO_VERSION 3
+#define PROTO_VERSION 4
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -135,8 +137,11 @@ const char *proto_transport_name(enum proto_transport t);
 #define JOB_TIMES 0x4u		/* give entries their modification times */
 #define JOB_OWNERS 0x8u		/* ... and their owners, where allowed */
 #define JOB_TRACE 0x10u		/* members send their timeline (TRACE) */
+#define JOB_SPARSE 0x20u	/* copies keep holes where blocks are zero */
+#define JOB_DRY_RUN 0x40u	/* check, create nothing: ACCEPT means "would
+				 * take it"; the sender then closes */
 #define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES | JOB_OWNERS | \
-			 JOB_TRACE)
+			 JOB_TRACE | JOB_SPARSE | JOB_DRY_RUN)
 
 /* What a manifest entry is.  Entries come in tree order: a directory
  * before anything inside it. */
@@ -164,6 +169,7 @@ struct job {
 	uint32_t block_size;
 	uint32_t timeout_ms;	/* a silent peer is dead after this */
 	uint32_t window;	/* receives members post ahead */
+	uint64_t bwlimit;	/* bytes/s each member sends at most, 0: no cap */
 	enum proto_transport transport;	/* what the sender asks for */
 	char *origin;		/* the sender's host name, for logs */
 	uint32_t nfiles;

@@ -411,7 +411,10 @@ build_job(struct push *p, struct rd_err *err)
 		.flags = (cfg->verify ? JOB_VERIFY : 0) |
 			 (cfg->force ? JOB_FORCE : 0) |
 			 (cfg->times ? JOB_TIMES | JOB_OWNERS : 0) |
-			 (cfg->trace ? JOB_TRACE : 0),
+			 (cfg->trace ? JOB_TRACE : 0) |
+			 (cfg->sparse ? JOB_SPARSE : 0) |
+			 (cfg->dry_run ? JOB_DRY_RUN : 0),
+		.bwlimit = cfg->bwlimit,
 		.nfiles = (uint32_t)cfg->nfiles,
 	};
 	char host[256] = "";

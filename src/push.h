@@ -40,6 +40,7 @@ struct push_report {
 	bool identical;		/* ok: it held identical files already and
 				 * was not sent to */
 	bool verified;		/* ok: its crc32 matched the source's */
+	bool dry_run;		/* ok: it would take the job (nothing sent) */
 	bool sender_fault;	/* failed only because the sender could not
 				 * go on (a source changed...), not for
 				 * anything of the host's */
@@ -74,6 +75,12 @@ struct push_cfg {
 	uint32_t block_size;		/* 0: chosen (sched_auto_block) */
 	bool verify;
 	bool force;
+	bool sparse;			/* copies keep holes (JOB_SPARSE) */
+	/* Contact, authenticate and ask every host whether it would take
+	 * the job (JOB_DRY_RUN), run nothing: hosts that would are reported
+	 * ok with `dry_run` set. */
+	bool dry_run;
+	uint64_t bwlimit;		/* bytes/s per member, 0: no cap */
 	unsigned timeout_ms;		/* a silent peer is dead after this */
 	unsigned connect_timeout_ms;
 	unsigned window;		/* engine receive window, 0: default */

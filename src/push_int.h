@@ -62,6 +62,7 @@ struct phost {
 	bool refused;			/* it turned the job down */
 	bool got_go;			/* the final go went out to it */
 	bool identical;			/* it held the files already */
+	bool dry;			/* dry run: it would take the job */
 	bool casualty;			/* failed as the group broke */
 	bool maybe_landed;		/* lost after its go, never answered */
 	bool reported;

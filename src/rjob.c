@@ -23,6 +23,7 @@ enum jstate {
 	JS_HAVE,	/* everything is there already: HAVE sent, waiting
 			 * for REPLACE or the end */
 	JS_READY,	/* ACCEPT sent, waiting for START */
+	JS_DRY,		/* dry run: ACCEPT sent, waiting for the end */
 	JS_RUNNING,
 	JS_ENDED,	/* resources released, flushing the control stream */
 };
@@ -430,7 +431,7 @@ start_engine(struct rjob *j, struct rd_err *err)
 	struct eng_cfg ec = {
 		.loop = j->env->loop, .alg = j->job->alg, .n = j->ro->n,
 		.rank = j->ro->rank, .blocks = store_blocks(j->st),
-		.window = j->job->window,
+		.window = j->job->window, .rate = j->job->bwlimit,
 		.io = { blocks_iov, blocks_arrived, j },
 		.complete = on_complete, .done = on_done, .ctx = j,
 		.trace = j->trace,
@@ -534,7 +535,9 @@ ctl_close(void *ctx, struct conn *c, int status)
 			job_destroy(j);
 		return;
 	}
-	if (!j->landed)
+	if (j->state == JS_DRY)
+		log_info("job %s: dry run over", j->tag);
+	else if (!j->landed)
 		log_info("job %s: the sender went away (%s); discarding",
 			 j->tag, status < 0 ? strerror(-status) : "closed");
 	job_end(j);
@@ -560,6 +563,7 @@ setup_run(uv_work_t *w)
 		.owner_of_root = j->env->owner_of_root,
 		.keep_owners = j->env->keep_owners,
 		.state_dir = j->env->state_dir,
+		.sparse = (j->job->flags & JOB_SPARSE) != 0,
 	};
 
 	j->t_setup0 = trace_now();
@@ -571,9 +575,16 @@ setup_run(uv_work_t *w)
 			return;		/* there already, or no memory */
 	}
 	pol.force = pol.force || j->replace;
+	if (j->job->flags & JOB_DRY_RUN) {
+		j->work_rc = dest_check(j->job, &pol, &j->work_err);
+		j->t_setup1 = trace_now();
+		return;
+	}
 	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);
 	if (j->work_rc == 0 && (j->job->flags & JOB_VERIFY))
 		j->work_rc = store_track_crc(j->st);
+	if (j->work_rc == 0 && (j->job->flags & JOB_SPARSE))
+		store_keep_holes(j->st);
 	j->t_setup1 = trace_now();
 }
 
@@ -606,7 +617,9 @@ setup_done(uv_work_t *w, int status)
 			       j->have_crc, NULL);
 		return;
 	}
-	j->state = JS_READY;
+	j->state = (j->job->flags & JOB_DRY_RUN) ? JS_DRY : JS_READY;
+	if (j->state == JS_DRY)
+		log_info("job %s: dry run: every check passed", j->tag);
 	send_frame(j, MSG_ACCEPT, j->dev != NULL ? j->env->rdma_port : 0,
 		   NULL);
 }
@@ -615,11 +628,13 @@ static void
 describe_job(struct rjob *j)
 {
 	log_info("job %s from %s (%s): %u files, %llu bytes, %s, %u-byte "
-		 "blocks%s%s", j->tag, j->job->origin, conn_peer(j->ctl),
+		 "blocks%s%s%s%s", j->tag, j->job->origin, conn_peer(j->ctl),
 		 j->job->nfiles, (unsigned long long)j->job->total,
 		 sched_alg_name(j->job->alg), j->job->block_size,
 		 (j->job->flags & JOB_VERIFY) ? ", verify" : "",
-		 (j->job->flags & JOB_FORCE) ? ", force" : "");
+		 (j->job->flags & JOB_FORCE) ? ", force" : "",
+		 (j->job->flags & JOB_SPARSE) ? ", sparse" : "",
+		 (j->job->flags & JOB_DRY_RUN) ? ", dry run" : "");
 }
 
 /* Can this daemon take part over RDMA, on the address the sender reached?

@@ -38,6 +38,7 @@ struct store {
 	size_t *full;		/* indices of non-empty files, by offset */
 	size_t nfull;
 	uint32_t *crc;		/* per block, when tracking */
+	bool holes;		/* receiver: punch zero pages (JOB_SPARSE) */
 };
 
 static int
@@ -359,18 +360,73 @@ crc_piece(void *arg, int i, uint8_t *p, size_t len)
 	*crc = crc32_z(*crc, p, len);
 }
 
+void
+store_keep_holes(struct store *st)
+{
+	st->holes = true;
+}
+
+static bool
+all_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+/* Free the file's whole pages in [lo, hi) that hold only zeros: they
+ * read back as zeros, and the copy keeps the source's holes. */
+static int
+punch_zero_pages(const struct sfile *f, uint64_t lo, uint64_t hi)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t at = (lo + page - 1) / page * page, run = at;
+
+	hi = hi / page * page;
+	for (; at <= hi; at += page) {
+		if (at < hi && all_zero(f->map + at, (size_t)page))
+			continue;
+		if (at > run && fallocate(f->fd, FALLOC_FL_PUNCH_HOLE |
+					  FALLOC_FL_KEEP_SIZE, (off_t)run,
+					  (off_t)(at - run)) < 0 &&
+		    errno != EOPNOTSUPP)
+			return -errno;
+		run = at + page;
+	}
+	return 0;
+}
+
+/* Block `block`'s zero pages, in each file it spans, made holes. */
+static int
+punch_block(const struct store *st, uint64_t block)
+{
+	uint64_t start = block * st->bsize, end, lo, hi;
+	const struct sfile *f;
+	size_t i;
+	int rc = 0;
+
+	end = start + st->bsize < st->total ? start + st->bsize : st->total;
+	for (i = file_at(st, start); i < st->nfull && rc == 0; i++) {
+		f = &st->f[st->full[i]];
+		if (f->off >= end)
+			break;
+		lo = start > f->off ? start - f->off : 0;
+		hi = end < f->off + f->size ? end - f->off : f->size;
+		rc = punch_zero_pages(f, lo, hi);
+	}
+	return rc;
+}
+
 int
 store_arrived(struct store *st, uint64_t block)
 {
 	uLong crc = crc32(0, Z_NULL, 0);
 
-	if (st->crc == NULL)
-		return 0;
 	if (block >= st->blocks)
 		return -EINVAL;
-	walk_block(st, block, crc_piece, &crc);
-	st->crc[block] = (uint32_t)crc;
-	return 0;
+	if (st->crc != NULL) {
+		walk_block(st, block, crc_piece, &crc);
+		st->crc[block] = (uint32_t)crc;
+	}
+	return st->holes ? punch_block(st, block) : 0;
 }
 
 uint32_t
@@ -387,17 +443,54 @@ store_stream_crc(const struct store *st)
 	return (uint32_t)crc;
 }
 
+/* crc32 of `len` zero bytes appended to `crc`, without touching memory
+ * that big: runs of 4 KiB combined by doubling. */
+static uLong
+crc_zeros(uLong crc, uint64_t len)
+{
+	static const uint8_t zeros[4096];
+	uLong run = crc32(0, zeros, sizeof(zeros));
+	uint64_t n = len / sizeof(zeros), runlen = sizeof(zeros);
+
+	for (; n > 0; n >>= 1) {
+		if (n & 1)
+			crc = crc32_combine(crc, run, (z_off_t)runlen);
+		run = crc32_combine(run, run, (z_off_t)runlen);
+		runlen *= 2;
+	}
+	return crc32_z(crc, zeros, (size_t)(len % sizeof(zeros)));
+}
+
+/* The file's crc32 from its mapping, its holes taken as the zeros they
+ * read as: reading a hole through a mapping would allocate it (tmpfs). */
+static uLong
+crc_of_file(uLong crc, const struct sfile *f)
+{
+	off_t at = 0, data, hole;
+	const off_t size = (off_t)f->size;
+
+	while (at < size) {
+		data = lseek(f->fd, at, SEEK_DATA);
+		if (data < 0)
+			data = errno == ENXIO ? size : at;	/* no holes known */
+		hole = data < size ? lseek(f->fd, data, SEEK_HOLE) : size;
+		if (hole < 0 || hole > size)
+			hole = size;
+		crc = crc_zeros(crc, (uint64_t)(data - at));
+		crc = crc32_z(crc, f->map + data, (size_t)(hole - data));
+		at = hole;
+	}
+	return crc;
+}
+
 uint32_t
 store_compute_crc(const struct store *st)
 {
 	uLong crc = crc32(0, Z_NULL, 0);
 	size_t i;
 
-	for (i = 0; i < st->nfull; i++) {
-		const struct sfile *f = &st->f[st->full[i]];
-
-		crc = crc32_z(crc, f->map, (size_t)f->size);
-	}
+	for (i = 0; i < st->nfull; i++)
+		crc = crc_of_file(crc, &st->f[st->full[i]]);
 	return (uint32_t)crc;
 }
 

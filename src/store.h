@@ -66,6 +66,10 @@ int store_iov(struct store *st, uint64_t block, struct iovec *iov, int max);
 /* Record block b as arrived; with verify on, takes its crc32. */
 int store_arrived(struct store *st, uint64_t block);
 
+/* Make holes of the zero pages of blocks as they arrive (receivers,
+ * JOB_SPARSE; where the file system cannot, the zeros stay written). */
+void store_keep_holes(struct store *st);
+
 /* Keep per-block checksums as blocks arrive (receivers, --verify). */
 int store_track_crc(struct store *st);
 
@@ -74,7 +78,7 @@ int store_track_crc(struct store *st);
 uint32_t store_stream_crc(const struct store *st);
 
 /* crc32 of the whole stream, read from the mappings (the sender; slow,
- * safe to run on another thread). */
+ * safe to run on another thread); holes are not read, so not allocated. */
 uint32_t store_compute_crc(const struct store *st);
 
 /* Modes, times, and every temporary renamed into place (dest.h). */
