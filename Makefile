@@ -150,7 +150,8 @@ check-asan:
 # authentication, killed senders and daemons, the flood) with every daemon
 # under valgrind: any memory error or definite or indirect leak in any
 # daemon's log fails the target (tests/run-valgrind.sh).
-VALGRIND_TESTS := sizes auth sender_killed kill_daemon dest_errors flood force
+VALGRIND_TESTS := sizes auth sender_killed kill_daemon dest_errors flood force \
+	dry_run sparse
 check-valgrind: $(BIN) $(HELPER_BINS)
 	@RDMCP=$(abspath $(BIN)) tests/run-valgrind.sh $(VALGRIND_TESTS)
 
