@@ -288,8 +288,8 @@ done
 # push NAME OUT: the file to every host as /data/NAME; prints its status
 push() {
 	local rc=0 tm=()
-	# the sender's peak memory, where GNU time is there to tell it
-	[ ! -x /usr/bin/time ] || tm=(/usr/bin/time -f %M -o "$2.rss")
+	# the sender's peak memory and CPU time, where GNU time can tell them
+	[ ! -x /usr/bin/time ] || tm=(/usr/bin/time -f "%M %U %S" -o "$2.rss")
 	# shellcheck disable=SC2086
 	timeout -k 5 900 "${tm[@]}" "$RDMCP" --json $OPTS -d /data "$DIR/src/$1" "$HOSTS" \
 		>"$2" 2>"$2.err" || rc=$?
@@ -336,13 +336,13 @@ for run in $(seq 1 "$RUNS"); do
 		bad=$((bad + 1)); rest="$rest faults-not-injected"
 	fi
 	BAD=$((BAD + bad))
-	rss=$(tail -n 1 "$DIR/run$run.json.rss" 2>/dev/null || echo -)
+	read -r rss cpu_u cpu_s < <(tail -n 1 "$DIR/run$run.json.rss" 2>/dev/null || echo "- - -")
 	chk="ok $okn failed $failn mismatches $bad"
 	[ "$unk" -eq 0 ] || chk="$chk, killed after landing and reported so (maybe landed) $unk"
 	jq -r --arg wall "$wall" --arg rc "$rc" --arg chk "$chk" \
-		--arg inj "$injected" --arg rss "$rss" \
+		--arg inj "$injected" --arg rss "$rss" --arg cpu "$cpu_u user $cpu_s sys" \
 		'select(.event == "summary") |
-		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, sent \(.sent) B, sender peak RSS \($rss) KiB; \($inj); report vs disk: \($chk)"' \
+		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, sent \(.sent) B, sender peak RSS \($rss) KiB, CPU \($cpu) s; \($inj); report vs disk: \($chk)"' \
 		"$DIR/run$run.json"
 	[ -z "$rest" ] || echo "  mismatches:$rest" | cut -c1-2000
 	echo "$wall" >>"$DIR/walls"

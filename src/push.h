@@ -90,8 +90,9 @@ struct push_cfg {
 	const struct auth_key *key;	/* proves us to the daemons */
 	const char *key_name;		/* for messages: "the key in FILE" */
 	void (*report)(void *ctx, const struct push_report *r);
-	/* Optional: called as daemons report progress (every 200 ms or so
-	 * each) and outcomes; throttle as needed. */
+	/* Optional: called as daemons report progress (each every 200 ms or
+	 * so; every n ms in groups of n > 200) and outcomes; throttle as
+	 * needed. */
 	void (*progress)(void *ctx, const struct push_progress *pr);
 	/* Optional (--trace): the timeline of each member that completed or
 	 * failed (index and rank as in push_report), as it comes, and the

@@ -302,13 +302,17 @@ blocks_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
 	return store_iov(((struct rjob *)ctx)->st, block, iov, max);
 }
 
-/* Tell the sender how far we are, at most every PROGRESS_MS. */
+/* Tell the sender how far we are, at most every PROGRESS_MS, and in
+ * large groups every millisecond per member: the sender, on every
+ * block's critical path, then reads at most a thousand PROGRESS frames a
+ * second however many members there are. */
 static void
 maybe_progress(struct rjob *j)
 {
 	uint64_t now = uv_now(j->env->loop);
+	uint64_t every = j->ro->n > PROGRESS_MS ? j->ro->n : PROGRESS_MS;
 
-	if (now - j->progress_at < PROGRESS_MS)
+	if (now - j->progress_at < every)
 		return;
 	j->progress_at = now;
 	send_frame(j, MSG_PROGRESS, eng_held(j->eng), NULL);
