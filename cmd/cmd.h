@@ -70,6 +70,7 @@ struct opts {
 	bool allow_setid;
 	bool keep_owners;
 	const char *state_dir;	/* --state-dir, NULL: the default */
+	unsigned max_jobs;	/* --max-jobs, 0: no cap */
 	/* plan */
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;

@@ -261,6 +261,7 @@ serve_settings(const struct opts *o, uv_loop_t *loop, struct serve_cfg *cfg)
 		.allow_setid = o->allow_setid, .keep_owners = o->keep_owners,
 		.state_dir = state_dir(o),
 		.once = o->once, .idle_ms = o->once ? o->timeout_ms : 0,
+		.max_jobs = o->max_jobs,
 	};
 	if (o->nargs > 0) {
 		warnx_("--serve takes no FILE or HOSTS arguments");

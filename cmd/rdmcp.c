@@ -61,6 +61,7 @@ enum {
 	OPT_SIZE,
 	OPT_NAME,
 	OPT_BWLIMIT,
+	OPT_MAX_JOBS,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -89,6 +90,7 @@ static const struct option long_options[] = {
 	{ "keep-owners", no_argument, NULL, OPT_KEEP_OWNERS },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "max-jobs", required_argument, NULL, OPT_MAX_JOBS },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "nodes", required_argument, NULL, 'w' },
 	{ "ok-file", required_argument, NULL, OPT_OK_FILE },
@@ -226,6 +228,8 @@ usage(FILE *out)
 "                           (dropped by default)\n"
 "      --keep-owners        a daemon running as root gives copies sent\n"
 "                           with -p their owners on the sender\n"
+"      --max-jobs N         transfers running at once, at most (default\n"
+"                           64; 0: no cap): more are refused as busy\n"
 "      --state-dir DIR      record running jobs' temporaries in DIR and\n"
 "                           remove those of a killed predecessor at start\n"
 "                           (default /var/lib/rdmcp when root, without\n"
@@ -498,6 +502,11 @@ parse_option(struct opts *o, int c, const char *arg)
 	case 'n':
 		o->dry_run = true;
 		return 0;
+	case OPT_MAX_JOBS:
+		if (parse_size(arg, 100000, &v) < 0)
+			return bad_usage("bad job count '%s' (0 to 100000)", arg);
+		o->max_jobs = (unsigned)v;
+		return 0;
 	case OPT_BWLIMIT:
 		return parse_rate(arg, &o->bwlimit) < 0
 			       ? bad_usage("bad rate '%s' (KiB/s, or with K, M "
@@ -659,6 +668,7 @@ defaults(struct opts *o)
 	o->owner_uid = (uid_t)-1;
 	o->owner_gid = (gid_t)-1;
 	o->fanout = 32;
+	o->max_jobs = 64;
 	o->remote_path = "rdmcp";
 	o->rsh = getenv("RDMCP_RSH");
 }

@@ -7,7 +7,7 @@ _rdmcp() {
 	local long="--algorithm --allow-setid --bind --block-size --blocks
 		--bwlimit --connect-timeout --dest --device --dry-run --exclude --failed-file --fanout
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
-		--json --keep-owners --key --listen --name --nodes --ok-file --once --owner --plan --port
+		--json --keep-owners --key --listen --max-jobs --name --nodes --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --size
 		--sparse --state-dir --timeout --trace
@@ -54,7 +54,7 @@ _rdmcp() {
 		return ;;
 	-b | --block-size | -P | --port | -t | --timeout | --connect-timeout | \
 	--listen | --hosts | --blocks | --window | --retries | --bind | \
-	--gid-index | --remote-opts | --fanout | --name | --size | --bwlimit)
+	--gid-index | --remote-opts | --fanout | --name | --size | --bwlimit | --max-jobs)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

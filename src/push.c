@@ -103,7 +103,8 @@ on_fail_msg(struct phost *h, const struct frame *f, const uint8_t *body)
 	char text[PROTO_MAX_TEXT + 1];
 
 	copy_text(text, sizeof(text), body, f->len);
-	h->refused = f->type == MSG_REFUSE;
+	/* refused for good, but for being busy (--max-jobs) */
+	h->refused = f->type == MSG_REFUSE && (f->val & 0xffff) != EBUSY;
 	if (h->st == HS_DONE)
 		relay_failed(h, text);
 	else

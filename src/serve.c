@@ -317,6 +317,18 @@ refuse_job(struct fresh *fr, int error, const char *why)
 	return answer_and_close(fr, MSG_REFUSE, (uint64_t)error, why);
 }
 
+/* A JOB beyond --max-jobs: refused, as busy, before anything is made. */
+static int
+refuse_busy(struct serve *s, struct fresh *fr)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why), "busy: %u transfer%s running there "
+		 "(its --max-jobs); try again later", s->cfg.max_jobs,
+		 s->cfg.max_jobs == 1 ? " is" : "s are");
+	return refuse_job(fr, EBUSY, why);
+}
+
 /* QUERY: what became of a job of ours (authenticated like a JOB). */
 static int
 on_query(struct fresh *fr, const uint8_t *token)
@@ -405,6 +417,9 @@ fresh_frame(void *ctx, struct conn *c, const struct frame *f,
 	if (f->type == MSG_JOB && s->cfg.once && s->njobs > 0)
 		return refuse_job(fr, EBUSY, "busy: this one-shot receiver "
 				  "already runs a transfer");
+	if (f->type == MSG_JOB && s->cfg.max_jobs > 0 &&
+	    s->njobs >= s->cfg.max_jobs)
+		return refuse_busy(s, fr);
 	if (f->type == MSG_JOB && job_decode(body, f->len, &job, &err) < 0)
 		return refuse_bad_job(fr, err.msg);
 	if (f->type == MSG_JOB && s->idle_used)

@@ -60,6 +60,9 @@ struct serve_cfg {
 	 * start or since the last job ended. */
 	bool once;
 	unsigned idle_ms;
+	/* Jobs running at once, at most: a JOB beyond them is refused as
+	 * busy (EBUSY, which a sender may retry); 0: no cap. */
+	unsigned max_jobs;
 };
 
 /* Check the roots, bind and listen.  Returns 0 or -errno with a reason. */

@@ -18,3 +18,26 @@ for j in 1 2 3 4; do
 done
 expect_status 0 "$RDMCP" --force "$src/f1" "$(hosts 5)"
 assert_no_temporaries
+
+# --max-jobs: a transfer beyond the cap is refused as busy, before
+# anything is made, and may be sent again (not a permanent refusal); the
+# one running is not disturbed.  A is kept running by its --bwlimit.
+start_daemon 6 --max-jobs 1
+wait_listening "$(host_addr 6)" || fail "daemon 6 did not start"
+prepare_dirs 6 "$src"
+make_file "$src/slow" 3145728
+"$RDMCP" --bwlimit 1M "$src/slow" "$(host_addr 6):$PORT" >"$WORK/outA" 2>&1 &
+pidA=$!
+wait_event "rank 1 of 2" "$WORK/daemon6.log" 10 "the capped transfer's start on host 6"
+expect_status 1 "$RDMCP" --retries 0 --json "$src/f1" "$(host_addr 6):$PORT"
+jq -se '.[0] | .event == "replica" and (.ok | not) and
+	(.reason | test("^busy: 1 transfer is running there \\(its --max-jobs\\); try again later$"))' \
+	"$WORK/out" >/dev/null || fail "not refused as busy: $(cat "$WORK/out")"
+[ ! -e "$(landed 6 "$src/f1")" ] || fail "the refused transfer left a file"
+wait "$pidA" || fail "the running transfer failed: $(cat "$WORK/outA")"
+cmp -s "$src/slow" "$(landed 6 "$src/slow")" || fail "host 6 holds no copy of the capped transfer"
+expect_status 0 "$RDMCP" "$src/f1" "$(host_addr 6):$PORT"
+cmp -s "$src/f1" "$(landed 6 "$src/f1")" || fail "host 6 holds no copy of f1"
+grep -q "refused a job from .*: busy: 1 transfer is running there" "$WORK/daemon6.log" ||
+	fail "the daemon did not log the refusal"
+assert_no_temporaries
