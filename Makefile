@@ -22,6 +22,11 @@
 #                   into bootstrap, first and last replica, and every host's
 #                   report checked against its disk; SCALE_HOSTS, SCALE_SIZE,
 #                   SCALE_KILL, SCALE_STOP, SCALE_BUSY... (scripts/bench-scale.sh)
+#   make bench-slow some hosts slower than the rest (root, netns + tc): the
+#                   healthy hosts' time against a uniform cluster's, the
+#                   slow ones' against their own link's, for rdmcp's
+#                   default and chain and a TCP chain (scripts/bench-slow.sh;
+#                   BENCH_SLOW_SCENARIOS, BENCH_RUNS)
 #   make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 
 PREFIX ?= /usr/local
@@ -59,7 +64,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
-	bench-scale bench-tree bench-rdma fuzz clean install uninstall deps-build deps-test
+	bench-scale bench-tree bench-slow bench-rdma fuzz clean install uninstall deps-build deps-test
 
 all: $(BIN)
 
@@ -196,6 +201,9 @@ bench-scale: rdmcp
 
 bench-tree: rdmcp
 	@scripts/bench-tree.sh
+
+bench-slow: rdmcp $(HELPER_BINS)
+	@scripts/bench-slow.sh
 
 bench-rdma: rdmcp
 	@scripts/bench-rdma.sh

@@ -4,6 +4,7 @@
 #   netns-cluster.sh up N [RATE]    hosts 1..N, each NIC shaped to RATE
 #                                   (tc rate, e.g. 200mbit; default: none)
 #   netns-cluster.sh down           remove every namespace it made
+#   netns-cluster.sh shape I RATE   host I's NIC at RATE instead, both ways
 #   netns-cluster.sh exec I CMD...  run CMD on host I
 #   netns-cluster.sh addr I         print host I's address
 #
@@ -70,7 +71,8 @@ down() {
 case "${1:-}" in
 up) shift; up "$@" ;;
 down) down ;;
+shape) shape "$(host_ns "$2")" eth0 "$3"; shape "$SW" "p$2" "$3" ;;
 exec) shift; i=$1; shift; exec ip netns exec "$(host_ns "$i")" "$@" ;;
 addr) addr "$2" ;;
-*) sed -n '2,16p' "$0"; exit 2 ;;
+*) sed -n '2,17p' "$0"; exit 2 ;;
 esac
