@@ -34,9 +34,11 @@ CPORT=$((PORT + 1))
 TCPCHAIN=$TOP/build/tests/tcpchain
 [ -x "$TCPCHAIN" ] || { echo "bench-slow.sh: run 'make bench-slow'" >&2; exit 2; }
 for s in $SCENARIOS; do
-	[[ $s =~ ^([0-9]+):([0-9]+[a-z]+):([1-9][0-9]*):([1-9][0-9]*)@([0-9]+[a-z]+)$ ]] &&
-		[ "${BASH_REMATCH[1]}" -ge 3 ] && [ "${BASH_REMATCH[4]}" -lt $((BASH_REMATCH[1] - 1)) ] ||
-		{ echo "bench-slow.sh: '$s' is not N:RATE:MIB:K@SLOW (N >= 3, K < N - 1)" >&2; exit 2; }
+	if ! [[ $s =~ ^([0-9]+):([0-9]+[a-z]+):([1-9][0-9]*):([1-9][0-9]*)@([0-9]+[a-z]+)$ ]] ||
+		[ "${BASH_REMATCH[1]}" -lt 3 ] || [ "${BASH_REMATCH[4]}" -ge $((BASH_REMATCH[1] - 1)) ]; then
+		echo "bench-slow.sh: '$s' is not N:RATE:MIB:K@SLOW (N >= 3, K < N - 1)" >&2
+		exit 2
+	fi
 done
 
 # bits_per_s RATE: tc's rate (kbit, mbit, gbit) in bits per second
