@@ -473,6 +473,8 @@ crc_of_file(uLong crc, const struct sfile *f)
 		data = lseek(f->fd, at, SEEK_DATA);
 		if (data < 0)
 			data = errno == ENXIO ? size : at;	/* no holes known */
+		if (data > size)
+			data = size;	/* it grew: a changed source, found later */
 		hole = data < size ? lseek(f->fd, data, SEEK_HOLE) : size;
 		if (hole < 0 || hole > size)
 			hole = size;
