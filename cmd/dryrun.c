@@ -31,21 +31,6 @@
 
 #define ASSUMED_BITS_PER_S 10e9
 
-static bool
-same_address(const struct sockaddr *a, const struct sockaddr_storage *b)
-{
-	if (a == NULL || a->sa_family != b->ss_family)
-		return false;
-	if (a->sa_family == AF_INET)
-		return memcmp(&((const struct sockaddr_in *)a)->sin_addr,
-			      &((const struct sockaddr_in *)b)->sin_addr,
-			      sizeof(struct in_addr)) == 0;
-	return a->sa_family == AF_INET6 &&
-	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		      &((const struct sockaddr_in6 *)b)->sin6_addr,
-		      sizeof(struct in6_addr)) == 0;
-}
-
 /* The local interface the kernel routes "address:port" through: a UDP
  * socket connected there (nothing is sent) tells our address. */
 static int
@@ -71,7 +56,7 @@ interface_towards(const char *addr, char *ifname, size_t len)
 	if (rc != -ENOENT || getifaddrs(&ifs) < 0)
 		return rc;
 	for (i = ifs; i != NULL && rc == -ENOENT; i = i->ifa_next)
-		if (same_address(i->ifa_addr, &local)) {
+		if (net_same_host(i->ifa_addr, &local)) {
 			snprintf(ifname, len, "%s", i->ifa_name);
 			rc = 0;
 		}

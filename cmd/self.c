@@ -41,21 +41,6 @@ same_name(const char *a, const char *b)
 }
 
 static bool
-same_addr(const struct sockaddr *sa, const struct sockaddr_storage *ss)
-{
-	if (sa->sa_family != ss->ss_family)
-		return false;
-	if (sa->sa_family == AF_INET)
-		return memcmp(&((const struct sockaddr_in *)sa)->sin_addr,
-			      &((const struct sockaddr_in *)ss)->sin_addr,
-			      sizeof(struct in_addr)) == 0;
-	return sa->sa_family == AF_INET6 &&
-	       memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr,
-		      &((const struct sockaddr_in6 *)ss)->sin6_addr,
-		      sizeof(struct in6_addr)) == 0;
-}
-
-static bool
 is_loopback(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
@@ -76,9 +61,9 @@ own_addr(const struct sockaddr_storage *ss, struct ifaddrs *ifs,
 	if (is_loopback(ss))
 		return false;
 	if (bound != NULL)
-		return same_addr((const struct sockaddr *)bound, ss);
+		return net_same_host((const struct sockaddr *)bound, ss);
 	for (i = ifs; i != NULL; i = i->ifa_next)
-		if (i->ifa_addr != NULL && same_addr(i->ifa_addr, ss))
+		if (net_same_host(i->ifa_addr, ss))
 			return true;
 	return false;
 }

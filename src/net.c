@@ -138,6 +138,21 @@ net_port(const struct sockaddr_storage *ss)
 }
 
 bool
+net_same_host(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+	if (a == NULL || a->sa_family != b->ss_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+			      &((const struct sockaddr_in *)b)->sin_addr,
+			      sizeof(struct in_addr)) == 0;
+	return a->sa_family == AF_INET6 &&
+	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr,
+		      sizeof(struct in6_addr)) == 0;
+}
+
+bool
 net_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
 	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;

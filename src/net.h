@@ -32,6 +32,11 @@ void net_format_sa(const struct sockaddr *sa, char *buf, size_t len);
 void net_format_host(const struct sockaddr_storage *ss, char *buf,
 		     size_t len);
 
+/* Same family and address, the ports aside (a is a `struct sockaddr` as
+ * getifaddrs(3) gives them; NULL is no address). */
+bool net_same_host(const struct sockaddr *a,
+		   const struct sockaddr_storage *b);
+
 /* Same family, address and port. */
 bool net_equal(const struct sockaddr_storage *a,
 	       const struct sockaddr_storage *b);

@@ -401,6 +401,26 @@ START_TEST(addresses)
 }
 END_TEST
 
+/* The same host whatever the ports; another address or family is not. */
+START_TEST(same_host)
+{
+	struct sockaddr_storage a, b;
+
+	net_parse_numeric("198.18.0.9", 7471, &a);
+	net_parse_numeric("198.18.0.9", 9, &b);
+	ck_assert(net_same_host((const struct sockaddr *)&a, &b));
+	ck_assert(!net_equal(&a, &b));
+	net_parse_numeric("198.18.0.10", 7471, &b);
+	ck_assert(!net_same_host((const struct sockaddr *)&a, &b));
+	net_parse_numeric("::ffff:198.18.0.9", 7471, &b);
+	ck_assert(!net_same_host((const struct sockaddr *)&a, &b));
+	net_parse_numeric("fd00::5", 1, &a);
+	net_parse_numeric("fd00::5", 2, &b);
+	ck_assert(net_same_host((const struct sockaddr *)&a, &b));
+	ck_assert(!net_same_host(NULL, &b));
+}
+END_TEST
+
 static Suite *
 proto_suite(void)
 {
@@ -418,6 +438,7 @@ proto_suite(void)
 	tcase_add_test(tc, hello_round_trip);
 	tcase_add_test(tc, strings_bounded);
 	tcase_add_test(tc, addresses);
+	tcase_add_test(tc, same_host);
 	suite_add_tcase(s, tc);
 	return s;
 }
