@@ -81,7 +81,8 @@ maybe_go(struct push *p)
 	struct rd_err err = { 0 };
 	size_t i;
 
-	if (p->go_sent || !p->sent_all || p->starting ||
+	if (p->go_sent || !p->sent_all ||
+	    uv_is_active((uv_handle_t *)&p->starter) ||
 	    (p->cfg->verify && !p->crc_ready))
 		return;	/* (the go must not overtake a START) */
 	p->go_sent = true;
@@ -345,7 +346,6 @@ on_start_turn(uv_idle_t *idle)
 		push_abort_group(p, NULL, strerror(-rc));
 	if (rc < 0 || p->aborting || p->start_next >= p->nh) {
 		uv_idle_stop(idle);
-		p->starting = false;
 		maybe_go(p);	/* rank 0 may have sent every block already */
 		push_maybe_finish(p);
 	}
@@ -415,10 +415,8 @@ pg_maybe_start(struct push *p)
 			rc = send_start_slice(p);
 		if (rc == 0)
 			rc = start_engine(p, all);
-		if (rc == 0 && p->start_next < p->nh) {
-			p->starting = true;
+		if (rc == 0 && p->start_next < p->nh)
 			uv_idle_start(&p->starter, on_start_turn);
-		}
 		if (rc < 0)
 			push_abort_group(p, NULL, p->fatal.code ? p->fatal.msg
 							   : strerror(-rc));

@@ -97,9 +97,9 @@ struct push {
 	uint32_t members;
 	struct phost **by_rank;
 	struct roster_peer *all;	/* every member: rank r at all[r - 1] */
-	uv_idle_t starter;	/* sends the STARTs, a slice per turn */
+	uv_idle_t starter;	/* sends the STARTs, a slice per turn; while
+				 * it is active, no go */
 	size_t start_next;	/* the host whose START is next */
-	bool starting;		/* STARTs still to send: no go yet */
 	struct eng *eng;
 	bool started, aborting, finishing, eng_done;
 	uv_work_t crc_work;
