@@ -81,7 +81,8 @@ tcpchain_run() {
 		"$CLUSTER" exec "$i" "$TCPCHAIN" "${args[@]}" &
 		pids+=($!)
 	done
-	sleep 0.5	# the relays listen (a connect before is retried by none)
+	# no wait: a relay listens once connected downstream, and the head
+	# retries its connect until the whole chain is up
 	t=$("$CLUSTER" exec 1 "$TCPCHAIN" send -t 600 "$("$CLUSTER" addr 2)" "$CPORT" "$DATA/file") || t=NA
 	for i in "${pids[@]}"; do
 		wait "$i" || t=NA
