@@ -91,7 +91,13 @@ tcpchain_run() {
 	echo "$t"
 }
 
-med() { tr ' ' '\n' | grep -Ev '^(NA)?$' | median; }
+# med: the median of the numbers on standard input (one line, spaces),
+# NA when every run failed
+med() {
+	local v
+	v=$(tr ' ' '\n' | grep -Ev '^(NA)?$' || true)
+	if [ -n "$v" ]; then echo "$v" | median; else echo NA; fi
+}
 
 scenario() {
 	local n rate mib k slow first r u=() dh=() ds=() ch=() cs=() tc=() own
@@ -126,11 +132,12 @@ scenario() {
 		-v ds="$(echo "${ds[*]}" | med)" -v ch="$(echo "${ch[*]}" | med)" \
 		-v cs="$(echo "${cs[*]}" | med)" -v tc="$(echo "${tc[*]}" | med)" \
 		-v own="$own" 'function r(a, b) { return (a == "NA" || b == "NA" || b == 0) ? "NA" : sprintf("%.2f", a / b) }
+	function t(a) { return a == "NA" ? "     NA" : sprintf("%7.3f", a) }
 	BEGIN {
-		printf "   uniform (every NIC at the full rate)   %7.3f s\n", u
-		printf "   %-10s healthy %7.3f s (%s x uniform)   slow %7.3f s (%s x its own link, %s s)\n", "default", dh, r(dh, u), ds, r(ds, own), own
-		printf "   %-10s healthy %7.3f s (%s x uniform)   slow %7.3f s (%s x its own link)\n", "chain", ch, r(ch, u), cs, r(cs, own)
-		printf "   %-10s last    %7.3f s                      (%s x its own link)\n", "tcpchain", tc, r(tc, own)
+		printf "   uniform (every NIC at the full rate)   %s s\n", t(u)
+		printf "   %-10s healthy %s s (%s x uniform)   slow %s s (%s x its own link, %s s)\n", "default", t(dh), r(dh, u), t(ds), r(ds, own), own
+		printf "   %-10s healthy %s s (%s x uniform)   slow %s s (%s x its own link)\n", "chain", t(ch), r(ch, u), t(cs), r(cs, own)
+		printf "   %-10s last    %s s                      (%s x its own link)\n", "tcpchain", t(tc), r(tc, own)
 	}'
 }
 
