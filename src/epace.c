@@ -116,6 +116,30 @@ offered(struct eng *e, uint32_t peer, uint64_t b)
 	return 0;
 }
 
+/* Do we send to `peer` alone, and is a block of ours on its way to it now
+ * (sent, not yet nearly in)?  Then our next block for it may be offered
+ * and granted before our link is free: the peer takes the two in order,
+ * from us alone, and the round trip of offer and grant overlaps the block
+ * before (a chain's every block).  A member that sends to several peers
+ * waits for its link before it offers: a receiver that granted it would
+ * wait too, while another sender could send (measured: the binomial
+ * pipeline 4 % slower when its members offered ahead). */
+static bool
+sending_to(struct eng *e, uint32_t peer)
+{
+	const struct epeer *target = NULL;
+	size_t i;
+
+	for (i = 0; i < e->npeers; i++) {
+		if (!e->peers[i].sends_to)
+			continue;
+		if (e->peers[i].rank != peer)
+			return false;
+		target = &e->peers[i];
+	}
+	return target != NULL && target->unconfirmed > 0;
+}
+
 /* admit_one: offer the first send that could go, one offer at a time:
  * with offers out to several receivers, the first to grant took our link
  * and the others' grants were declined, each leaving a receiver idle for
@@ -130,8 +154,6 @@ pace_make_offers(struct eng *e)
 	uint32_t i;
 	int rc;
 
-	if (e->unconfirmed >= e->cfg.max_sends)
-		return 0;	/* busy: a grant would wait for our link */
 	for (i = 0; i < e->sq_count; i++) {
 		es = eng_sendq_at(e, i);
 		if (es->offered && !es->issued)
@@ -141,6 +163,9 @@ pace_make_offers(struct eng *e)
 		es = eng_sendq_at(e, i);
 		if (es->offered || eng_sendable(e, i) == NULL)
 			continue;
+		if (e->unconfirmed >= e->cfg.max_sends &&
+		    !sending_to(e, es->x.peer))
+			return 0;	/* busy: a grant would wait for our link */
 		rc = xp_signal(e->cfg.xp, es->x.peer,
 			       SIG_OFFER << SIG_KIND_SHIFT | es->x.block);
 		if (rc < 0)
@@ -165,8 +190,9 @@ granted(struct eng *e, uint32_t peer, uint64_t b)
 		if (es->x.peer != peer || es->x.block != b || es->issued ||
 		    !es->offered || es->granted)
 			continue;
-		if (e->unconfirmed < e->cfg.max_sends) {
-			es->granted = true;
+		if (e->unconfirmed < e->cfg.max_sends ||
+		    sending_to(e, peer)) {
+			es->granted = true;	/* goes when our link is free */
 			return 0;
 		}
 		es->offered = false;
