@@ -27,6 +27,11 @@
 #                   slow ones' against their own link's, for rdmcp's
 #                   default and chain and a TCP chain (scripts/bench-slow.sh;
 #                   BENCH_SLOW_SCENARIOS, BENCH_RUNS)
+#   make bench-senders several senders at once to overlapping groups (root,
+#                   netns + tc): spread of their times, the aggregate against
+#                   the busiest links' limit, retransmissions; default, chain
+#                   and one push after the other (scripts/bench-senders.sh;
+#                   BENCH_SENDERS_SCENARIOS, BENCH_RUNS)
 #   make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 
 PREFIX ?= /usr/local
@@ -64,7 +69,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
-	bench-scale bench-tree bench-slow bench-rdma fuzz clean install uninstall deps-build deps-test
+	bench-scale bench-tree bench-slow bench-senders bench-rdma fuzz clean install uninstall deps-build deps-test
 
 all: $(BIN)
 
@@ -204,6 +209,9 @@ bench-tree: rdmcp
 
 bench-slow: rdmcp $(HELPER_BINS)
 	@scripts/bench-slow.sh
+
+bench-senders: rdmcp
+	@scripts/bench-senders.sh
 
 bench-rdma: rdmcp
 	@scripts/bench-rdma.sh

@@ -4,7 +4,7 @@
 # makes the key the daemons and the sender use.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RDMCP=$TOP/rdmcp
+RDMCP=${RDMCP:-$TOP/rdmcp}	# another build: RDMCP=path
 CLUSTER=$TOP/scripts/netns-cluster.sh
 PORT=${BENCH_PORT:-7471}
 ME=$(basename "$0")
