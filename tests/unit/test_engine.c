@@ -48,6 +48,7 @@ struct cluster {
 	struct conn *frozen_conns[MAXN];
 	unsigned nfrozen;
 	unsigned timeout_ms;	/* keepalive and connection wait */
+	bool paced;		/* admit_one, one send at a time (as daemons) */
 	bool timed_out;
 };
 
@@ -232,6 +233,7 @@ start_member(struct cluster *cl, uint32_t r)
 		.loop = &cl->loop, .alg = cl->alg, .n = cl->n, .rank = r,
 		.blocks = (cl->size + cl->bsize - 1) / cl->bsize,
 		.connect_wait_ms = cl->timeout_ms,
+		.admit_one = cl->paced, .max_sends = cl->paced ? 1 : 0,
 		.io = { blocks_iov, blocks_arrived, m },
 		.complete = on_complete, .done = on_done, .ctx = m,
 	};
@@ -317,11 +319,13 @@ teardown_cluster(struct cluster *cl)
 }
 
 static void
-push(enum sched_alg alg, uint32_t n, uint64_t size, uint64_t bsize)
+push_as(bool paced, enum sched_alg alg, uint32_t n, uint64_t size,
+	uint64_t bsize)
 {
 	struct cluster *cl = calloc(1, sizeof(*cl));
 	uint32_t r;
 
+	cl->paced = paced;
 	cl->n = n;
 	cl->size = size;
 	cl->bsize = bsize;
@@ -344,6 +348,12 @@ push(enum sched_alg alg, uint32_t n, uint64_t size, uint64_t bsize)
 	free(cl);
 }
 
+static void
+push(enum sched_alg alg, uint32_t n, uint64_t size, uint64_t bsize)
+{
+	push_as(false, alg, n, size, bsize);
+}
+
 START_TEST(all_algorithms_and_sizes)
 {
 	static const uint32_t sizes_n[] = { 1, 2, 3, 5, 8, 13 };
@@ -355,6 +365,23 @@ START_TEST(all_algorithms_and_sizes)
 	for (i = 0; i < sizeof(sizes_n) / sizeof(sizes_n[0]); i++)
 		for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++)
 			push(alg, sizes_n[i], sizes[j], B);
+}
+END_TEST
+
+/* The same with the pacing the daemons use over TCP (offers, grants,
+ * declines, one block at a time on each link): every member ends with the
+ * sender's bytes. */
+START_TEST(all_algorithms_paced)
+{
+	static const uint32_t sizes_n[] = { 2, 3, 8, 13 };
+	const uint64_t B = 4096;
+	const uint64_t sizes[] = { 1, B, 37 * B + 5 };
+	enum sched_alg alg = (enum sched_alg)_i;
+	size_t i, j;
+
+	for (i = 0; i < sizeof(sizes_n) / sizeof(sizes_n[0]); i++)
+		for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++)
+			push_as(true, alg, sizes_n[i], sizes[j], B);
 }
 END_TEST
 
@@ -431,6 +458,7 @@ engine_suite(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, all_algorithms_and_sizes, 0, SCHED_NALG);
+	tcase_add_loop_test(tc, all_algorithms_paced, 0, SCHED_NALG);
 	tcase_add_test(tc, many_blocks);
 	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
 	tcase_add_test(tc, frozen_member_fails_neighbours);
