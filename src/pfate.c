@@ -133,16 +133,23 @@ name_culprits(const struct push *p, char *out, size_t len)
 }
 
 /* The casualties, last: "aborted: the group lost X" when the hosts that
- * broke it are known, else what they said themselves. */
+ * broke it are known; else, when a member broke it without failing (it
+ * landed, then could not relay), why we stopped the group; else what they
+ * said themselves.  (A casualty may have lost a neighbour that we had
+ * just stopped before our word reached it.) */
 static void
 report_casualties(struct push *p)
 {
-	char culprits[300], reason[sizeof(culprits) + 64];
+	char culprits[300], reason[sizeof(p->abort_why) + 16];
 	bool known = name_culprits(p, culprits, sizeof(culprits)) > 0;
 	size_t i;
 
-	snprintf(reason, sizeof(reason), "aborted: the group lost %s",
-		 culprits);
+	if (known)
+		snprintf(reason, sizeof(reason), "aborted: the group lost %s",
+			 culprits);
+	else if (p->aborting && !p->sender_fault)
+		snprintf(reason, sizeof(reason), "aborted: %s", p->abort_why);
+	known = known || (p->aborting && !p->sender_fault);
 	for (i = 0; i < p->nh; i++) {
 		struct phost *h = &p->h[i];
 
