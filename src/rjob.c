@@ -17,66 +17,12 @@
 #include "trace.h"
 #include "xtcp.h"
 #include "xverbs.h"
-
-enum jstate {
-	JS_SETUP,	/* creating files in the thread pool */
-	JS_HAVE,	/* everything is there already: HAVE sent, waiting
-			 * for REPLACE or the end */
-	JS_READY,	/* ACCEPT sent, waiting for START */
-	JS_DRY,		/* dry run: ACCEPT sent, waiting for the end */
-	JS_RUNNING,
-	JS_ENDED,	/* resources released, flushing the control stream */
-};
-
-/* A data connection that came before its job's START. */
-struct parked {
-	struct rjob *j;
-	struct conn *c;
-	uint32_t from, to;
-	struct parked *next;
-};
-
-/* An RDMA connection request that came before START. */
-struct parked_rdma {
-	struct rdma_cm_id *id;
-	struct xvb_hello hello;
-	struct parked_rdma *next;
-};
-
-struct rjob {
-	const struct rjob_env *env;
-	char tag[16];
-	uint8_t token[PROTO_TOKEN_LEN];
-	struct conn *ctl;
-	struct job *job;
-	struct store *st;
-	struct eng *eng;
-	struct roster *ro;
-	struct sockaddr_storage bind;	/* ours, as the sender reached us */
-	enum jstate state;
-	bool complete, landed, eng_done, go_received;
-	uint32_t crc_expected;
-	uv_work_t work;
-	bool work_busy;
-	bool replace;		/* REPLACE came: set up without probing */
-	int work_rc;		/* 1: present (HAVE), 0: set up, or -errno */
-	uint32_t have_crc;
-	bool have_by_times;
-	struct trace *trace;	/* with JOB_TRACE */
-	uint64_t t_job, t_setup0, t_setup1, t_complete;	/* trace_now() */
-	struct rd_err work_err;
-	struct parked *parked;
-	struct parked_rdma *parked_rdma;
-	struct vb_dev *dev;	/* RDMA device offered, or NULL */
-	uv_timer_t reaper;
-	bool reaper_armed, reaped, stopping;
-	uint64_t progress_at;	/* loop time of the last PROGRESS */
-};
+#include "rjob_int.h"
 
 #define PROGRESS_MS 200
 #define TRACE_MAX_SPANS (1u << 20)
 
-static const struct conn_ops ctl_ops, parked_ops;
+static const struct conn_ops ctl_ops;
 
 static void job_end(struct rjob *j);
 
@@ -151,34 +97,13 @@ job_destroy(struct rjob *j)
 	uv_close((uv_handle_t *)&j->reaper, on_reaper_closed);
 }
 
-static void
-drop_parked_rdma(struct rjob *j)
-{
-	struct parked_rdma *pr;
-
-	while ((pr = j->parked_rdma) != NULL) {
-		j->parked_rdma = pr->next;
-		rdma_reject(pr->id, NULL, 0);
-		rdma_destroy_id(pr->id);
-		free(pr);
-	}
-}
-
 /* Release what the job holds; uncommitted temporaries are removed. */
 static void
 job_release(struct rjob *j)
 {
-	struct parked *pk, *next;
-
 	eng_free(j->eng);
 	j->eng = NULL;
-	for (pk = j->parked; pk != NULL; pk = next) {
-		next = pk->next;
-		conn_free(pk->c);
-		free(pk);
-	}
-	j->parked = NULL;
-	drop_parked_rdma(j);
+	rjp_drop_parked(j);
 	store_free(j->st);
 	j->st = NULL;
 	roster_free(j->ro);
@@ -367,39 +292,6 @@ on_done(void *ctx, int status, uint32_t peer)
 			      eng_strerror(status));
 }
 
-static int
-adopt(struct rjob *j, struct conn *c, uint32_t from, uint32_t to)
-{
-	if (to != j->ro->rank || j->ro->transport != TRANSPORT_TCP)
-		return -EPROTO;
-	return xtcp_adopt(eng_xport(j->eng), c, from);
-}
-
-/* Hand over what came before START: data connections or RDMA requests. */
-static int
-adopt_parked(struct rjob *j)
-{
-	struct parked *pk;
-	struct parked_rdma *pr;
-	int rc = 0;
-
-	while (rc == 0 && (pk = j->parked) != NULL) {
-		j->parked = pk->next;
-		rc = adopt(j, pk->c, pk->from, pk->to);
-		if (rc < 0)
-			conn_free(pk->c);
-		free(pk);
-	}
-	while (rc == 0 && (pr = j->parked_rdma) != NULL) {
-		rc = xvb_accept(eng_xport(j->eng), pr->id, &pr->hello);
-		if (rc < 0)
-			break;		/* rejected with the rest below */
-		j->parked_rdma = pr->next;
-		free(pr);
-	}
-	return rc;
-}
-
 /* This member's engine, over the group's transport (member.h). */
 /* Over TCP, blocks come in and go out through the temporaries' files
  * (xp_reg); over verbs, through the bounce rings (see xverbs.c). */
@@ -444,7 +336,7 @@ start_engine(struct rjob *j, struct rd_err *err)
 
 	memcpy(mc.token, j->job->token, PROTO_TOKEN_LEN);
 	rc = member_start(&mc, &ec, &j->eng, err);
-	return rc == 0 ? adopt_parked(j) : rc;
+	return rc == 0 ? rjp_adopt_parked(j) : rc;
 }
 
 static int
@@ -712,100 +604,6 @@ setup_queue(struct rjob *j, bool replace)
 				     setup_done) == 0;
 	if (!j->work_busy)
 		job_fail(j, -ENOMEM, "cannot queue the job");
-	return 0;
-}
-
-/* ---------------------------------------------------------------------
- * Data connections
- */
-
-static int
-parked_header(void *ctx, struct conn *c, const struct frame *f,
-	      const struct conn_seg **segs, int *nseg)
-{
-	return -EPROTO;		/* nothing may come before START */
-}
-
-static int
-parked_frame(void *ctx, struct conn *c, const struct frame *f,
-	     const uint8_t *body)
-{
-	return -EPROTO;
-}
-
-static void
-parked_close(void *ctx, struct conn *c, int status)
-{
-	struct parked *pk = ctx, **pp;
-
-	for (pp = &pk->j->parked; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == pk) {
-			*pp = pk->next;
-			break;
-		}
-	}
-	conn_free(c);
-	free(pk);
-}
-
-static const struct conn_ops parked_ops = {
-	.on_header = parked_header,
-	.on_frame = parked_frame,
-	.on_close = parked_close,
-};
-
-bool
-rjob_matches(const struct rjob *j, const uint8_t *token)
-{
-	return j->job != NULL && j->state != JS_ENDED &&
-	       memcmp(j->job->token, token, PROTO_TOKEN_LEN) == 0;
-}
-
-int
-rjob_add_data(struct rjob *j, struct conn *c, uint32_t from, uint32_t to)
-{
-	struct parked *pk;
-
-	if (j->state == JS_RUNNING)
-		return adopt(j, c, from, to);
-	if (j->state != JS_READY)
-		return -ENOENT;
-	pk = calloc(1, sizeof(*pk));
-	if (pk == NULL)
-		return -ENOMEM;
-	pk->j = j;
-	pk->c = c;
-	pk->from = from;
-	pk->to = to;
-	pk->next = j->parked;
-	j->parked = pk;
-	conn_pause(c);
-	conn_set_owner(c, &parked_ops, pk);
-	/* the job's timeout from here on, as the member at the other end
-	 * keeps it: it must hear our keepalives while we wait for START */
-	conn_keepalive(c, 0, j->job->timeout_ms);
-	return 0;
-}
-
-int
-rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
-	      const struct xvb_hello *h)
-{
-	struct parked_rdma *pr;
-
-	if (j->state == JS_RUNNING && j->ro->transport == TRANSPORT_VERBS)
-		return h->to == j->ro->rank
-			       ? xvb_accept(eng_xport(j->eng), id, h)
-			       : -EPROTO;
-	if (j->state != JS_READY || j->dev == NULL)
-		return -ENOENT;
-	pr = calloc(1, sizeof(*pr));
-	if (pr == NULL)
-		return -ENOMEM;
-	pr->id = id;
-	pr->hello = *h;
-	pr->next = j->parked_rdma;
-	j->parked_rdma = pr;
 	return 0;
 }
 

@@ -1,0 +1,79 @@
+/*
+ * rjob_int - what rjob.c (a transfer on a daemon) and rjpark.c (its
+ * connections that come before START) share.  Not for other modules.
+ */
+#ifndef RDMCP_RJOB_INT_H
+#define RDMCP_RJOB_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "rjob.h"
+#include "store.h"
+#include "trace.h"
+#include "xverbs.h"
+
+enum jstate {
+	JS_SETUP,	/* creating files in the thread pool */
+	JS_HAVE,	/* everything is there already: HAVE sent, waiting
+			 * for REPLACE or the end */
+	JS_READY,	/* ACCEPT sent, waiting for START */
+	JS_DRY,		/* dry run: ACCEPT sent, waiting for the end */
+	JS_RUNNING,
+	JS_ENDED,	/* resources released, flushing the control stream */
+};
+
+/* A data connection that came before its job's START. */
+struct parked {
+	struct rjob *j;
+	struct conn *c;
+	uint32_t from, to;
+	struct parked *next;
+};
+
+/* An RDMA connection request that came before START. */
+struct parked_rdma {
+	struct rdma_cm_id *id;
+	struct xvb_hello hello;
+	struct parked_rdma *next;
+};
+
+struct rjob {
+	const struct rjob_env *env;
+	char tag[16];
+	uint8_t token[PROTO_TOKEN_LEN];
+	struct conn *ctl;
+	struct job *job;
+	struct store *st;
+	struct eng *eng;
+	struct roster *ro;
+	struct sockaddr_storage bind;	/* ours, as the sender reached us */
+	enum jstate state;
+	bool complete, landed, eng_done, go_received;
+	uint32_t crc_expected;
+	uv_work_t work;
+	bool work_busy;
+	bool replace;		/* REPLACE came: set up without probing */
+	int work_rc;		/* 1: present (HAVE), 0: set up, or -errno */
+	uint32_t have_crc;
+	bool have_by_times;
+	struct trace *trace;	/* with JOB_TRACE */
+	uint64_t t_job, t_setup0, t_setup1, t_complete;	/* trace_now() */
+	struct rd_err work_err;
+	struct parked *parked;
+	struct parked_rdma *parked_rdma;
+	struct vb_dev *dev;	/* RDMA device offered, or NULL */
+	uv_timer_t reaper;
+	bool reaper_armed, reaped, stopping;
+	uint64_t progress_at;	/* loop time of the last PROGRESS */
+};
+
+/* Hand over to the engine what came before START (data connections or
+ * RDMA requests): 0, or -errno (what is left is dropped at release). */
+int rjp_adopt_parked(struct rjob *j);
+
+/* Close what came before START and was never handed over. */
+void rjp_drop_parked(struct rjob *j);
+
+#endif
