@@ -13,9 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#include <linux/sched/types.h>
 
 #include "auth.h"
 #include "cmd.h"
@@ -741,28 +738,6 @@ run_mode(const struct opts *o)
 	}
 }
 
-/* Ask the scheduler (EEVDF, Linux 6.12 and later; older kernels ignore
- * it) for the shortest time slice, at the same share of the CPU: rdmcp
- * works in short bursts, each on other hosts' critical path, and where
- * hundreds of processes want the CPU a task waits its turn behind their
- * slices, long enough to be taken for dead by its peers (--timeout).
- * Measured with make bench-scale's fault mode (1,024 daemons, two busy
- * loops, -t 2): every survivor ok in 10 of 10 runs, against 8 of 10 with
- * the default slice; the same speed without faults. */
-static void
-short_slices(void)
-{
-	struct sched_attr attr = { .size = sizeof(attr) };
-
-	if (syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) != 0 ||
-	    (attr.sched_policy != 0 && attr.sched_policy != 3))
-		return;		/* only SCHED_OTHER and SCHED_BATCH have slices */
-	attr.size = sizeof(attr);
-	attr.sched_flags = 0;
-	attr.sched_runtime = 100 * 1000;	/* ns: the shortest allowed */
-	(void)syscall(SYS_sched_setattr, 0, &attr, 0);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -770,7 +745,6 @@ main(int argc, char **argv)
 	int c, rc, status;
 
 	signal(SIGPIPE, SIG_IGN);
-	short_slices();
 	defaults(&o);
 	rc = env_defaults(&o);
 	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hnpP:qrSt:vVw:x:",
