@@ -164,10 +164,12 @@ RDMCP_RSH="$WORK/fake-rsh" expect_status 1 "$RDMCP" --rsh "" --connect-timeout 1
 	"$src/data" "127.0.0.2:$PORT"
 grep -q "FAILED.*refused" "$WORK/out" || fail "$(cat "$WORK/out")"
 
-# 9. the sender killed mid-transfer: its receivers end, temporaries go
+# 9. the sender killed mid-transfer: its receivers end, temporaries go.
+# --bwlimit keeps it under way for 15 s whatever the machine's speed (on
+# a fast one the whole 300 MiB could land before a block was seen)
 rm -f "$WORK"/h*"$src"/data
 make_file "$src/big" $((300 << 20))
-"${rsh[@]}" -a chain -b 64K "$src/big" "$hosts5" >"$WORK/out" 2>"$WORK/err" &
+"${rsh[@]}" -a chain -b 64K --bwlimit 20M "$src/big" "$hosts5" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
 wait_event "receivers started" "$WORK/err" 4 "the start of the receivers"
 wait_blocks "$WORK/h127.0.0.2" 10	# mid-transfer
