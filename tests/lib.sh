@@ -331,6 +331,14 @@ wait_blocks() {
 		done
 		sleep 0.05
 	done
+	# say what there was, for a failure that does not reproduce
+	find "$1" -ls 2>/dev/null | tail -n 20 >&2
+	for f in "$WORK/out" "$WORK/err" "$WORK"/daemon*.log; do
+		if [ -s "$f" ]; then
+			echo "--- $f" >&2
+			tail -n 15 "$f" >&2
+		fi
+	done
 	fail "no block landed below $1 within $2 s"
 }
 
