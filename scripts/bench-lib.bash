@@ -27,6 +27,17 @@ median() {
 	sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# bits_per_s RATE: tc's rate (kbit, mbit, gbit) in bits per second
+bits_per_s() {
+	local v=${1%%[a-z]*} u=${1##*[0-9]}
+	case $u in
+	kbit) echo $((v * 1000)) ;;
+	mbit) echo $((v * 1000000)) ;;
+	gbit) echo $((v * 1000000000)) ;;
+	*) echo "$ME: rate unit '$u' (kbit, mbit, gbit)" >&2; exit 2 ;;
+	esac
+}
+
 # hostlist N: the addresses of hosts 2..N
 hostlist() {
 	local i list=""

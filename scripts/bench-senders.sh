@@ -40,16 +40,6 @@ for s in $SCENARIOS; do
 	fi
 done
 
-bits_per_s() {
-	local v=${1%%[a-z]*} u=${1##*[0-9]}
-	case $u in
-	kbit) echo $((v * 1000)) ;;
-	mbit) echo $((v * 1000000)) ;;
-	gbit) echo $((v * 1000000000)) ;;
-	*) echo "bench-senders.sh: rate unit '$u' (kbit, mbit, gbit)" >&2; exit 2 ;;
-	esac
-}
-
 # group I: the hosts sender I (0-based) pushes to
 group() {
 	local i=$1 j list=""

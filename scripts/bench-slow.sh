@@ -41,17 +41,6 @@ for s in $SCENARIOS; do
 	fi
 done
 
-# bits_per_s RATE: tc's rate (kbit, mbit, gbit) in bits per second
-bits_per_s() {
-	local v=${1%%[a-z]*} u=${1##*[0-9]}
-	case $u in
-	kbit) echo $((v * 1000)) ;;
-	mbit) echo $((v * 1000000)) ;;
-	gbit) echo $((v * 1000000000)) ;;
-	*) echo "bench-slow.sh: rate unit '$u' (kbit, mbit, gbit)" >&2; exit 2 ;;
-	esac
-}
-
 # rdmcp_run N FIRST_SLOW [OPTIONS]: "HEALTHY SLOW" seconds (NA NA if a
 # replica failed); hosts FIRST_SLOW..N are the slow ones
 rdmcp_run() {

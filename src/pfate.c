@@ -141,15 +141,16 @@ static void
 report_casualties(struct push *p)
 {
 	char culprits[300], reason[sizeof(p->abort_why) + 16];
-	bool known = name_culprits(p, culprits, sizeof(culprits)) > 0;
+	bool named = name_culprits(p, culprits, sizeof(culprits)) > 0;
+	bool stopped = p->aborting && !p->sender_fault;
+	bool known = named || stopped;
 	size_t i;
 
-	if (known)
+	if (named)
 		snprintf(reason, sizeof(reason), "aborted: the group lost %s",
 			 culprits);
-	else if (p->aborting && !p->sender_fault)
+	else if (stopped)
 		snprintf(reason, sizeof(reason), "aborted: %s", p->abort_why);
-	known = known || (p->aborting && !p->sender_fault);
 	for (i = 0; i < p->nh; i++) {
 		struct phost *h = &p->h[i];
 
