@@ -198,13 +198,11 @@ check_run() {
 # log), kill and freeze them all at once; writes what it did to
 # $DIR/fault.  Nothing is done if the push ends first.
 fault() {
-	local v i=0 ready
+	local v i=0 ready logs=()
+	for v in "${VICTIMS[@]}"; do logs+=("$DIR/log/d$v.log"); done
 	while [ ! -e "$DIR/pushed" ]; do
-		ready=0
-		for v in "${VICTIMS[@]}"; do
-			grep -q ": rank " "$DIR/log/d$v.log" 2>/dev/null || break
-			ready=$((ready + 1))
-		done
+		# one grep for all victims: this loop runs starved too
+		ready=$({ grep -l ": rank " "${logs[@]}" 2>/dev/null || true; } | wc -l)
 		[ "$ready" -eq "${#VICTIMS[@]}" ] && break
 		sleep 0.02
 	done

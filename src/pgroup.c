@@ -297,11 +297,15 @@ encode_start(struct push *p, const struct phost *h,
 	return roster_encode(&ro, w);
 }
 
-/* STARTs go out in slices of this many, one slice per turn of the loop:
- * the members that get theirs wake up and take the CPU (a thousand
- * daemons on a few cores), and those still waiting must keep hearing
- * our keepalives meanwhile, not take us for gone. */
+/* STARTs go out in slices, one slice per turn of the loop: the members
+ * that get theirs wake up and take the CPU (a thousand daemons on a few
+ * cores), and those still waiting must keep hearing our keepalives
+ * meanwhile, not take us for gone.  A slice ends after this many STARTs
+ * or this long, whichever comes first: on a starved machine every START
+ * can cost the sender tens of milliseconds (the member it wakes runs
+ * first), and 32 of them once kept our keepalives back for 2 s. */
 #define START_SLICE 32
+#define START_SLICE_NS (5 * 1000 * 1000)
 
 /* The next slice of STARTs, from member p->start_next on: 0, or -errno
  * for a failure of the sender's own. */
@@ -312,11 +316,13 @@ send_start_slice(struct push *p)
 	uint32_t *ranks = calloc(p->members, sizeof(*ranks));
 	struct frame f = { .type = MSG_START };
 	struct wbuf w;
+	uint64_t t0 = uv_hrtime();
 	size_t sent = 0;
 	int rc = mine != NULL && ranks != NULL ? 0 : -ENOMEM;
 
 	wbuf_init(&w);
-	for (; p->start_next < p->nh && sent < START_SLICE && rc == 0;
+	for (; p->start_next < p->nh && sent < START_SLICE && rc == 0 &&
+	       (sent == 0 || uv_hrtime() - t0 < START_SLICE_NS);
 	     p->start_next++) {
 		struct phost *h = &p->h[p->start_next];
 
