@@ -69,7 +69,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-unit check-integration check-cluster check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
-	bench-scale bench-tree bench-slow bench-senders bench-rdma fuzz clean install uninstall deps-build deps-test
+	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma fuzz clean install uninstall deps-build deps-test
 
 all: $(BIN)
 
@@ -209,6 +209,9 @@ bench-tree: rdmcp
 
 bench-slow: rdmcp $(HELPER_BINS)
 	@scripts/bench-slow.sh
+
+bench-racks: rdmcp
+	@scripts/bench-racks.sh
 
 bench-senders: rdmcp
 	@scripts/bench-senders.sh

@@ -82,6 +82,8 @@ struct opts {
 	const char **wlists;	/* -w HOSTS, repeatable */
 	size_t nwlists;
 	const char *exclude;	/* -x */
+	const char *topology;	/* --topology FILE: hosts in rack order */
+	bool alg_set;		/* -a given (else --topology picks chain) */
 	const char *ok_file;
 	const char *failed_file;
 	bool json;		/* --json: JSON Lines on stdout */

@@ -14,13 +14,14 @@
 
 #include "cmd.h"
 #include "log.h"
+#include "topo.h"
 
 #define MAX_HOSTFILE (64u << 20)
 
-/* The host file opened ("-": a copy of stdin): a descriptor, or -errno
- * after a message. */
+/* The host (or topology: `what`) file opened ("-": a copy of stdin): a
+ * descriptor, or -errno after a message. */
 static int
-open_host_file(const char *path)
+open_host_file(const char *path, const char *what)
 {
 	struct stat st;
 	int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY);
@@ -32,35 +33,35 @@ open_host_file(const char *path)
 		rc = -EISDIR;
 	if (rc == 0)
 		return fd;
-	warnx_("cannot read host file '%s': %s", path, strerror(-rc));
+	warnx_("cannot read %s '%s': %s", what, path, strerror(-rc));
 	if (fd >= 0)
 		close(fd);
 	return rc;
 }
 
-/* The whole of a host file ("-": stdin), NUL-terminated, or NULL after a
- * message. */
+/* The whole of a host (or topology: `what`) file ("-": stdin),
+ * NUL-terminated, or NULL after a message. */
 static char *
-slurp(const char *path)
+slurp(const char *path, const char *what)
 {
 	char *text = NULL, *grown;
 	size_t len = 0, cap = 0;
 	ssize_t n = 1;
-	int fd = open_host_file(path);
+	int fd = open_host_file(path, what);
 
 	while (fd >= 0 && n != 0) {
 		if (len + 1 >= cap) {
 			cap = cap ? cap * 2 : 65536;
 			grown = cap <= MAX_HOSTFILE + 1 ? realloc(text, cap) : NULL;
 			if (grown == NULL) {
-				warnx_("host file '%s' is too large", path);
+				warnx_("%s '%s' is too large", what, path);
 				break;
 			}
 			text = grown;
 		}
 		n = read(fd, text + len, cap - len - 1);
 		if (n < 0 && errno != EINTR) {
-			warnx_("cannot read host file '%s': %s", path,
+			warnx_("cannot read %s '%s': %s", what, path,
 			       strerror(errno));
 			break;
 		}
@@ -122,7 +123,7 @@ parse_hosts(const struct opts *o, const char *spec, struct hostlist *hl,
 	if (spec != NULL)
 		return hostlist_parse(hl, spec, err);
 	if (o->hostfile != NULL) {
-		text = slurp(o->hostfile);
+		text = slurp(o->hostfile, "host file");
 		if (text == NULL)
 			return -EINVAL;	/* slurp said why */
 		rc = hostlist_parse_file(hl, text, o->hostfile, err);
@@ -149,6 +150,65 @@ check_hosts_source(const struct opts *o, const char *spec, int nfiles)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The rack of this machine in t, by its host name; -1 if not listed. */
+static int
+own_rack(const struct topo *t)
+{
+	char name[256];
+
+	if (gethostname(name, sizeof(name) - 1) < 0)
+		return -1;
+	name[sizeof(name) - 1] = '\0';
+	return topo_rack_of(t, name);
+}
+
+/* Say (-v) which racks the hosts are in, in the order they will go. */
+static void
+tell_racks(const struct topo *t, const char *file, const int *rack_of,
+	   size_t n)
+{
+	size_t i = 0, j;
+
+	while (i < n) {
+		for (j = i; j < n && rack_of[j] == rack_of[i]; j++)
+			;
+		if (rack_of[i] >= 0)
+			log_info("rack %s: %zu host%s", topo_rack_name(t,
+				 (size_t)rack_of[i]), j - i, j - i > 1 ? "s" : "");
+		else
+			warnx_("warning: %zu host%s in no rack of the topology "
+			       "(%s): they come last", j - i,
+			       j - i > 1 ? "s are" : " is", file);
+		i = j;
+	}
+}
+
+/* --topology: put the hosts in rack order, this machine's rack first. */
+static int
+apply_topology(const struct opts *o, struct hostlist *hl)
+{
+	struct rd_err err = { 0 };
+	struct topo *t = NULL;
+	char *text = slurp(o->topology, "topology file");
+	int *rack_of = calloc(hl->n ? hl->n : 1, sizeof(*rack_of));
+	int rc = text == NULL ? -EINVAL : 0;	/* slurp said why */
+
+	if (rc == 0 && rack_of == NULL) {
+		warnx_("%s", strerror(ENOMEM));
+		rc = -ENOMEM;
+	}
+	if (rc == 0 && (rc = topo_parse(text, o->topology, &t, &err)) < 0)
+		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
+	if (rc == 0)
+		rc = topo_order(t, own_rack(t), hl->hosts, hl->n, rack_of);
+	if (rc == 0)
+		tell_racks(t, o->topology, rack_of, hl->n);
+	topo_free(t);
+	free(rack_of);
+	free(text);
+	return rc == -ENOMEM ? rc : rc < 0 ? -EINVAL : 0;
 }
 
 int
@@ -183,6 +243,8 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
 							   : "");
 		return -EINVAL;
 	}
+	if (o->topology != NULL && (rc = apply_topology(o, hl)) < 0)
+		return rc;
 	return refuse_self(hl, o->bind);
 }
 

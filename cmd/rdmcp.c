@@ -62,6 +62,7 @@ enum {
 	OPT_NAME,
 	OPT_BWLIMIT,
 	OPT_MAX_JOBS,
+	OPT_TOPOLOGY,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -114,6 +115,7 @@ static const struct option long_options[] = {
 	{ "sparse", no_argument, NULL, 'S' },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "timeout", required_argument, NULL, 't' },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "transport", required_argument, NULL, OPT_TRANSPORT },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -186,6 +188,11 @@ usage(FILE *out)
 "  -w, --nodes HOSTS        the hosts, as with pdsh -w (repeatable, and\n"
 "                           with -f); then every argument is a FILE\n"
 "  -x, --exclude HOSTS      leave these hosts out\n"
+"      --topology FILE      which rack each host is in (lines 'RACK: HOSTS',\n"
+"                           or Slurm's topology.conf): hosts go in rack\n"
+"                           order, this machine's rack first, and the\n"
+"                           algorithm is chain unless -a says otherwise,\n"
+"                           so the data crosses each rack's uplink once\n"
 "      --ok-file FILE       write the hosts that got a complete copy to\n"
 "                           FILE, as one host list\n"
 "      --failed-file FILE   write the hosts that did not to FILE (both\n"
@@ -453,6 +460,7 @@ parse_option(struct opts *o, int c, const char *arg)
 		if (sched_alg_parse(arg, &o->alg) < 0)
 			return bad_usage("unknown algorithm '%s' (binomial, "
 					 "chain, tree, sequential)", arg);
+		o->alg_set = true;
 		return 0;
 	case 'b':
 		if (parse_size(arg, PROTO_MAX_BLOCK, &v) < 0 ||
@@ -492,6 +500,9 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case OPT_TRACE:
 		o->trace_file = arg;
+		return 0;
+	case OPT_TOPOLOGY:
+		o->topology = arg;
 		return 0;
 	case OPT_NAME:
 		o->name = arg;
@@ -752,6 +763,8 @@ main(int argc, char **argv)
 		rc = parse_option(&o, c, optarg);
 	o.args = argv + optind;
 	o.nargs = argc - optind;
+	if (o.topology != NULL && !o.alg_set)
+		o.alg = SCHED_CHAIN;	/* one crossing per rack (README) */
 	if (rc == PARSE_STOP)
 		status = EXIT_ALL_OK;
 	else if (rc < 0)

@@ -10,7 +10,7 @@ _rdmcp() {
 		--json --keep-owners --key --listen --max-jobs --name --nodes --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --size
-		--sparse --state-dir --timeout --trace
+		--sparse --state-dir --timeout --topology --trace
 		--transport --verbose --verify --version --window"
 	local short="-a -b -d -f -h -n -p -P -q -r -S -t -v -V -w -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
@@ -31,7 +31,7 @@ _rdmcp() {
 	-d | --dest | --root | --prefix | --state-dir)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
-	-f | --hostfile | --ok-file | --failed-file | --key | --genkey | --trace)
+	-f | --hostfile | --ok-file | --failed-file | --key | --genkey | --trace | --topology)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--transport)

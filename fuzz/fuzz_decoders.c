@@ -8,10 +8,12 @@
  *   make fuzz                      (FUZZ_SECONDS, default 60)
  */
 #include <stdint.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hostlist.h"
+#include "topo.h"
 #include "json.h"
 #include "proto.h"
 #include "wire.h"
@@ -88,6 +90,42 @@ fuzz_hostlist(const uint8_t *p, size_t n)
 	free(spec);
 }
 
+/* A topology file: parsed, looked up, a host list put in its order.
+ * One bracket and short numbers at most: a range of a million hosts is
+ * valid, and would only make the fuzzer slow. */
+static void
+fuzz_topo(const uint8_t *p, size_t n)
+{
+	char names[4][16] = { "n1", "node07:9", "[fe80::1]:7", "a.b.c" };
+	char *hosts[4] = { names[0], names[1], names[2], names[3] };
+	struct rd_err err = { 0 };
+	struct topo *t = NULL;
+	char *text = malloc(n + 1);
+	int rack_of[4];
+	size_t i, digits = 0, brackets = 0;
+
+	if (text == NULL || n > 1024)
+		goto out;
+	for (i = 0; i < n; i++) {
+		digits = isdigit(p[i]) ? digits + 1 : 0;
+		brackets += p[i] == '[';
+		if (digits > 3 || brackets > 1)
+			goto out;
+	}
+	memcpy(text, p, n);
+	text[n] = '\0';
+	if (topo_parse(text, "fuzz", &t, &err) == 0) {
+		for (i = 0; i < 4; i++)
+			if (topo_rack_of(t, hosts[i]) >= (int)topo_racks(t))
+				abort();
+		if (topo_order(t, 0, hosts, 4, rack_of) != 0)
+			abort();
+	}
+out:
+	topo_free(t);
+	free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -100,7 +138,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	switch (data[0] % 7) {
+	switch (data[0] % 8) {
 	case 0:
 		if (size - 1 >= PROTO_FRAME_LEN)
 			frame_decode(data + 1, &f);
@@ -121,6 +159,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 5:
 		fuzz_hostlist(data + 1, size - 1);
+		break;
+	case 6:
+		fuzz_topo(data + 1, size - 1);
 		break;
 	default:
 		s = malloc(size);

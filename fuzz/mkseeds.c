@@ -48,6 +48,8 @@ main(int argc, char **argv)
 	uint8_t hdr[PROTO_FRAME_LEN], hello[PROTO_TOKEN_LEN + 8] = { 0 };
 	struct wbuf w;
 	const char *hl = "node[01-16,20],rack[1-2]n[1-3]:7000,[::1]:5,10.0.0.1";
+	const char *topo = "# racks\nSwitchName=s1 Nodes=node[01-16]\n"
+			   "SwitchName=top Switches=s1\ns2: n1,n2.x:7\n";
 	const char *js = "a\"b\\\n\x01\xc3\xa9\xff";
 
 	if (argc != 2)
@@ -68,6 +70,7 @@ main(int argc, char **argv)
 	put(argv[1], "hello", 3, hello, sizeof(hello));
 	put(argv[1], "rdma-hello", 4, hello, sizeof(hello));
 	put(argv[1], "hostlist", 5, hl, strlen(hl));
-	put(argv[1], "json", 6, js, strlen(js));
+	put(argv[1], "topology", 6, topo, strlen(topo));
+	put(argv[1], "json", 7, js, strlen(js));
 	return 0;
 }

@@ -5,6 +5,13 @@
 #                                   (tc rate, e.g. 200mbit; default: none)
 #   netns-cluster.sh down           remove every namespace it made
 #   netns-cluster.sh shape I RATE   host I's NIC at RATE instead, both ways
+#   netns-cluster.sh racks R UPLINK split the hosts into R racks of equal
+#                                   size (host 1.. in rack 1): each rack a
+#                                   bridge of its own, joined to the core
+#                                   (br0) by an uplink shaped to UPLINK
+#                                   each way
+#   netns-cluster.sh uplink-bytes   bytes each uplink carried, per rack:
+#                                   "RACK OUT IN" (out: leaving the rack)
 #   netns-cluster.sh exec I CMD...  run CMD on host I
 #   netns-cluster.sh addr I         print host I's address
 #
@@ -60,6 +67,36 @@ up() {
 	done
 }
 
+# racks R UPLINK: rack r holds hosts (r-1)*N/R+1 .. r*N/R of the N up
+racks() {
+	local r=$1 rate=$2 n i k
+	n=$(ip -n "$SW" -o link show master br0 | grep -c ': p[0-9]*@' || true)
+	[ "$r" -ge 1 ] && [ $((n % r)) -eq 0 ] ||
+		{ echo "$n hosts do not split into $r racks" >&2; exit 2; }
+	for k in $(seq 1 "$r"); do
+		ip -n "$SW" link add "rk$k" type bridge
+		ip -n "$SW" link set "rk$k" up
+		ip -n "$SW" link add "up$k" type veth peer name "co$k"
+		ip -n "$SW" link set "up$k" master "rk$k" up
+		ip -n "$SW" link set "co$k" master br0 up
+		shape "$SW" "up$k" "$rate"
+		shape "$SW" "co$k" "$rate"
+		for i in $(seq $(((k - 1) * n / r + 1)) $((k * n / r))); do
+			ip -n "$SW" link set "p$i" master "rk$k"
+		done
+	done
+}
+
+# uplink_bytes: per rack, the bytes its uplink carried out and in
+uplink_bytes() {
+	local k out in
+	for k in $(ip -n "$SW" -o link show | sed -n 's/^[0-9]*: up\([0-9]*\)@.*/\1/p' | sort -n); do
+		out=$(ip netns exec "$SW" cat "/sys/class/net/up$k/statistics/tx_bytes")
+		in=$(ip netns exec "$SW" cat "/sys/class/net/co$k/statistics/tx_bytes")
+		echo "$k $out $in"
+	done
+}
+
 down() {
 	local ns
 	for ns in $(ip netns list | awk '{print $1}' | grep -E "^$NAME-(sw|h[0-9]+)$" || true); do
@@ -74,5 +111,7 @@ down) down ;;
 shape) shape "$(host_ns "$2")" eth0 "$3"; shape "$SW" "p$2" "$3" ;;
 exec) shift; i=$1; shift; exec ip netns exec "$(host_ns "$i")" "$@" ;;
 addr) addr "$2" ;;
-*) sed -n '2,17p' "$0"; exit 2 ;;
+racks) racks "$2" "$3" ;;
+uplink-bytes) uplink_bytes ;;
+*) sed -n '2,24p' "$0"; exit 2 ;;
 esac
