@@ -195,8 +195,16 @@ check-rdma: $(BIN)
 demo: $(BIN)
 	@RDMCP=$(abspath $(BIN)) scripts/demo.sh
 
+# BENCH_SLOW, BENCH_RACKS, BENCH_SENDERS: also run those benchmarks after
+# bench.sh, with these scenarios ("1": their default ones).
 bench: rdmcp $(HELPER_BINS)
 	@scripts/bench.sh
+	@for b in "slow:$(BENCH_SLOW)" "racks:$(BENCH_RACKS)" "senders:$(BENCH_SENDERS)"; do \
+		name=$${b%%:*}; sc=$${b#*:}; [ -n "$$sc" ] || continue; \
+		var=BENCH_$$(echo "$$name" | tr a-z A-Z)_SCENARIOS; \
+		if [ "$$sc" = 1 ]; then scripts/bench-$$name.sh || exit 1; \
+		else env "$$var=$$sc" scripts/bench-$$name.sh || exit 1; fi; \
+	done
 
 bench-loop: rdmcp
 	@scripts/bench-loop.sh
