@@ -185,6 +185,27 @@ tell_racks(const struct topo *t, const char *file, const int *rack_of,
 	}
 }
 
+/* --topology -: standard input, unless the hosts or a source are there */
+static int
+check_topology_stdin(const struct opts *o, int nfiles)
+{
+	const char *clash = NULL;
+	int i;
+
+	if (strcmp(o->topology, "-") != 0)
+		return 0;
+	if (o->hostfile != NULL && strcmp(o->hostfile, "-") == 0)
+		clash = "the hosts (-f -)";
+	for (i = 0; i < nfiles; i++)
+		if (strcmp(o->args[i], "-") == 0)
+			clash = "a source (-)";
+	if (clash == NULL)
+		return 0;
+	warnx_("standard input cannot be both %s and the topology "
+	       "(--topology -)", clash);
+	return -EINVAL;
+}
+
 /* --topology: put the hosts in rack order, this machine's rack first. */
 static int
 apply_topology(const struct opts *o, struct hostlist *hl)
@@ -243,7 +264,8 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
 							   : "");
 		return -EINVAL;
 	}
-	if (o->topology != NULL && (rc = apply_topology(o, hl)) < 0)
+	if (o->topology != NULL && ((rc = check_topology_stdin(o, *nfiles)) < 0 ||
+				    (rc = apply_topology(o, hl)) < 0))
 		return rc;
 	return refuse_self(hl, o->bind);
 }

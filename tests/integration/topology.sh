@@ -60,6 +60,19 @@ grep -q "warning: 1 host is in no rack" "$WORK/err" ||
 grep -q ", binomial," "$WORK/daemon1.log" ||
 	fail "-a binomial was not kept: $(tail -3 "$WORK/daemon1.log")"
 
+# The topology on standard input ('-'), as scontrol show topology writes
+# it; not when standard input is also a source.
+make_file "$src/data3" 3000
+printf 'SwitchName=A Level=0 LinkSpeed=1 Nodes=127.0.0.[2,4,6]\nSwitchName=B Level=0 LinkSpeed=1 Nodes=127.0.0.[3,5,7]\n' >"$WORK/scontrol"
+expect_status 0 sh -c 'exec "$@" <"$0"' "$WORK/scontrol" "$RDMCP" \
+	--topology - "$src/data3" "$(hosts 6)"
+assert_copies 6 "$src/data3"
+assert_ranks 1 3 5 2 4 6
+expect_status 2 sh -c 'exec "$@" <"$0"' "$WORK/scontrol" "$RDMCP" \
+	--topology - --name d4 - "$(hosts 6)"
+grep -q "cannot be both a source (-) and the topology" "$WORK/err" ||
+	fail "stdin twice: $(cat "$WORK/err")"
+
 # A bad file: exit 2, the file and line named, no host contacted.
 jobs_before=$(cat "$WORK"/daemon*.log | grep -c " from " || true)
 printf 'A: %s\nthis is not a rack\n' "$(host_addr 1)" >"$WORK/bad"
