@@ -37,6 +37,13 @@ enum mode { MODE_PUSH, MODE_SERVE, MODE_PLAN, MODE_GENKEY };
  * (EXIT_SENDER). */
 int exit_status(int err);
 
+/* --topology: the rack of each host of the list (-1: none; NULL without
+ * --topology) and of this machine. */
+struct host_racks {
+	int *rack_of;
+	int own;
+};
+
 struct opts {
 	enum mode mode;
 	enum sched_alg alg;
@@ -75,6 +82,8 @@ struct opts {
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;
 	uint64_t plan_size;	/* --size: blocks from the chosen size */
+	uint32_t *plan_racks;	/* --racks: sizes, rank by rank */
+	size_t plan_nracks;
 	/* push: FILE... HOSTS */
 	char **args;
 	int nargs;
@@ -117,10 +126,12 @@ struct manifest;
 int add_libs(struct manifest *m, const char *exe, const char *dest);
 
 /* The hosts of a push (HOSTS argument, -f, or SLURM_JOB_NODELIST; minus
- * -x; without duplicates) into hl, and how many arguments are files.
+ * -x; without duplicates) into hl, and how many arguments are files; with
+ * --topology, in rack order, their racks in hr (hr->rack_of malloc'd).
  * Returns 0, or -errno after a message on stderr: -EINVAL when the hosts
  * given are wrong (a usage error), -ENOMEM. */
-int gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles);
+int gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles,
+		 struct host_racks *hr);
 
 /* -EINVAL after a message if hl names this machine (its host name, short
  * or long, or one of its non-loopback addresses; with `bind`, a numeric

@@ -206,9 +206,11 @@ check_topology_stdin(const struct opts *o, int nfiles)
 	return -EINVAL;
 }
 
-/* --topology: put the hosts in rack order, this machine's rack first. */
+/* --topology: put the hosts in rack order, this machine's rack first;
+ * their racks and this machine's in hr. */
 static int
-apply_topology(const struct opts *o, struct hostlist *hl)
+apply_topology(const struct opts *o, struct hostlist *hl,
+	       struct host_racks *hr)
 {
 	struct rd_err err = { 0 };
 	struct topo *t = NULL;
@@ -222,10 +224,15 @@ apply_topology(const struct opts *o, struct hostlist *hl)
 	}
 	if (rc == 0 && (rc = topo_parse(text, o->topology, &t, &err)) < 0)
 		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
-	if (rc == 0)
-		rc = topo_order(t, own_rack(t), hl->hosts, hl->n, rack_of);
-	if (rc == 0)
+	if (rc == 0) {
+		hr->own = own_rack(t);
+		rc = topo_order(t, hr->own, hl->hosts, hl->n, rack_of);
+	}
+	if (rc == 0) {
 		tell_racks(t, o->topology, rack_of, hl->n);
+		hr->rack_of = rack_of;
+		rack_of = NULL;
+	}
 	topo_free(t);
 	free(rack_of);
 	free(text);
@@ -233,7 +240,8 @@ apply_topology(const struct opts *o, struct hostlist *hl)
 }
 
 int
-gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
+gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles,
+	     struct host_racks *hr)
 {
 	struct hostlist ex = { 0 };
 	struct rd_err err = { 0 };
@@ -265,7 +273,7 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles)
 		return -EINVAL;
 	}
 	if (o->topology != NULL && ((rc = check_topology_stdin(o, *nfiles)) < 0 ||
-				    (rc = apply_topology(o, hl)) < 0))
+				    (rc = apply_topology(o, hl, hr)) < 0))
 		return rc;
 	return refuse_self(hl, o->bind);
 }

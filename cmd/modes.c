@@ -338,9 +338,14 @@ plan_print(const struct opts *o, struct sched **s, uint32_t n,
 				printf("%llu\t%u\t%u\t%llu\n",
 				       (unsigned long long)step, r, x.peer,
 				       (unsigned long long)x.block);
-	printf("# steps %llu hosts %u blocks %llu algorithm %s\n",
+	size_t i;
+
+	printf("# steps %llu hosts %u blocks %llu algorithm %s",
 	       (unsigned long long)steps, n,
 	       (unsigned long long)blocks, sched_alg_name(o->alg));
+	for (i = 0; i < o->plan_nracks; i++)
+		printf("%s%u", i ? "," : " racks ", o->plan_racks[i]);
+	printf("\n");
 }
 
 int
@@ -350,7 +355,17 @@ run_plan(const struct opts *o)
 	uint32_t r, n = o->plan_hosts, bs;
 	uint64_t blocks = o->plan_blocks;
 	int rc = 0;
+	size_t i;
 
+	for (i = 0, bs = 0; i < o->plan_nracks; i++)
+		bs += o->plan_racks[i];
+	if (o->plan_nracks > 0 && n == 0)
+		n = bs;
+	if (o->plan_nracks > 0 && n != bs) {
+		warnx_("--racks: the racks hold %u members, --hosts says %u",
+		       bs, n);
+		return EXIT_USAGE;
+	}
 	if (n == 0 || o->nargs > 0 || (blocks == 0) == (o->plan_size == 0)) {
 		warnx_("--plan needs --hosts N and --blocks K or --size SIZE, "
 		       "and no files");
@@ -371,7 +386,8 @@ run_plan(const struct opts *o)
 		return EXIT_SENDER;
 	}
 	for (r = 0; r < n && rc == 0; r++)
-		rc = sched_new(o->alg, n, r, blocks, &s[r]);
+		rc = sched_new_racks(o->alg, n, r, blocks, o->plan_racks,
+				     o->plan_nracks, &s[r]);
 	if (rc == 0)
 		plan_print(o, s, n, blocks);
 	else

@@ -63,6 +63,7 @@ enum {
 	OPT_BWLIMIT,
 	OPT_MAX_JOBS,
 	OPT_TOPOLOGY,
+	OPT_RACKS,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -103,6 +104,7 @@ static const struct option long_options[] = {
 	{ "preserve", no_argument, NULL, 'p' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "racks", required_argument, NULL, OPT_RACKS },
 	{ "recursive", no_argument, NULL, 'r' },
 	{ "remote-opts", required_argument, NULL, OPT_REMOTE_OPTS },
 	{ "remote-path", required_argument, NULL, OPT_REMOTE_PATH },
@@ -135,6 +137,7 @@ usage(FILE *out)
 "       rdmcp --rsh CMD [OPTIONS] FILE... HOSTS\n"
 "       rdmcp --serve --root DIR [--listen ADDR[:PORT]] [OPTIONS]\n"
 "       rdmcp --plan --hosts N --blocks K|--size SIZE [--algorithm ALG]\n"
+"             [--racks S1,S2,...]\n"
 "       rdmcp --genkey FILE\n"
 "\n"
 "Copy FILEs to every host in HOSTS at once: the data is cut into blocks\n"
@@ -191,8 +194,10 @@ usage(FILE *out)
 "      --topology FILE      which rack each host is in (lines 'RACK: HOSTS',\n"
 "                           or Slurm's topology.conf): hosts go in rack\n"
 "                           order, this machine's rack first, and the\n"
-"                           algorithm is chain unless -a says otherwise,\n"
-"                           so the data crosses each rack's uplink once\n"
+"                           algorithm is chain unless -a says otherwise\n"
+"                           (binomial: a pipeline in each rack, fed from\n"
+"                           the rack before), so the data crosses each\n"
+"                           rack's uplink once\n"
 "      --ok-file FILE       write the hosts that got a complete copy to\n"
 "                           FILE, as one host list\n"
 "      --failed-file FILE   write the hosts that did not to FILE (both\n"
@@ -280,6 +285,9 @@ usage(FILE *out)
 "      --blocks K           number of blocks\n"
 "      --size SIZE          or the bytes to send: the block size the push\n"
 "                           would choose for them, and its blocks\n"
+"      --racks S1,S2,...    the members in racks of these sizes, rank by\n"
+"                           rank (the sender's first): the schedule\n"
+"                           --topology makes (--hosts is their sum)\n"
 "\n"
 "  -h, --help               show this help\n"
 "  -V, --version            show the version\n"
@@ -445,6 +453,46 @@ add_value(const char ***list, size_t *n, const char *opt, const char *arg)
 	*list = grown;
 	(*list)[(*n)++] = arg;
 	return 0;
+}
+
+/* v appended to the array *list of *n; 0 or -ENOMEM. */
+static int
+add_u32(uint32_t **list, size_t *n, uint32_t v)
+{
+	uint32_t *grown = realloc(*list, (*n + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return -ENOMEM;
+	*list = grown;
+	(*list)[(*n)++] = v;
+	return 0;
+}
+
+/* --racks S1,S2,...: the racks' sizes for --plan, rank by rank. */
+static int
+parse_racks(struct opts *o, const char *arg)
+{
+	const char *p = arg;
+	uint64_t sum = 0;
+	char *end;
+	unsigned long v;
+
+	free(o->plan_racks);
+	o->plan_racks = NULL;
+	o->plan_nracks = 0;
+	while (*p != '\0') {
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (end == p || errno != 0 || v == 0 || v > SCHED_MAX_MEMBERS ||
+		    (*end != ',' && *end != '\0') ||
+		    (sum += v) > SCHED_MAX_MEMBERS ||
+		    add_u32(&o->plan_racks, &o->plan_nracks, (uint32_t)v) < 0)
+			return bad_usage("bad rack sizes '%s' (e.g. 8,8,16)",
+					 arg);
+		p = *end == ',' ? end + 1 : end;
+	}
+	return o->plan_nracks > 0 ? 0 : bad_usage("no rack sizes in '%s'",
+						   arg);
 }
 
 /* Apply option c (with its argument).  Returns 0 to go on, PARSE_STOP
@@ -619,6 +667,8 @@ parse_option(struct opts *o, int c, const char *arg)
 			return bad_usage("bad group size '%s'", arg);
 		o->plan_hosts = (uint32_t)v;
 		return 0;
+	case OPT_RACKS:
+		return parse_racks(o, arg);
 	case OPT_LISTEN:
 		o->listen = arg;
 		return 0;
@@ -773,5 +823,6 @@ main(int argc, char **argv)
 		status = run_mode(&o);
 	free(o.roots);
 	free(o.wlists);
+	free(o.plan_racks);
 	return status;
 }

@@ -205,6 +205,7 @@ struct sender {
 	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
 	bool sender_failed;	/* some host failed for the sender's reason */
 	struct tracefile *tf;	/* --trace */
+	struct host_racks racks;	/* --topology */
 	size_t *pending;
 	size_t npending;
 	char **dests;		/* where each source lands */
@@ -320,15 +321,26 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	struct rd_err *err)
 {
 	struct push_summary sum;
+	int *racks = NULL;
 	size_t i;
 	int rc;
 
-	for (i = 0; i < sd->npending; i++)
+	if (sd->racks.rack_of != NULL &&
+	    (racks = calloc(sd->npending + 1, sizeof(*racks))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < sd->npending; i++) {
 		hosts[i] = sd->targets != NULL ? sd->targets[sd->pending[i]]
 					       : sd->hl->hosts[sd->pending[i]];
+		if (racks != NULL)
+			racks[i] = sd->racks.rack_of[sd->pending[i]];
+	}
 	cfg->hosts = hosts;
 	cfg->nhosts = sd->npending;
+	cfg->racks = racks;
+	cfg->own_rack = sd->racks.own;
 	rc = push_run(cfg, &sum, err);
+	cfg->racks = NULL;
+	free(racks);
 	if (sum.source_changed[0] != '\0') {
 		progress_clear();
 		warnx_("%s: %s", sum.source_changed, sd->last ? "no host keeps "
@@ -750,7 +762,8 @@ int
 run_push(const struct opts *o)
 {
 	struct hostlist hl = { 0 };
-	struct sender sd = { .o = o, .hl = &hl, .spool_fd = -1 };
+	struct sender sd = { .o = o, .hl = &hl, .spool_fd = -1,
+			     .racks = { .own = -1 } };
 	struct manifest *mf = NULL;
 	struct push_cfg cfg;
 	struct auth_key key;
@@ -760,7 +773,7 @@ run_push(const struct opts *o)
 	setup_logging(o->verbose, LOG_WARN, false);
 	signal(SIGBUS, on_sigbus);
 	progress_start(o);
-	rc = gather_hosts(o, &hl, &nfiles);
+	rc = gather_hosts(o, &hl, &nfiles, &sd.racks);
 	if (rc == 0)
 		rc = check_stdin_source(o, nfiles);
 	if (rc == 0 && (rc = sender_alloc(&sd, nfiles)) == 0)
@@ -812,6 +825,7 @@ out:
 	rsh_free(rsh);
 	mf_free(mf);
 	sender_free(&sd);
+	free(sd.racks.rack_of);
 	hostlist_clear(&hl);
 	return status;
 }

@@ -8,7 +8,7 @@ _rdmcp() {
 		--bwlimit --connect-timeout --dest --device --dry-run --exclude --failed-file --fanout
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
 		--json --keep-owners --key --listen --max-jobs --name --nodes --ok-file --once --owner --plan --port
-		--prefix --preserve --progress --quiet --recursive --remote-opts
+		--prefix --preserve --progress --quiet --racks --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --size
 		--sparse --state-dir --timeout --topology --trace
 		--transport --verbose --verify --version --window"
@@ -53,7 +53,7 @@ _rdmcp() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	-b | --block-size | -P | --port | -t | --timeout | --connect-timeout | \
-	--listen | --hosts | --blocks | --window | --retries | --bind | \
+	--listen | --hosts | --blocks | --racks | --window | --retries | --bind | \
 	--gid-index | --remote-opts | --fanout | --name | --size | --bwlimit | --max-jobs)
 		return ;;
 	esac

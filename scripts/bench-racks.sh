@@ -12,6 +12,8 @@
 #   default     rdmcp, hosts listed rack by rack (binomial pipeline)
 #   chain       rdmcp -a chain, hosts listed rack by rack
 #   topology    rdmcp --topology, hosts listed interleaved across racks
+#   hybrid      rdmcp --topology -a binomial, the same list: a binomial
+#               pipeline in each rack, fed from the rack before
 #
 #   BENCH_RACKS_SCENARIOS  default "2:8:200mbit:400mbit:64 4:8:200mbit:200mbit:64"
 #                          (uplinks at a quarter, then an eighth, of a
@@ -49,6 +51,7 @@ one_push() {
 	case $kind in
 	chain) opts=(-a chain) ;;
 	topology) opts=(--topology "$DATA/topo") ;;
+	hybrid) opts=(--topology "$DATA/topo" -a binomial) ;;
 	esac
 	rm -rf "$DATA"/h*/dst
 	read -r -a before <<<"$(uplinks)"
@@ -81,10 +84,10 @@ scenario() {
 	ordered=$(hostlist "$n" | sed "s/\(,\|$\)/:$PORT\1/g")
 	copy=$(awk -v b="$BYTES" -v r="$(bits_per_s "$rate")" 'BEGIN { print b * 8 / r }')
 	echo "bench-racks: $r racks x $h hosts, NICs $rate, uplinks $uplink, $mib MiB; one copy at $rate: $copy s; $RUNS runs"
-	for kind in default chain topology; do
+	for kind in default chain topology hybrid; do
 		: >"$DATA/$kind"
 		for run in $(seq 1 "$RUNS"); do
-			if [ "$kind" = topology ]; then
+			if [ "$kind" = topology ] || [ "$kind" = hybrid ]; then
 				one_push "$kind" "$(interleaved "$r" "$h")" >>"$DATA/$kind"
 			else
 				one_push "$kind" "$ordered" >>"$DATA/$kind"

@@ -668,7 +668,8 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 		return -ENOMEM;
 	e->cfg = *cfg;
 	e->k = cfg->blocks;
-	rc = sched_new(cfg->alg, cfg->n, cfg->rank, cfg->blocks, &e->s);
+	rc = sched_new_racks(cfg->alg, cfg->n, cfg->rank, cfg->blocks,
+			     cfg->racks, cfg->nracks, &e->s);
 	if (rc < 0)
 		goto fail;
 	rc = init_peers(e);

@@ -48,6 +48,8 @@ struct eng_cfg {
 	uint32_t n;
 	uint32_t rank;
 	uint64_t blocks;
+	const uint32_t *racks;	/* racks' sizes, rank by rank (schedule.h) */
+	size_t nracks;		/* 0: no racks */
 	unsigned window;	/* receives posted ahead; 0: default */
 	/* One block at a time on each of the member's links, as the papers'
 	 * schedule has it: at most `max_sends` sends in flight (0: no

@@ -212,6 +212,7 @@ start_engine(struct push *p, const struct roster_peer *all)
 	struct eng_cfg ec = {
 		.loop = &p->loop, .alg = p->cfg->alg, .n = p->members,
 		.rank = 0, .blocks = store_blocks(p->st),
+		.racks = p->racks, .nracks = p->nracks,
 		.window = p->cfg->window, .rate = p->cfg->bwlimit,
 		.io = { engine_iov, engine_arrived, p->st },
 		.complete = on_engine_complete, .done = on_engine_done,
@@ -278,13 +279,14 @@ encode_start(struct push *p, const struct phost *h,
 	     struct roster_peer *mine, struct wbuf *w)
 {
 	struct roster ro = { .rank = h->rank, .n = p->members,
-			     .transport = p->group, .peers = mine };
+			     .transport = p->group, .peers = mine,
+			     .nracks = (uint32_t)p->nracks, .racks = p->racks };
 	struct sched *s;
 	size_t i, n;
 	int rc;
 
-	rc = sched_new(p->cfg->alg, p->members, h->rank, store_blocks(p->st),
-		       &s);
+	rc = sched_new_racks(p->cfg->alg, p->members, h->rank,
+			     store_blocks(p->st), p->racks, p->nracks, &s);
 	if (rc < 0)
 		return rc;
 	n = sched_peers(s, ranks, p->members);
@@ -373,6 +375,46 @@ finish_dry_run(struct push *p)
 	push_maybe_finish(p);
 }
 
+/* The rack of the member at `rank` (the sender: its own, else a rack
+ * of its own), for rack_sizes. */
+static int
+rack_at(const struct push *p, uint32_t rank)
+{
+	if (rank == 0)
+		return p->cfg->own_rack >= 0 ? p->cfg->own_rack : -2;
+	return p->cfg->racks[p->by_rank[rank]->idx];
+}
+
+/* --topology with the binomial pipeline: the racks' sizes in rank order
+ * (each run of members of one rack; hosts of no rack make one), or none
+ * if all are in one.  0 or -ENOMEM. */
+static int
+rack_sizes(struct push *p)
+{
+	uint32_t r, *sizes;
+	size_t n = 0;
+
+	if (p->cfg->racks == NULL || p->cfg->alg != SCHED_BINOMIAL)
+		return 0;
+	sizes = calloc(p->members, sizeof(*sizes));
+	if (sizes == NULL)
+		return -ENOMEM;
+	for (r = 0; r < p->members; r++) {
+		if (r == 0 || rack_at(p, r) != rack_at(p, r - 1))
+			n++;
+		sizes[n - 1]++;
+	}
+	if (n < 2) {
+		free(sizes);
+		return 0;
+	}
+	p->racks = sizes;
+	p->nracks = n;
+	log_info("binomial pipeline in %zu racks, each fed from the one "
+		 "before", n);
+	return 0;
+}
+
 /* Every host accepted or failed: form the group. */
 void
 pg_maybe_start(struct push *p)
@@ -414,7 +456,9 @@ pg_maybe_start(struct push *p)
 	}
 	p->sum->setup = push_elapsed(p);
 	trace_add(p->trace, TR_BOOT, p->t0_us, trace_now(), PROTO_NO_PEER, 0);
-	if (p->members > 1) {
+	if (p->members > 1 && (rc = rack_sizes(p)) < 0)
+		push_abort_group(p, NULL, strerror(-rc));
+	else if (p->members > 1) {
 		rc = choose_transport(p);
 		p->sum->transport = proto_transport_name(p->group);
 		if (rc == 0)

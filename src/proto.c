@@ -44,8 +44,8 @@ proto_max_len(uint8_t type)
 	case MSG_JOB:
 	case MSG_TRACE:
 		return PROTO_MAX_BODY;
-	case MSG_START:
-		return 64ull + 25ull * SCHED_MAX_MEMBERS;
+	case MSG_START:	/* peers, and racks */
+		return 64ull + 29ull * SCHED_MAX_MEMBERS;
 	case MSG_REFUSE:
 	case MSG_FAIL:
 	case MSG_ABORT:
@@ -359,6 +359,11 @@ roster_encode(const struct roster *ro, struct wbuf *w)
 		put_addr(w, &ro->peers[i].addr);
 		wput_u16(w, ro->peers[i].rdma_port);
 	}
+	if (ro->nracks >= 2) {
+		wput_u32(w, ro->nracks);
+		for (i = 0; i < ro->nracks; i++)
+			wput_u32(w, ro->racks[i]);
+	}
 	return w->err;
 }
 
@@ -375,6 +380,27 @@ get_peer(struct rbuf *r, const struct roster *ro, uint32_t i)
 	    (p->rank > 0 && p->addr.ss_family == AF_UNSPEC))
 		return -EBADMSG;
 	return 0;
+}
+
+/* The racks after the peers: 2 .. n sizes, each >= 1, summing to n. */
+static int
+get_racks(struct rbuf *r, struct roster *ro)
+{
+	uint64_t sum = 0;
+	uint32_t i;
+
+	if (rget_u32(r, &ro->nracks) < 0 || ro->nracks < 2 ||
+	    ro->nracks > ro->n || (r->len - r->off) / 4 != ro->nracks)
+		return -EBADMSG;
+	ro->racks = calloc(ro->nracks, sizeof(*ro->racks));
+	if (ro->racks == NULL)
+		return -ENOMEM;
+	for (i = 0; i < ro->nracks; i++) {
+		if (rget_u32(r, &ro->racks[i]) < 0 || ro->racks[i] == 0)
+			return -EBADMSG;
+		sum += ro->racks[i];
+	}
+	return sum == ro->n ? 0 : -EBADMSG;
 }
 
 int
@@ -397,8 +423,7 @@ roster_decode(const uint8_t *body, size_t len, struct roster **out,
 	    transport > TRANSPORT_VERBS || ro->n < 2 ||
 	    ro->n > SCHED_MAX_MEMBERS || ro->rank == 0 ||
 	    ro->rank >= ro->n || ro->npeers >= ro->n ||
-	    len < ROSTER_HEAD ||
-	    (len - ROSTER_HEAD) / ROSTER_ENTRY != ro->npeers)
+	    len < ROSTER_HEAD + (size_t)ro->npeers * ROSTER_ENTRY)
 		goto out;
 	ro->transport = (enum proto_transport)transport;
 	ro->peers = calloc(ro->npeers ? ro->npeers : 1, sizeof(*ro->peers));
@@ -408,6 +433,8 @@ roster_decode(const uint8_t *body, size_t len, struct roster **out,
 	rc = 0;
 	for (i = 0; i < ro->npeers && rc == 0; i++)
 		rc = get_peer(&r, ro, i);
+	if (rc == 0 && r.off < r.len)
+		rc = get_racks(&r, ro);
 	if (rc == 0)
 		rc = rbuf_done(&r);
 	if (rc < 0)
@@ -443,6 +470,7 @@ roster_free(struct roster *ro)
 {
 	if (ro == NULL)
 		return;
+	free(ro->racks);
 	free(ro->peers);
 	free(ro);
 }

@@ -201,13 +201,17 @@ struct roster_peer {
 /* What a START carries: the receiving member's rank, the group's size and
  * transport, and its schedule neighbours only (a member needs no other
  * address: START costs the sender O(n log n) bytes in all, not n^2),
- * sorted by rank. */
+ * sorted by rank; and, when the members are in racks (--topology), the
+ * racks' sizes, rank by rank from 0 (after the peers; absent otherwise,
+ * so a START without racks is what it always was). */
 struct roster {
 	uint32_t rank;
 	uint32_t n;
 	enum proto_transport transport;	/* tcp or verbs */
 	uint32_t npeers;
 	struct roster_peer *peers;
+	uint32_t nracks;	/* 0, or 2.. n */
+	uint32_t *racks;	/* sizes, each >= 1, summing to n */
 };
 
 int roster_encode(const struct roster *ro, struct wbuf *w);

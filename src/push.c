@@ -540,6 +540,7 @@ out:
 	free(p.by_addr);
 	free(p.by_rank);
 	free(p.all);
+	free(p.racks);
 	free(p.h);
 	store_free(p.st);
 	return rc;

@@ -72,6 +72,12 @@ struct push_cfg {
 	size_t nhosts;
 	uint16_t default_port;
 	enum sched_alg alg;
+	/* --topology: hosts[i] is in rack racks[i] (-1: none), the hosts
+	 * sorted so that each rack's are together; own_rack is the sender's
+	 * (-1: none).  With the binomial pipeline each rack then runs its
+	 * own, fed from the rack before (schedule.h).  NULL: no racks. */
+	const int *racks;
+	int own_rack;
 	uint32_t block_size;		/* 0: chosen (sched_auto_block) */
 	bool verify;
 	bool force;

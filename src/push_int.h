@@ -97,6 +97,8 @@ struct push {
 	uint32_t members;
 	struct phost **by_rank;
 	struct roster_peer *all;	/* every member: rank r at all[r - 1] */
+	uint32_t *racks;	/* racks' sizes in rank order (--topology) */
+	size_t nracks;		/* 0: no racks */
 	uv_idle_t starter;	/* sends the STARTs, a slice per turn; while
 				 * it is active, no go */
 	size_t start_next;	/* the host whose START is next */

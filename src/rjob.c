@@ -327,6 +327,7 @@ start_engine(struct rjob *j, struct rd_err *err)
 	struct eng_cfg ec = {
 		.loop = j->env->loop, .alg = j->job->alg, .n = j->ro->n,
 		.rank = j->ro->rank, .blocks = store_blocks(j->st),
+		.racks = j->ro->racks, .nracks = j->ro->nracks,
 		.window = j->job->window, .rate = j->job->bwlimit,
 		.io = { blocks_iov, blocks_arrived, j },
 		.complete = on_complete, .done = on_done, .ctx = j,

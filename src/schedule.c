@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "binomial.h"
+#include "hybrid.h"
 
 struct sched {
 	enum sched_alg alg;
@@ -20,6 +21,8 @@ struct sched {
 	uint64_t k;
 	unsigned l;		/* floor(log2 n) */
 	uint64_t steps;
+	bool racked;		/* the binomial pipeline across racks: */
+	struct hy_table hy;	/* this member's transfers */
 };
 
 static unsigned
@@ -130,11 +133,35 @@ int
 sched_new(enum sched_alg alg, uint32_t n, uint32_t rank, uint64_t k,
 	  struct sched **out)
 {
+	return sched_new_racks(alg, n, rank, k, NULL, 0, out);
+}
+
+/* sizes[0..nracks) sum to n and none is 0 */
+static bool
+racks_valid(uint32_t n, const uint32_t *sizes, size_t nracks)
+{
+	uint64_t sum = 0;
+	size_t r;
+
+	for (r = 0; r < nracks; r++) {
+		if (sizes[r] == 0)
+			return false;
+		sum += sizes[r];
+	}
+	return sum == n;
+}
+
+int
+sched_new_racks(enum sched_alg alg, uint32_t n, uint32_t rank, uint64_t k,
+		const uint32_t *sizes, size_t nracks, struct sched **out)
+{
 	struct sched *s;
+	int rc;
 
 	*out = NULL;
 	if ((unsigned)alg >= SCHED_NALG || n == 0 || n > SCHED_MAX_MEMBERS ||
-	    rank >= n || k > UINT64_MAX / SCHED_MAX_MEMBERS)
+	    rank >= n || k > UINT64_MAX / SCHED_MAX_MEMBERS ||
+	    (nracks > 0 && !racks_valid(n, sizes, nracks)))
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
@@ -145,6 +172,15 @@ sched_new(enum sched_alg alg, uint32_t n, uint32_t rank, uint64_t k,
 	s->k = k;
 	s->l = bp_log2(n);
 	s->steps = count_steps(alg, n, k);
+	if (alg == SCHED_BINOMIAL && nracks >= 2) {
+		s->racked = true;
+		rc = hy_build(sizes, nracks, rank, k, &s->hy);
+		if (rc < 0) {
+			free(s);
+			return rc;
+		}
+		s->steps = s->hy.steps;
+	}
 	*out = s;
 	return 0;
 }
@@ -152,7 +188,43 @@ sched_new(enum sched_alg alg, uint32_t n, uint32_t rank, uint64_t k,
 void
 sched_free(struct sched *s)
 {
+	if (s == NULL)
+		return;
+	hy_free(&s->hy);
 	free(s);
+}
+
+/* Across racks: the first of v[0..n) at step >= from, or n. */
+static size_t
+hy_lower(const struct hy_xfer *v, size_t n, uint64_t from)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (v[mid].step < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool
+hy_next(const struct sched *s, uint64_t from, bool send, bool exact,
+	uint64_t *step, struct sched_xfer *out)
+{
+	const struct hy_xfer *v = send ? s->hy.send : s->hy.recv;
+	size_t n = send ? s->hy.nsend : s->hy.nrecv;
+	size_t i = hy_lower(v, n, from);
+
+	if (i >= n || (exact && v[i].step != from))
+		return false;
+	if (step != NULL)
+		*step = v[i].step;
+	out->peer = v[i].peer;
+	out->block = v[i].block;
+	return true;
 }
 
 uint64_t
@@ -170,6 +242,8 @@ xfer_at(const struct sched *s, uint64_t step, bool send,
 
 	if (step >= s->steps)
 		return false;
+	if (s->racked)
+		return hy_next(s, step, send, true, NULL, out);
 	switch (s->alg) {
 	case SCHED_BINOMIAL:
 		bp_init(&p, s->n, s->k);
@@ -247,6 +321,8 @@ next_xfer(const struct sched *s, uint64_t from, uint64_t *step,
 {
 	uint64_t j;
 
+	if (s->racked)
+		return hy_next(s, from, send, false, step, out);
 	for (j = skip_idle(s, from, send); j < s->steps; j++) {
 		if (xfer_at(s, j, send, out)) {
 			*step = j;
@@ -296,6 +372,18 @@ last_at(uint64_t v, uint64_t *step)
 	return true;
 }
 
+static bool
+hy_last_with(const struct sched *s, uint32_t peer, bool send, uint64_t *step)
+{
+	const struct hy_xfer *v = send ? s->hy.send : s->hy.recv;
+	size_t i = send ? s->hy.nsend : s->hy.nrecv;
+
+	while (i-- > 0)
+		if (v[i].peer == peer)
+			return last_at(v[i].step, step);
+	return false;
+}
+
 bool
 sched_last_with(const struct sched *s, uint32_t peer, bool send,
 		uint64_t *step)
@@ -304,6 +392,8 @@ sched_last_with(const struct sched *s, uint32_t peer, bool send,
 
 	if (s->steps == 0 || peer >= s->n || peer == s->rank)
 		return false;
+	if (s->racked)
+		return hy_last_with(s, peer, send, step);
 	switch (s->alg) {
 	case SCHED_BINOMIAL:
 		return bp_last_with(s, peer, send, step);
@@ -464,11 +554,47 @@ simple_peers(const struct sched *s, uint32_t *out, size_t max)
 	return count;
 }
 
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Across racks: every peer of the table, ascending, once. */
+static size_t
+hy_peers(const struct sched *s, uint32_t *out, size_t max)
+{
+	size_t n = s->hy.nsend + s->hy.nrecv, i, count = 0;
+	uint32_t *all = malloc((n ? n : 1) * sizeof(*all));
+
+	if (all == NULL)
+		return 0;
+	for (i = 0; i < s->hy.nsend; i++)
+		all[i] = s->hy.send[i].peer;
+	for (i = 0; i < s->hy.nrecv; i++)
+		all[s->hy.nsend + i] = s->hy.recv[i].peer;
+	if (n > 1)
+		qsort(all, n, sizeof(*all), cmp_u32);
+	for (i = 0; i < n; i++) {
+		if (i > 0 && all[i] == all[i - 1])
+			continue;
+		if (count < max)
+			out[count] = all[i];
+		count++;
+	}
+	free(all);
+	return count;
+}
+
 size_t
 sched_peers(const struct sched *s, uint32_t *out, size_t max)
 {
 	if (s->steps == 0)
 		return 0;
+	if (s->racked)
+		return hy_peers(s, out, max);
 	if (s->alg == SCHED_BINOMIAL)
 		return bp_peers(s, out, max);
 	return simple_peers(s, out, max);

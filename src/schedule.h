@@ -39,6 +39,17 @@ struct sched;
 int sched_new(enum sched_alg alg, uint32_t n, uint32_t rank, uint64_t k,
 	      struct sched **out);
 
+/* The same, with the members in racks: sizes[0..nracks) members each,
+ * ranks numbered rack by rack from 0 (the sender's rack first).  With the
+ * binomial pipeline and two racks or more, each rack runs its own
+ * pipeline and each rack's first rank is fed by the rack before
+ * (hybrid.h): every block crosses each rack boundary once.  Other
+ * algorithms and nracks < 2 ignore the racks (sizes may then be NULL).
+ * -EINVAL also if the sizes do not sum to n or one is 0; -ENOMEM. */
+int sched_new_racks(enum sched_alg alg, uint32_t n, uint32_t rank,
+		    uint64_t k, const uint32_t *sizes, size_t nracks,
+		    struct sched **out);
+
 /* Free a schedule; NULL is a no-op. */
 void sched_free(struct sched *s);
 

@@ -48,7 +48,25 @@ for i in 2 3 4 5 6 7 8; do
 		fail "host $i: not rank $want: $(grep ': rank' "$WORK/daemon$i.log")"
 done
 
-# the same push with the binomial pipeline, in rack order even
+# the binomial pipeline across racks (each rack's own, fed from the rack
+# before): the same bound
+for i in $(seq 2 8); do rm -f "$WORK/h$i$src/data"; done
+before=$(into_rack2)
+expect_status 0 on_host 1 unshare --uts sh -c 'hostname "$0" && exec "$@"' \
+	"$(cluster_addr 1)" "$RDMCP" -v -a binomial --topology "$WORK/topo" \
+	"$src/data" "$list"
+crossed=$(( $(into_rack2) - before ))
+grep -q "binomial pipeline in 2 racks" "$WORK/err" || fail "$(cat "$WORK/err")"
+for i in $(seq 2 8); do
+	cmp -s "$src/data" "$WORK/h$i$src/data" || fail "host $i: no identical copy"
+	grep -q "$(cluster_addr "$i"):$PORT *ok" "$WORK/out" ||
+		fail "host $i not reported ok: $(cat "$WORK/out")"
+done
+note "--topology -a binomial: $crossed bytes into rack 2"
+[ "$crossed" -le $((size * 11 / 10)) ] ||
+	fail "-a binomial --topology: $crossed bytes into rack 2, more than 1.1 copies"
+
+# the plain binomial pipeline, in rack order even
 for i in $(seq 2 8); do rm -f "$WORK/h$i$src/data"; done
 before=$(into_rack2)
 expect_status 0 on_host 1 "$RDMCP" "$src/data" "$(cluster_hosts 8)"

@@ -51,7 +51,7 @@ cat >"$WORK/topo2" <<EOF
 A: $(host_addr 1),$(host_addr 3),$(host_addr 5)
 B: $(host_addr 2),$(host_addr 4)
 EOF
-expect_status 0 "$RDMCP" -a binomial --topology "$WORK/topo2" \
+expect_status 0 "$RDMCP" -v -a binomial --topology "$WORK/topo2" \
 	"$src/data2" "$(host_list host_addr 2 6),$(hosts 1)"
 assert_copies 6 "$src/data2"
 assert_ranks 2 4 3 5 1 6
@@ -59,6 +59,9 @@ grep -q "warning: 1 host is in no rack" "$WORK/err" ||
 	fail "no warning for the host in no rack: $(cat "$WORK/err")"
 grep -q ", binomial," "$WORK/daemon1.log" ||
 	fail "-a binomial was not kept: $(tail -3 "$WORK/daemon1.log")"
+# the sender (in no rack here), racks B and A, and host 6: four racks
+grep -q "binomial pipeline in 4 racks" "$WORK/err" ||
+	fail "no pipeline across racks: $(cat "$WORK/err")"
 
 # The topology on standard input ('-'), as scontrol show topology writes
 # it; not when standard input is also a source.
@@ -72,6 +75,17 @@ expect_status 2 sh -c 'exec "$@" <"$0"' "$WORK/scontrol" "$RDMCP" \
 	--topology - --name d4 - "$(hosts 6)"
 grep -q "cannot be both a source (-) and the topology" "$WORK/err" ||
 	fail "stdin twice: $(cat "$WORK/err")"
+
+# --plan --racks prints that schedule: each block crosses from the first
+# rack (ranks 0-2) into the second once, to its first rank (3).
+"$RDMCP" --plan --racks 3,4 --blocks 16 >"$WORK/plan" || fail "--plan --racks"
+crossing=$(awk '!/^#/ && $2 < 3 && $3 >= 3' "$WORK/plan")
+[ "$(echo "$crossing" | wc -l)" -eq 16 ] || fail "crossings: $crossing"
+[ -z "$(echo "$crossing" | awk '$3 != 3')" ] || fail "not to rank 3: $crossing"
+[ "$(echo "$crossing" | cut -f4 | sort -n | uniq | wc -l)" -eq 16 ] ||
+	fail "a block crossed twice: $crossing"
+grep -q "^# steps [0-9]* hosts 7 blocks 16 algorithm binomial racks 3,4$" \
+	"$WORK/plan" || fail "plan header: $(tail -1 "$WORK/plan")"
 
 # A bad file: exit 2, the file and line named, no host contacted.
 jobs_before=$(cat "$WORK"/daemon*.log | grep -c " from " || true)

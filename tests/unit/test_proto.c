@@ -320,6 +320,47 @@ START_TEST(roster_round_trip)
 }
 END_TEST
 
+/* The racks after the peers (--topology): kept, and checked. */
+START_TEST(roster_racks)
+{
+	struct roster_peer peers[1] = { { .rank = 0 } };
+	uint32_t racks[3] = { 3, 4, 0 };
+	struct roster ro = { .rank = 2, .n = 7, .peers = peers, .npeers = 1,
+			     .nracks = 2, .racks = racks }, *back;
+	struct wbuf w;
+	size_t cut, full;
+
+	wbuf_init(&w);
+	ck_assert_int_eq(roster_encode(&ro, &w), 0);
+	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
+	ck_assert_uint_eq(back->nracks, 2);
+	ck_assert_uint_eq(back->racks[0], 3);
+	ck_assert_uint_eq(back->racks[1], 4);
+	roster_free(back);
+	full = w.len;
+	for (cut = 13 + 25 + 1; cut < full; cut++)	/* a cut tail */
+		ck_assert_int_lt(roster_decode(w.data, cut, &back, NULL), 0);
+	racks[1] = 5;		/* sizes that do not sum to n */
+	w.len = 0;
+	ck_assert_int_eq(roster_encode(&ro, &w), 0);
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	racks[0] = 0;		/* an empty rack */
+	racks[1] = 7;
+	w.len = 0;
+	ck_assert_int_eq(roster_encode(&ro, &w), 0);
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	racks[0] = 7;		/* one rack is none: not sent at all */
+	ro.nracks = 1;
+	w.len = 0;
+	ck_assert_int_eq(roster_encode(&ro, &w), 0);
+	ck_assert_uint_eq(w.len, 13 + 25);
+	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
+	ck_assert_uint_eq(back->nracks, 0);
+	roster_free(back);
+	wbuf_free(&w);
+}
+END_TEST
+
 START_TEST(hello_round_trip)
 {
 	struct hello h = { .from = 3, .to = 7 }, g;
@@ -435,6 +476,7 @@ proto_suite(void)
 	tcase_add_test(tc, job_links_and_dirs);
 	tcase_add_test(tc, job_hostile_counts);
 	tcase_add_test(tc, roster_round_trip);
+	tcase_add_test(tc, roster_racks);
 	tcase_add_test(tc, hello_round_trip);
 	tcase_add_test(tc, strings_bounded);
 	tcase_add_test(tc, addresses);

@@ -4,6 +4,8 @@
  * exactly once, sends and receives pair up, at most one of each per member
  * and step, the step count matches the formula, the k-independent first
  * receive is right, and the peer list is exactly the set of ranks used.
+ * Across racks, also: every block crosses each rack boundary once, into
+ * the next rack's first rank.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -31,12 +33,15 @@ struct sim {
 	struct sched_xfer *first;
 	unsigned char *used;	/* n * n: member i exchanged with j */
 	int64_t *last_snd, *last_rcv;	/* n * n: last step i sent to j */
+	uint32_t *rack;		/* n: each member's rack; NULL: no racks */
+	uint64_t crossed;	/* transfers between racks */
 };
 
 static void
-sim_init(struct sim *m, enum sched_alg alg, uint32_t n, uint64_t k)
+sim_init_racks(struct sim *m, enum sched_alg alg, uint32_t n, uint64_t k,
+	       const uint32_t *sizes, size_t nracks)
 {
-	uint32_t r;
+	uint32_t r, j, at = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->n = n;
@@ -55,8 +60,21 @@ sim_init(struct sim *m, enum sched_alg alg, uint32_t n, uint64_t k)
 	memset(m->last_snd, 0xff, (size_t)n * n * sizeof(int64_t));
 	memset(m->last_rcv, 0xff, (size_t)n * n * sizeof(int64_t));
 	for (r = 0; r < n; r++)
-		EXPECT(sched_new(alg, n, r, k, &m->s[r]) == 0, "sched_new");
+		EXPECT(sched_new_racks(alg, n, r, k, sizes, nracks,
+				       &m->s[r]) == 0, "sched_new");
 	memset(m->held, 1, k);	/* the sender holds everything */
+	if (nracks < 2)
+		return;
+	m->rack = calloc(n, sizeof(*m->rack));
+	for (r = 0; r < nracks; r++)
+		for (j = 0; j < sizes[r]; j++)
+			m->rack[at++] = r;
+}
+
+static void
+sim_init(struct sim *m, enum sched_alg alg, uint32_t n, uint64_t k)
+{
+	sim_init_racks(m, alg, n, k, NULL, 0);
 }
 
 static void
@@ -77,6 +95,7 @@ sim_free(struct sim *m)
 	free(m->used);
 	free(m->last_snd);
 	free(m->last_rcv);
+	free(m->rack);
 }
 
 static void
@@ -98,6 +117,15 @@ sim_check_pairs(struct sim *m, uint64_t step)
 				      "n=%u k=%lu step %lu: %u sends block "
 				      "%lu it does not hold",
 				      m->n, m->k, step, r, m->snd[r].block);
+			if (m->rack != NULL && m->rack[r] != m->rack[t]) {
+				EXPECT(m->rack[t] == m->rack[r] + 1 &&
+				       m->rack[t - 1] == m->rack[r],
+				       "n=%u k=%lu step %lu: %u (rack %u) sends "
+				       "to %u (rack %u), not the next leader",
+				       m->n, m->k, step, r, m->rack[r], t,
+				       m->rack[t]);
+				m->crossed++;
+			}
 		}
 		if (m->has_rcv[r]) {
 			f = m->rcv[r].peer;
@@ -146,7 +174,7 @@ sim_check_end(struct sim *m, enum sched_alg alg)
 			EXPECT(m->held[(size_t)r * m->k + b],
 				      "n=%u k=%lu: %u never gets block %lu",
 				      m->n, m->k, r, b);
-	for (r = 1; r < m->n && m->k > 0; r++) {
+	for (r = 1; r < m->n && m->k > 0 && m->rack == NULL; r++) {
 		EXPECT(sched_first_recv(alg, m->n, r, &x), "no first receive");
 		EXPECT(x.peer == m->first[r].peer &&
 				      (x.block < m->k - 1 ? x.block : m->k - 1) ==
@@ -270,6 +298,46 @@ simulate(enum sched_alg alg, uint32_t n, uint64_t k)
 	sim_free(&m);
 }
 
+/* Across racks: the checks of simulate() but the step formula, and each
+ * block crosses each boundary once; the steps stay within a few per rack
+ * of k + log2 n. */
+static void
+simulate_racks(const uint32_t *sizes, size_t nracks, uint64_t k)
+{
+	struct sim m;
+	uint64_t step, T, bound;
+	uint32_t r, n = 0;
+	size_t i;
+
+	for (i = 0; i < nracks; i++)
+		n += sizes[i];
+	sim_init_racks(&m, SCHED_BINOMIAL, n, k, sizes, nracks);
+	T = sched_steps(m.s[0]);
+	for (r = 1; r < n; r++)
+		EXPECT(sched_steps(m.s[r]) == T, "members disagree on steps");
+	for (step = 0; step < T; step++) {
+		for (r = 0; r < n; r++) {
+			m.has_snd[r] = sched_send(m.s[r], step, &m.snd[r]);
+			m.has_rcv[r] = sched_recv(m.s[r], step, &m.rcv[r]);
+		}
+		EXPECT(!m.has_rcv[0], "the sender receives");
+		sim_check_pairs(&m, step);
+		sim_apply_receives(&m, step);
+	}
+	sim_check_end(&m, SCHED_BINOMIAL);
+	EXPECT(m.crossed == k * (nracks - 1), "n=%u k=%lu: %lu transfers "
+	       "between racks, want %lu", n, k, m.crossed, k * (nracks - 1));
+	for (bound = k + 2, i = 0; i < nracks; i++)
+		bound += 3 + 2 * (uint64_t)(32 - __builtin_clz(sizes[i]));
+	EXPECT(k == 0 || T <= bound, "n=%u k=%lu: %lu steps, more than %lu",
+	       n, k, T, bound);
+	for (r = 0; r < n && n <= 40; r++) {
+		sim_check_next(&m, r);
+		sim_check_last(&m, r);
+	}
+	sim_free(&m);
+}
+
 static const uint64_t many_k[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 16,
 				   17, 31, 32, 33, 64, 100 };
 
@@ -308,6 +376,26 @@ START_TEST(other_algorithms)
 			simulate(alg, n, ks[i]);
 	simulate(alg, 13, 64);
 	simulate(alg, 16, 100);
+}
+END_TEST
+
+START_TEST(racks)
+{
+	static const uint32_t layouts[][5] = {
+		{ 4, 4 }, { 8, 8 }, { 1, 5 }, { 5, 1 }, { 1, 1, 1 },
+		{ 3, 1, 1, 7 }, { 9, 8, 8, 8 }, { 2, 17, 4 }, { 16, 16, 16, 16 },
+		{ 6, 3, 5, 2, 7 },
+	};
+	size_t i, nr;
+	size_t j;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		for (nr = 0; nr < 5 && layouts[i][nr] != 0; nr++)
+			;
+		for (j = 0; j < sizeof(many_k) / sizeof(many_k[0]); j++)
+			simulate_racks(layouts[i], nr, many_k[j]);
+		simulate_racks(layouts[i], nr, 1000);
+	}
 }
 END_TEST
 
@@ -357,6 +445,7 @@ sched_suite(void)
 	tcase_add_test(tc, binomial_all_sizes);
 	tcase_add_test(tc, binomial_large_k);
 	tcase_add_loop_test(tc, other_algorithms, 0, 3);
+	tcase_add_test(tc, racks);
 	tcase_add_test(tc, formula_at_scale);
 	tcase_add_test(tc, bad_arguments);
 	suite_add_tcase(s, tc);
