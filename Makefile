@@ -178,7 +178,7 @@ fuzz: | deps-test
 	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc \
 		$(PKG_CFLAGS) -o build-fuzz/mkseeds \
 		fuzz/mkseeds.c src/proto.c src/wire.c src/net.c src/log.c \
-		src/schedule.c src/binomial.c $(LIBS)
+		src/schedule.c src/binomial.c src/hybrid.c $(LIBS)
 	build-fuzz/mkseeds build-fuzz/corpus
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o build-fuzz/fuzz_decoders \
 		fuzz/fuzz_decoders.c $(SRCS) $(LIBS)
