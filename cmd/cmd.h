@@ -125,6 +125,19 @@ struct manifest;
  * (a library not found here, ldd missing). */
 int add_libs(struct manifest *m, const char *exe, const char *dest);
 
+/* Where each of the n sources lands, into dests[0..n) (malloc'd, freed by
+ * the caller).  Returns 0, or -errno after a message: -EINVAL for a
+ * mistake on the command line (-d not absolute, two sources on one
+ * name) (sources.c). */
+int destinations(const struct opts *o, char **sources, size_t n,
+		 char **dests);
+
+/* The manifest of the sources, landing at dests: -d DIR/, every file,
+ * with -r every tree, with --send-libs the libraries.  Returns 0, or
+ * -errno after a message (a source that cannot be read...). */
+int build_manifest(const struct opts *o, char **sources, char **dests,
+		   size_t n, struct manifest **out);
+
 /* The hosts of a push (HOSTS argument, -f, or SLURM_JOB_NODELIST; minus
  * -x; without duplicates) into hl, and how many arguments are files; with
  * --topology, in rack order, their racks in hr (hr->rack_of malloc'd).
