@@ -140,6 +140,24 @@ struct epeer *eng_sendable(struct eng *e, uint32_t i);
 /* Pump again in `ms` milliseconds (engine.c). */
 void eng_pump_after(struct eng *e, uint64_t ms);
 
+/* Post what receives the window allows, issue the sends that may go, and
+ * finish when all is done; eng_fail()s on an error of the transport. */
+void eng_pump(struct eng *e);
+
+/* The member has failed (status, and the peer at fault or ENG_NO_PEER):
+ * tell cfg.done, once. */
+void eng_fail(struct eng *e, int status, uint32_t peer);
+
+/* Block b has arrived: mark it held and count it. */
+void eng_set_held(struct eng *e, uint64_t b);
+
+/* Does this member still need peer p: blocks or signals to come from it,
+ * or sends to it not yet issued? */
+bool eng_peer_needed(const struct eng *e, const struct epeer *p);
+
+/* eevents.c: the transport's events, given to it by eng_start(). */
+extern const struct xp_events eng_events;
+
 /* epace.c: cfg.rate.  May a send go now?  If not, the engine is pumped
  * again when it may. */
 bool eng_rate_allows(struct eng *e);
