@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "net.h"
 #include "topo.h"
 
 struct topo_host {
@@ -31,18 +32,17 @@ struct topo {
  * Names
  */
 
-/* host without its ":port" ("[v6]:port" gives "v6"); malloc'd or NULL */
+/* host without its ":port" ("[v6]:port" gives "v6"; what net.c cannot
+ * split is kept whole); malloc'd or NULL */
 static char *
 host_key(const char *host)
 {
-	const char *colon = strchr(host, ':');
-	const char *close;
+	char name[1025];	/* NI_MAXHOST */
+	uint16_t port;
 
-	if (host[0] == '[' && (close = strchr(host, ']')) != NULL)
-		return strndup(host + 1, (size_t)(close - host - 1));
-	if (colon != NULL && strchr(colon + 1, ':') == NULL)
-		return strndup(host, (size_t)(colon - host));
-	return strdup(host);	/* a name, or a bare IPv6 address */
+	if (net_split_hostport(host, name, sizeof(name), &port, 0) < 0)
+		return strdup(host);
+	return strdup(name);
 }
 
 /* key up to its first '.', unless key is an address */
