@@ -331,6 +331,7 @@ plan_print(const struct opts *o, struct sched **s, uint32_t n,
 	uint64_t step, steps = sched_steps(s[0]);
 	struct sched_xfer x;
 	uint32_t r;
+	size_t i;
 
 	for (step = 0; step < steps; step++)
 		for (r = 0; r < n; r++)
@@ -338,14 +339,33 @@ plan_print(const struct opts *o, struct sched **s, uint32_t n,
 				printf("%llu\t%u\t%u\t%llu\n",
 				       (unsigned long long)step, r, x.peer,
 				       (unsigned long long)x.block);
-	size_t i;
-
 	printf("# steps %llu hosts %u blocks %llu algorithm %s",
 	       (unsigned long long)steps, n,
 	       (unsigned long long)blocks, sched_alg_name(o->alg));
 	for (i = 0; i < o->plan_nracks; i++)
 		printf("%s%u", i ? "," : " racks ", o->plan_racks[i]);
 	printf("\n");
+}
+
+/* With --racks, the group is their members: *n (--hosts) is their sum,
+ * or must be.  0, or -EINVAL after a message. */
+static int
+plan_racked_size(const struct opts *o, uint32_t *n)
+{
+	uint32_t sum = 0;
+	size_t i;
+
+	if (o->plan_nracks == 0)
+		return 0;
+	for (i = 0; i < o->plan_nracks; i++)
+		sum += o->plan_racks[i];	/* parse_racks bounded it */
+	if (*n != 0 && *n != sum) {
+		warnx_("--racks: the racks hold %u members, --hosts says %u",
+		       sum, *n);
+		return -EINVAL;
+	}
+	*n = sum;
+	return 0;
 }
 
 int
@@ -355,17 +375,9 @@ run_plan(const struct opts *o)
 	uint32_t r, n = o->plan_hosts, bs;
 	uint64_t blocks = o->plan_blocks;
 	int rc = 0;
-	size_t i;
 
-	for (i = 0, bs = 0; i < o->plan_nracks; i++)
-		bs += o->plan_racks[i];
-	if (o->plan_nracks > 0 && n == 0)
-		n = bs;
-	if (o->plan_nracks > 0 && n != bs) {
-		warnx_("--racks: the racks hold %u members, --hosts says %u",
-		       bs, n);
+	if (plan_racked_size(o, &n) < 0)
 		return EXIT_USAGE;
-	}
 	if (n == 0 || o->nargs > 0 || (blocks == 0) == (o->plan_size == 0)) {
 		warnx_("--plan needs --hosts N and --blocks K or --size SIZE, "
 		       "and no files");

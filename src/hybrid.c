@@ -108,7 +108,7 @@ feed(struct rack *rk, uint64_t k)
 /* The first step of a rack's pipeline whose root gets block b at fed[b]:
  * late enough that the root holds every block it sends. */
 static uint64_t
-start_after(const struct rack *rk, uint64_t k, const uint64_t *fed)
+start_after(const struct rack *rk, const uint64_t *fed)
 {
 	struct sched_xfer x;
 	uint64_t s, start = 0;
@@ -118,7 +118,6 @@ start_after(const struct rack *rk, uint64_t k, const uint64_t *fed)
 	for (s = 0; s < rk->lsteps; s++)
 		if (bp_send(&rk->p, 0, s, &x) && fed[x.block] + 1 > s + start)
 			start = fed[x.block] + 1 - s;
-	(void)k;
 	return start;
 }
 
@@ -245,7 +244,7 @@ run_racks(const uint32_t *sizes, size_t nracks, uint32_t rank, uint64_t k,
 		if ((rc = rack_init(&cur, sizes[r], base, k)) < 0)
 			break;
 		if (r > 0)
-			cur.start = start_after(&cur, k, prev.fed);
+			cur.start = start_after(&cur, prev.fed);
 		simulate(&cur, k, r > 0 ? prev.fed : NULL);
 		if (r + 1 < nracks)
 			feed(&cur, k);

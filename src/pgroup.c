@@ -456,10 +456,10 @@ pg_maybe_start(struct push *p)
 	}
 	p->sum->setup = push_elapsed(p);
 	trace_add(p->trace, TR_BOOT, p->t0_us, trace_now(), PROTO_NO_PEER, 0);
-	if (p->members > 1 && (rc = rack_sizes(p)) < 0)
-		push_abort_group(p, NULL, strerror(-rc));
-	else if (p->members > 1) {
-		rc = choose_transport(p);
+	if (p->members > 1) {
+		rc = rack_sizes(p);
+		if (rc == 0)
+			rc = choose_transport(p);
 		p->sum->transport = proto_transport_name(p->group);
 		if (rc == 0)
 			rc = send_start_slice(p);

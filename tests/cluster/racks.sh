@@ -27,16 +27,25 @@ for i in 5 2 6 3 7 4 8; do list="$list${list:+,}$(cluster_addr "$i"):$PORT"; don
 	echo "r2: $(cluster_addr 5),$(cluster_addr 6),$(cluster_addr 7),$(cluster_addr 8)"
 } >"$WORK/topo"
 
-# the sender's host name is its address, as the topology lists it
-before=$(into_rack2)
-expect_status 0 on_host 1 unshare --uts sh -c 'hostname "$0" && exec "$@"' \
-	"$(cluster_addr 1)" "$RDMCP" -v --topology "$WORK/topo" "$src/data" "$list"
-crossed=$(( $(into_rack2) - before ))
-for i in $(seq 2 8); do
-	cmp -s "$src/data" "$WORK/h$i$src/data" || fail "host $i: no identical copy"
-	grep -q "$(cluster_addr "$i"):$PORT *ok" "$WORK/out" ||
-		fail "host $i not reported ok: $(cat "$WORK/out")"
-done
+# push_racked [OPTIONS]: push with --topology from host 1, whose host
+# name is its address, as the topology lists it; every host must hold an
+# identical copy and be reported ok; $crossed: bytes into rack 2
+push_racked() {
+	local before i
+	for i in $(seq 2 8); do rm -f "$WORK/h$i$src/data"; done
+	before=$(into_rack2)
+	expect_status 0 on_host 1 unshare --uts sh -c 'hostname "$0" && exec "$@"' \
+		"$(cluster_addr 1)" "$RDMCP" -v "$@" --topology "$WORK/topo" \
+		"$src/data" "$list"
+	crossed=$(( $(into_rack2) - before ))
+	for i in $(seq 2 8); do
+		cmp -s "$src/data" "$WORK/h$i$src/data" || fail "host $i: no identical copy"
+		grep -q "$(cluster_addr "$i"):$PORT *ok" "$WORK/out" ||
+			fail "host $i not reported ok: $(cat "$WORK/out")"
+	done
+}
+
+push_racked
 note "--topology: $crossed bytes into rack 2 for a $size-byte file"
 [ "$crossed" -ge "$size" ] || fail "the counter missed the data ($crossed bytes)"
 [ "$crossed" -le $((size * 11 / 10)) ] ||
@@ -50,18 +59,8 @@ done
 
 # the binomial pipeline across racks (each rack's own, fed from the rack
 # before): the same bound
-for i in $(seq 2 8); do rm -f "$WORK/h$i$src/data"; done
-before=$(into_rack2)
-expect_status 0 on_host 1 unshare --uts sh -c 'hostname "$0" && exec "$@"' \
-	"$(cluster_addr 1)" "$RDMCP" -v -a binomial --topology "$WORK/topo" \
-	"$src/data" "$list"
-crossed=$(( $(into_rack2) - before ))
+push_racked -a binomial
 grep -q "binomial pipeline in 2 racks" "$WORK/err" || fail "$(cat "$WORK/err")"
-for i in $(seq 2 8); do
-	cmp -s "$src/data" "$WORK/h$i$src/data" || fail "host $i: no identical copy"
-	grep -q "$(cluster_addr "$i"):$PORT *ok" "$WORK/out" ||
-		fail "host $i not reported ok: $(cat "$WORK/out")"
-done
 note "--topology -a binomial: $crossed bytes into rack 2"
 [ "$crossed" -le $((size * 11 / 10)) ] ||
 	fail "-a binomial --topology: $crossed bytes into rack 2, more than 1.1 copies"

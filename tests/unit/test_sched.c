@@ -246,6 +246,24 @@ sim_check_next(struct sim *m, uint32_t r)
 	EXPECT(!more && !rmore, "transfers after the end");
 }
 
+/* Every member's transfers, step by step up to T, checked and applied. */
+static void
+sim_run(struct sim *m, uint64_t T)
+{
+	uint64_t step;
+	uint32_t r;
+
+	for (step = 0; step < T; step++) {
+		for (r = 0; r < m->n; r++) {
+			m->has_snd[r] = sched_send(m->s[r], step, &m->snd[r]);
+			m->has_rcv[r] = sched_recv(m->s[r], step, &m->rcv[r]);
+		}
+		EXPECT(!m->has_rcv[0], "the sender receives");
+		sim_check_pairs(m, step);
+		sim_apply_receives(m, step);
+	}
+}
+
 static uint64_t
 expected_steps(enum sched_alg alg, uint32_t n, uint64_t k)
 {
@@ -272,7 +290,7 @@ static void
 simulate(enum sched_alg alg, uint32_t n, uint64_t k)
 {
 	struct sim m;
-	uint64_t step, T;
+	uint64_t T;
 	uint32_t r;
 
 	sim_init(&m, alg, n, k);
@@ -280,15 +298,7 @@ simulate(enum sched_alg alg, uint32_t n, uint64_t k)
 	EXPECT(T == expected_steps(alg, n, k), "%s n=%u k=%lu: %lu "
 		      "steps, expected %lu", sched_alg_name(alg), n, k, T,
 		      expected_steps(alg, n, k));
-	for (step = 0; step < T; step++) {
-		for (r = 0; r < n; r++) {
-			m.has_snd[r] = sched_send(m.s[r], step, &m.snd[r]);
-			m.has_rcv[r] = sched_recv(m.s[r], step, &m.rcv[r]);
-		}
-		EXPECT(!m.has_rcv[0], "the sender receives");
-		sim_check_pairs(&m, step);
-		sim_apply_receives(&m, step);
-	}
+	sim_run(&m, T);
 	ck_assert(!sched_send(m.s[0], T, &m.snd[0]));
 	sim_check_end(&m, alg);
 	for (r = 0; r < n && n <= 40; r++) {
@@ -305,7 +315,7 @@ static void
 simulate_racks(const uint32_t *sizes, size_t nracks, uint64_t k)
 {
 	struct sim m;
-	uint64_t step, T, bound;
+	uint64_t T, bound;
 	uint32_t r, n = 0;
 	size_t i;
 
@@ -315,15 +325,7 @@ simulate_racks(const uint32_t *sizes, size_t nracks, uint64_t k)
 	T = sched_steps(m.s[0]);
 	for (r = 1; r < n; r++)
 		EXPECT(sched_steps(m.s[r]) == T, "members disagree on steps");
-	for (step = 0; step < T; step++) {
-		for (r = 0; r < n; r++) {
-			m.has_snd[r] = sched_send(m.s[r], step, &m.snd[r]);
-			m.has_rcv[r] = sched_recv(m.s[r], step, &m.rcv[r]);
-		}
-		EXPECT(!m.has_rcv[0], "the sender receives");
-		sim_check_pairs(&m, step);
-		sim_apply_receives(&m, step);
-	}
+	sim_run(&m, T);
 	sim_check_end(&m, SCHED_BINOMIAL);
 	EXPECT(m.crossed == k * (nracks - 1), "n=%u k=%lu: %lu transfers "
 	       "between racks, want %lu", n, k, m.crossed, k * (nracks - 1));
