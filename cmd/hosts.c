@@ -227,6 +227,8 @@ apply_topology(const struct opts *o, struct hostlist *hl,
 	if (rc == 0) {
 		hr->own = own_rack(t);
 		rc = topo_order(t, hr->own, hl->hosts, hl->n, rack_of);
+		if (rc < 0)
+			warnx_("--topology: %s", strerror(-rc));
 	}
 	if (rc == 0) {
 		tell_racks(t, o->topology, rack_of, hl->n);
