@@ -93,6 +93,7 @@ struct opts {
 	const char *exclude;	/* -x */
 	const char *topology;	/* --topology FILE: hosts in rack order */
 	bool alg_set;		/* -a given (else --topology picks chain) */
+	bool slow_wait;		/* --slow wait: no regroup around slow hosts */
 	const char *ok_file;
 	const char *failed_file;
 	bool json;		/* --json: JSON Lines on stdout */

@@ -22,6 +22,7 @@ struct outcome {
 	bool seen;
 	enum kind kind;
 	bool verified;
+	bool slow;	/* found much slower than the others */
 	double seconds;
 	char *reason;	/* failed: as reported */
 	char *key;	/* failed: with <host> and <address> */
@@ -142,6 +143,7 @@ outcomes_add(struct outcomes *g, const struct push_report *r)
 	free(o->key);
 	*o = (struct outcome){
 		.seen = true, .verified = r->verified, .seconds = r->seconds,
+		.slow = r->ok && r->slow == SLOW_YES,
 		.kind = !r->ok ? K_FAILED : r->identical ? K_IDENTICAL
 			: r->dry_run ? K_WOULD : K_OK,
 	};
@@ -169,6 +171,8 @@ cmp_outcome(const void *a, const void *b, void *arg)
 			return c;
 	} else if (x->verified != y->verified) {
 		return x->verified ? -1 : 1;
+	} else if (x->slow != y->slow) {
+		return x->slow ? 1 : -1;
 	}
 	return i < j ? -1 : i > j;
 }
@@ -180,7 +184,7 @@ same_group(const struct outcome *x, const struct outcome *y)
 		return false;
 	if (x->kind == K_FAILED)
 		return strcmp(x->key ? x->key : "", y->key ? y->key : "") == 0;
-	return x->verified == y->verified;
+	return x->verified == y->verified && x->slow == y->slow;
 }
 
 /* Groups: complete copies first, then in host list order. */
@@ -249,11 +253,13 @@ print_group(const struct outcomes *g, const size_t *idx, const struct group *gr,
 		       o->verified ? ", verified" : "", gr->n,
 		       gr->n > 1 ? "s" : "");
 	else if (gr->n > 1)
-		printf("%s: ok%s (%zu hosts, %.3f to %.3f s)\n", list,
-		       o->verified ? ", verified" : "", gr->n, gr->lo, gr->hi);
+		printf("%s: ok%s%s (%zu hosts, %.3f to %.3f s)\n", list,
+		       o->verified ? ", verified" : "", o->slow ? ", slow" : "",
+		       gr->n, gr->lo, gr->hi);
 	else
-		printf("%s: ok%s (1 host, %.3f s)\n", list,
-		       o->verified ? ", verified" : "", gr->lo);
+		printf("%s: ok%s%s (1 host, %.3f s)\n", list,
+		       o->verified ? ", verified" : "", o->slow ? ", slow" : "",
+		       gr->lo);
 	free(list);
 }
 

@@ -63,6 +63,7 @@ enum {
 	OPT_BWLIMIT,
 	OPT_MAX_JOBS,
 	OPT_TOPOLOGY,
+	OPT_SLOW,
 	OPT_RACKS,
 };
 
@@ -114,6 +115,7 @@ static const struct option long_options[] = {
 	{ "send-libs", no_argument, NULL, OPT_SEND_LIBS },
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "slow", required_argument, NULL, OPT_SLOW },
 	{ "sparse", no_argument, NULL, 'S' },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "timeout", required_argument, NULL, 't' },
@@ -198,6 +200,10 @@ usage(FILE *out)
 "                           (binomial: a pipeline in each rack, fed from\n"
 "                           the rack before), so the data crosses each\n"
 "                           rack's uplink once\n"
+"      --slow MODE          hosts much slower than the others (TCP, binomial\n"
+"                           or chain): 'last' (default) stops the push once\n"
+"                           they are found and sends again, to them last,\n"
+"                           in a chain; 'wait' lets all go at their pace\n"
 "      --ok-file FILE       write the hosts that got a complete copy to\n"
 "                           FILE, as one host list\n"
 "      --failed-file FILE   write the hosts that did not to FILE (both\n"
@@ -552,6 +558,11 @@ parse_option(struct opts *o, int c, const char *arg)
 	case OPT_TOPOLOGY:
 		o->topology = arg;
 		return 0;
+	case OPT_SLOW:
+		if (strcmp(arg, "last") != 0 && strcmp(arg, "wait") != 0)
+			return bad_usage("unknown --slow '%s' (last, wait)", arg);
+		o->slow_wait = strcmp(arg, "wait") == 0;
+		return 0;
 	case OPT_NAME:
 		o->name = arg;
 		return 0;
@@ -751,6 +762,7 @@ static const struct env_opt {
 	{ "RDMCP_PRESERVE", 'p', true },
 	{ "RDMCP_RETRIES", OPT_RETRIES, false },
 	{ "RDMCP_SEND_LIBS", OPT_SEND_LIBS, true },
+	{ "RDMCP_SLOW", OPT_SLOW, false },
 	{ "RDMCP_TIMEOUT", 't', false },
 	{ "RDMCP_TRANSPORT", OPT_TRANSPORT, false },
 	{ "RDMCP_VERIFY", OPT_VERIFY, true },

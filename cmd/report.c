@@ -76,11 +76,14 @@ json_replica(const struct push_report *r)
 	printf(",\"address\":");
 	print_json_str(r->addr[0] ? r->addr : NULL);
 	printf(",\"ok\":%s,\"identical\":%s,\"verified\":%s,"
-	       "\"dry_run\":%s,\"maybe_landed\":%s,\"seconds\":%.6f,"
-	       "\"bytes\":%llu,\"reason\":",
+	       "\"dry_run\":%s,\"maybe_landed\":%s,\"slow\":%s,"
+	       "\"link_rate\":%llu,\"seconds\":%.6f,\"bytes\":%llu,"
+	       "\"reason\":",
 	       r->ok ? "true" : "false", r->identical ? "true" : "false",
 	       r->verified ? "true" : "false", r->dry_run ? "true" : "false",
-	       !r->ok && r->maybe_landed ? "true" : "false", r->seconds,
+	       !r->ok && r->maybe_landed ? "true" : "false",
+	       r->slow == SLOW_YES ? "true" : "false",
+	       (unsigned long long)r->link_rate, r->seconds,
 	       (unsigned long long)r->bytes);
 	print_json_str(r->ok ? NULL : r->reason);
 	printf("}\n");
@@ -159,8 +162,9 @@ report_replica(const struct opts *o, const struct push_report *r)
 		       where);
 	else {
 		format_rate(rate, sizeof(rate), (double)r->bytes, r->seconds);
-		printf("%-22s ok      %8.3f s  %12s%s%s\n", r->host, r->seconds,
-		       rate, r->verified ? "  verified" : "", where);
+		printf("%-22s ok      %8.3f s  %12s%s%s%s\n", r->host,
+		       r->seconds, rate, r->verified ? "  verified" : "",
+		       r->slow == SLOW_YES ? "  slow" : "", where);
 	}
 	fflush(stdout);
 }

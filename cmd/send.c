@@ -73,6 +73,10 @@ struct sender {
 	bool *failed;		/* failed for good, for reasons of its own */
 	bool *retry;		/* failed in this attempt, may be retried */
 	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
+	enum slow_verdict *slow;	/* found slow (--slow last) */
+	uint64_t *rate;		/* then its rate in, bytes/s */
+	bool regrouped;		/* the attempt stopped around slow hosts */
+	bool regroup_done;	/* ... once per push */
 	bool sender_failed;	/* some host failed for the sender's reason */
 	struct tracefile *tf;	/* --trace */
 	struct host_racks racks;	/* --topology */
@@ -121,6 +125,13 @@ on_push_report(void *ctx, const struct push_report *r)
 	size_t idx = sd->pending[r->index];
 	char why[512];
 
+	if (r->regroup) {	/* not an outcome: sent again, in order */
+		sd->retry[idx] = true;
+		sd->slow[idx] = r->slow;
+		sd->rate[idx] = r->link_rate;
+		sd->regrouped = true;
+		return;
+	}
 	out.index = idx;
 	out.host = sd->hl->hosts[idx];	/* as given, even with --rsh */
 	out.seconds += sd->offset;
@@ -170,6 +181,21 @@ on_trace(void *ctx, size_t index, uint32_t rank, const struct trace *t,
 		      t, offset);
 }
 
+/* After a regroup: the hosts that are not slow in list order, then
+ * those that may be, then the slow ones, fastest first. */
+static int
+cmp_regrouped(const void *a, const void *b, void *arg)
+{
+	const struct sender *sd = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+
+	if (sd->slow[i] != sd->slow[j])
+		return sd->slow[i] < sd->slow[j] ? -1 : 1;
+	if (sd->slow[i] == SLOW_YES && sd->rate[i] != sd->rate[j])
+		return sd->rate[i] > sd->rate[j] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
 /* The hosts of the next attempt; returns their count. */
 static size_t
 next_pending(struct sender *sd)
@@ -182,7 +208,53 @@ next_pending(struct sender *sd)
 			sd->pending[sd->npending++] = i;
 		sd->retry[i] = false;
 	}
+	if (sd->regroup_done)
+		qsort_r(sd->pending, sd->npending, sizeof(*sd->pending),
+			cmp_regrouped, sd);
 	return sd->npending;
+}
+
+/* --slow last: may this attempt stop around slow hosts? */
+static bool
+may_regroup(const struct sender *sd, const struct push_cfg *cfg)
+{
+	return !sd->o->slow_wait && !sd->o->dry_run && !sd->regroup_done &&
+	       sd->racks.rack_of == NULL && sd->npending >= 3 &&
+	       (cfg->alg == SCHED_BINOMIAL || cfg->alg == SCHED_CHAIN);
+}
+
+/* The attempt stopped around slow hosts: say which, and send again in a
+ * chain, them last. */
+static void
+announce_regroup(struct sender *sd, struct push_cfg *cfg, uint64_t rate)
+{
+	bool *pick = calloc(sd->hl->n, sizeof(*pick));
+	char *list = NULL, lo_s[48], hi_s[48];
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t i, n = 0;
+
+	for (i = 0; pick != NULL && i < sd->hl->n; i++) {
+		if (!sd->retry[i] || sd->slow[i] != SLOW_YES)
+			continue;
+		pick[i] = true;
+		n++;
+		lo = sd->rate[i] < lo ? sd->rate[i] : lo;
+		hi = sd->rate[i] > hi ? sd->rate[i] : hi;
+	}
+	if (pick != NULL && n > 0)
+		list = hosts_compressed(sd->hl, pick, true);
+	free(pick);
+	format_rate(lo_s, sizeof(lo_s), (double)lo, 1);
+	format_rate(hi_s, sizeof(hi_s), (double)hi, 1);
+	progress_clear();
+	if (sd->o->verbose >= 0 && list != NULL)
+		warnx_("slow: %s (blocks came in at %s%s%s, the others' at "
+		       "%.1f MiB/s): sending again, to %s last, in a chain",
+		       list, lo_s, lo != hi ? " to " : "", lo != hi ? hi_s : "",
+		       (double)rate / 1048576, n > 1 ? "them" : "it");
+	free(list);
+	cfg->alg = SCHED_CHAIN;
+	sd->regroup_done = true;
 }
 
 /* One attempt to the pending hosts.  Returns push_run's status. */
@@ -192,25 +264,36 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 {
 	struct push_summary sum;
 	int *racks = NULL;
+	bool *slow = calloc(sd->npending + 1, sizeof(*slow));
 	size_t i;
 	int rc;
 
-	if (sd->racks.rack_of != NULL &&
-	    (racks = calloc(sd->npending + 1, sizeof(*racks))) == NULL)
+	if (slow == NULL || (sd->racks.rack_of != NULL &&
+	    (racks = calloc(sd->npending + 1, sizeof(*racks))) == NULL)) {
+		free(slow);
 		return -ENOMEM;
+	}
 	for (i = 0; i < sd->npending; i++) {
 		hosts[i] = sd->targets != NULL ? sd->targets[sd->pending[i]]
 					       : sd->hl->hosts[sd->pending[i]];
 		if (racks != NULL)
 			racks[i] = sd->racks.rack_of[sd->pending[i]];
+		slow[i] = sd->slow[sd->pending[i]] == SLOW_YES;
 	}
 	cfg->hosts = hosts;
 	cfg->nhosts = sd->npending;
 	cfg->racks = racks;
 	cfg->own_rack = sd->racks.own;
+	cfg->slow = slow;
+	cfg->regroup = may_regroup(sd, cfg);
+	sd->regrouped = false;
 	rc = push_run(cfg, &sum, err);
 	cfg->racks = NULL;
+	cfg->slow = NULL;
 	free(racks);
+	free(slow);
+	if (rc == 0 && sd->regrouped)
+		announce_regroup(sd, cfg, sum.link_rate);
 	if (sum.source_changed[0] != '\0') {
 		progress_clear();
 		warnx_("%s: %s", sum.source_changed, sd->last ? "no host keeps "
@@ -278,13 +361,18 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		warnx_("cannot start: out of memory");
 		return -ENOMEM;
 	}
-	for (round = 0; rc == 0 && sd->npending > 0; round++) {
+	for (round = 0; rc == 0 && sd->npending > 0;) {
 		sd->last = sd->o->dry_run || round >= sd->o->retries;
 		sd->offset = now_seconds() - start;
 		cfg->timeout_ms = retry_timeout(sd->o->timeout_ms, round);
 		rc = attempt(sd, cfg, hosts, &err);
+		if (sd->regrouped) {	/* not a retry: sent again, in order */
+			next_pending(sd);
+			continue;
+		}
+		round++;
 		if (rc == 0 && next_pending(sd) > 0)
-			announce_retry(sd, round + 1);
+			announce_retry(sd, round);
 	}
 	sd->total.seconds = now_seconds() - start;
 	free(hosts);
@@ -483,6 +571,8 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->failed = calloc(n, sizeof(bool));
 	sd->retry = calloc(n, sizeof(bool));
 	sd->maybe_landed = calloc(n, sizeof(bool));
+	sd->slow = calloc(n, sizeof(*sd->slow));
+	sd->rate = calloc(n, sizeof(*sd->rate));
 	sd->pending = calloc(n, sizeof(size_t));
 	sd->targets = calloc(n, sizeof(char *));
 	sd->ndests = nfiles > 0 ? (size_t)nfiles : 0;
@@ -490,7 +580,7 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
 	sd->outcomes = outcomes_new(sd->hl);
 	if (!sd->ok || !sd->failed || !sd->retry || !sd->maybe_landed ||
-	    !sd->pending ||
+	    !sd->slow || !sd->rate || !sd->pending ||
 	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
 		return -ENOMEM;
@@ -517,6 +607,8 @@ sender_free(struct sender *sd)
 	free(sd->failed);
 	free(sd->retry);
 	free(sd->maybe_landed);
+	free(sd->slow);
+	free(sd->rate);
 	free(sd->pending);
 	free(sd->targets);
 }

@@ -10,7 +10,7 @@ _rdmcp() {
 		--json --keep-owners --key --listen --max-jobs --name --nodes --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --racks --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --size
-		--sparse --state-dir --timeout --topology --trace
+		--slow --sparse --state-dir --timeout --topology --trace
 		--transport --verbose --verify --version --window"
 	local short="-a -b -d -f -h -n -p -P -q -r -S -t -v -V -w -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
@@ -36,6 +36,9 @@ _rdmcp() {
 		return ;;
 	--transport)
 		COMPREPLY=($(compgen -W "auto verbs tcp" -- "$cur"))
+		return ;;
+	--slow)
+		COMPREPLY=($(compgen -W "last wait" -- "$cur"))
 		return ;;
 	--device)
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))

@@ -25,6 +25,8 @@ set -euo pipefail
 
 NAME=${RDMCP_NS:-rdmcp}
 SW=$NAME-sw
+BURST=${RDMCP_NS_BURST:-256kb}
+GSO=${RDMCP_NS_GSO:-}
 
 host_ns() { echo "$NAME-h$1"; }
 
@@ -39,7 +41,8 @@ shape() {
 	# so tbf would cut every such packet into MTU-sized ones and the
 	# emulation would spend the CPU in softirq instead of moving data.
 	ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" \
-		burst 256kb latency 25ms
+		burst "$BURST" latency 25ms
+	[ -z "$GSO" ] || ip -n "$1" link set dev "$2" gso_max_size "$GSO"
 }
 
 up() {

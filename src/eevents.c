@@ -121,6 +121,19 @@ on_signal(void *ctx, uint32_t peer, uint64_t value)
 	eng_pump(e);
 }
 
+/* A block's wire time: from its first bytes to its last, as the link
+ * between its sender and us allows (the last block, maybe short, is left
+ * out). */
+static void
+note_wire_time(struct eng *e, struct epeer *p, uint64_t cookie)
+{
+	if (p->rx_begin == 0 || p->rx_cookie != cookie || cookie + 1 >= e->k)
+		return;
+	e->bt_us[e->bt_count++ % ENG_BT_RING] =
+		(uv_hrtime() - p->rx_begin) / 1000;
+	p->rx_begin = 0;
+}
+
 static void
 on_recv_done(void *ctx, uint32_t peer, uint64_t cookie, uint32_t imm)
 {
@@ -137,6 +150,7 @@ on_recv_done(void *ctx, uint32_t peer, uint64_t cookie, uint32_t imm)
 	p->posted--;
 	e->posted--;
 	eng_set_held(e, cookie);
+	note_wire_time(e, p, cookie);
 	if (pace_unadmit(e, cookie)) {	/* in, with no word it was near */
 		rc = xp_signal(e->cfg.xp, peer,
 			       SIG_NEARLY << SIG_KIND_SHIFT | cookie);
@@ -178,14 +192,19 @@ on_send_done(void *ctx, uint32_t peer, uint64_t cookie, int status)
 	eng_pump(e);
 }
 
-/* Tracing: the block admitted is coming; the receive span starts now,
- * the wait for its sender ends. */
+/* The block admitted is coming: its wire time starts now; tracing, the
+ * receive span starts, the wait for its sender ends. */
 static void
 on_recv_begins(void *ctx, uint32_t peer, uint64_t cookie)
 {
 	struct eng *e = ctx;
+	struct epeer *p = eng_find_peer(e, peer);
 	uint64_t now;
 
+	if (p != NULL) {
+		p->rx_begin = uv_hrtime();
+		p->rx_cookie = cookie;
+	}
 	if (e->recv_at == NULL || cookie >= e->k)
 		return;
 	now = trace_now();

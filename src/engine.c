@@ -537,6 +537,27 @@ eng_held(const struct eng *e)
 	return e->nheld;
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t
+eng_block_time_us(const struct eng *e)
+{
+	uint64_t t[ENG_BT_RING];
+	uint32_t n = e->bt_count < ENG_BT_RING ? e->bt_count : ENG_BT_RING;
+
+	if (n < 8)
+		return 0;
+	memcpy(t, e->bt_us, n * sizeof(*t));
+	qsort(t, n, sizeof(*t), cmp_u64);
+	return t[n / 2] > 0 ? t[n / 2] : 1;
+}
+
 uint64_t
 eng_bytes_sent(const struct eng *e)
 {

@@ -111,6 +111,12 @@ int eng_start(struct eng *e);
 /* Blocks held so far (all of them for rank 0). */
 uint64_t eng_held(const struct eng *e);
 
+/* The median wire time, in microseconds, of the last blocks received
+ * (from their first bytes to their last: what the links from this
+ * member's senders into it allow), or 0 until 8 are measured or if the
+ * transport cannot tell when a block begins (verbs). */
+uint64_t eng_block_time_us(const struct eng *e);
+
 /* Bytes of blocks this member has handed to its transport to send. */
 uint64_t eng_bytes_sent(const struct eng *e);
 

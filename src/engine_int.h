@@ -65,7 +65,12 @@ struct epeer {
 	bool sends_to, recvs_from;
 	uint64_t last_send, last_recv;	/* last steps with this peer */
 	bool sends_issued;	/* every send to it is issued */
+	uint64_t rx_begin;	/* uv_hrtime() the block coming began */
+	uint64_t rx_cookie;	/* ... which block that is */
 };
+
+/* Wire times of the last blocks received, for eng_block_time_us(). */
+#define ENG_BT_RING 16u
 
 struct eng {
 	struct eng_cfg cfg;
@@ -110,6 +115,9 @@ struct eng {
 	struct iovec *iov;
 	int iov_cap;
 	bool completed, finished, failed;
+
+	uint64_t bt_us[ENG_BT_RING];	/* wire times of recent blocks */
+	uint32_t bt_count;		/* measured so far */
 
 	/* tracing (cfg.trace) */
 	uint64_t *recv_at;	/* when the receive of each block was posted */

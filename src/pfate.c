@@ -51,15 +51,26 @@ progress(struct push *p)
 		p->cfg->progress(p->cfg->ctx, &pr);
 }
 
+static void maybe_regroup(struct push *p);
+
 void
-push_host_progress(struct phost *h, uint64_t blocks)
+push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us)
 {
 	struct push *p = h->p;
 	uint64_t before = bytes_held(p, h);
 
 	h->held = blocks;
+	h->block_us = block_us;
 	p->bytes_done += bytes_held(p, h) - before;
 	progress(p);
+	maybe_regroup(p);
+}
+
+static uint64_t
+rate_of(const struct push *p, uint64_t block_us)
+{
+	return block_us > 0 ? (uint64_t)((double)p->block_size * 1e6 /
+					 (double)block_us) : 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -78,8 +89,14 @@ emit(struct push *p, const struct phost *h, const struct phost *as,
 		.permanent = h->refused, .identical = h->identical,
 		.verified = h->st == HS_DONE && p->cfg->verify,
 		.sender_fault = sender_fault, .maybe_landed = h->maybe_landed,
-		.dry_run = h->dry,
+		.dry_run = h->dry, .slow = h->slow,
+		.link_rate = rate_of(p, h->block_us),
+		.regroup = p->regrouping && h->st == HS_FAILED &&
+			   h->casualty && !h->maybe_landed,
 	};
+
+	if (r.slow == SLOW_NO && p->cfg->slow != NULL && p->cfg->slow[h->idx])
+		r.slow = SLOW_YES;
 
 	if (r.ok) {
 		if (p->sum->ok == 0)
@@ -435,4 +452,111 @@ push_maybe_finish(struct push *p)
 	p->finishing = true;
 	uv_timer_stop(&p->tracer);
 	uv_timer_start(&p->finisher, finish_now, 0, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Slow members (cfg.regroup)
+ */
+
+/* Look at the members' block times at most every n ms in a group of n,
+ * and at least this often (as PROGRESS comes). */
+#define REGROUP_LOOK_MS 100
+
+static bool
+may_regroup(const struct push *p)
+{
+	return p->cfg->regroup && !p->aborting && !p->finishing &&
+	       p->started && p->cfg->racks == NULL &&
+	       p->group == TRANSPORT_TCP &&
+	       (p->cfg->alg == SCHED_BINOMIAL || p->cfg->alg == SCHED_CHAIN);
+}
+
+/* Stop the group at once (nothing failed: no grace) for the caller to
+ * start again with the slow members last. */
+static void
+regroup(struct push *p, ssize_t nslow, uint64_t median_us)
+{
+	p->regrouping = true;
+	p->aborting = true;
+	p->sender_fault = false;
+	p->sum->link_rate = rate_of(p, median_us);
+	snprintf(p->abort_why, sizeof(p->abort_why), "stopped to send again "
+		 "with the %zd slow host%s last", nslow, nslow > 1 ? "s" : "");
+	log_info("%zd slow member%s after %.3f s (the median block took "
+		 "%llu us): %s", nslow, nslow > 1 ? "s" : "", push_elapsed(p),
+		 (unsigned long long)median_us, p->abort_why);
+	uv_timer_start(&p->aborter, abort_now, 0, 0);
+}
+
+/* The members still running, in rank order, into g's arrays (n of them:
+ * phosts in m); false if one is neither running nor done. */
+static bool
+running_members(struct push *p, struct slow_group *g, struct phost **m,
+		uint64_t *bt, uint64_t *held)
+{
+	uint32_t r;
+
+	g->n = 0;
+	for (r = 1; r < p->members; r++) {
+		struct phost *h = p->by_rank[r];
+
+		if (h == NULL || h->st == HS_DONE)
+			continue;
+		if (h->st != HS_RUNNING)
+			return false;
+		m[g->n] = h;
+		bt[g->n] = h->block_us;
+		held[g->n++] = h->held;
+	}
+	return g->n >= 3;
+}
+
+static void
+judge_members(struct push *p, struct phost **m, uint64_t *bt,
+	      uint64_t *held, enum slow_verdict *v)
+{
+	uint64_t bs = p->block_size, median;
+	struct slow_group g = {
+		.block_us = bt, .held = held,
+		.blocks = bs ? (p->sum->bytes + bs - 1) / bs : 0,
+		.restart_us = (uint64_t)(p->sum->setup * 1e6),
+		.elapsed_us = (uint64_t)((push_elapsed(p) - p->sum->setup) * 1e6),
+		.chain = p->cfg->alg == SCHED_CHAIN,
+	};
+	ssize_t nslow;
+	size_t i;
+
+	if (!running_members(p, &g, m, bt, held))
+		return;
+	nslow = slow_find(&g, v, &median);
+	if (nslow <= 0)
+		return;
+	for (i = 0; i < g.n; i++)
+		m[i]->slow = v[i];
+	regroup(p, nslow, median);
+}
+
+static void
+maybe_regroup(struct push *p)
+{
+	uint64_t now = uv_now(&p->loop);
+	size_t n = p->members;
+	struct phost **m;
+	uint64_t *bt, *held;
+	enum slow_verdict *v;
+
+	if (!may_regroup(p) || now - p->regroup_checked <
+	    (n < REGROUP_LOOK_MS ? n : REGROUP_LOOK_MS))
+		return;
+	p->regroup_checked = now;
+	m = malloc(n * sizeof(*m));
+	bt = malloc(n * sizeof(*bt));
+	held = malloc(n * sizeof(*held));
+	v = malloc(n * sizeof(*v));
+	if (m != NULL && bt != NULL && held != NULL && v != NULL)
+		judge_members(p, m, bt, held, v);
+	free(v);
+	free(held);
+	free(bt);
+	free(m);
 }

@@ -85,7 +85,9 @@ enum proto_type {
 	MSG_AUTH,	/* sender's nonce (auth.h) */
 	MSG_CHALLENGE,	/* daemon's nonce and proof */
 	MSG_PROOF,	/* sender's proof, bound to the JOB that follows */
-	MSG_PROGRESS,	/* daemon -> sender: blocks held (val), now and then */
+	MSG_PROGRESS,	/* daemon -> sender: blocks held (val) and the median
+			 * wire time of its last blocks in us (arg, 0:
+			 * not known), now and then */
 	MSG_HAVE,	/* the job's entries are there already (see above) */
 	MSG_REPLACE,
 	MSG_QUERY,

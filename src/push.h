@@ -24,6 +24,7 @@
 #include "log.h"
 #include "proto.h"
 #include "schedule.h"
+#include "slow.h"
 #include "trace.h"
 #include "vbopts.h"
 
@@ -48,6 +49,14 @@ struct push_report {
 				 * daemon could not say whether it landed
 				 * (gone, or restarted and forgot): its copy
 				 * may be in place */
+	bool regroup;		/* failed: stopped, with the whole group, to
+				 * start again with the slow hosts last
+				 * (push_cfg.regroup); nothing of the
+				 * host's */
+	enum slow_verdict slow;	/* found slow (or maybe) in this push, or
+				 * said slow by push_cfg.slow */
+	uint64_t link_rate;	/* bytes/s blocks came into it (its median
+				 * block's), 0: not known */
 	double seconds;		/* since the push started */
 	uint32_t rank;		/* in the group, 0 if never started */
 	uint64_t bytes;		/* size of the replica */
@@ -79,6 +88,14 @@ struct push_cfg {
 	const int *racks;
 	int own_rack;
 	uint32_t block_size;		/* 0: chosen (sched_auto_block) */
+	/* Watch the members' block times (binomial pipeline or chain, over
+	 * TCP): if some are much slower than the others and starting again
+	 * pays (slow.h), stop the group and report every member not done
+	 * with `regroup` set, the slow ones with `slow`, for the caller to
+	 * send again with the slow hosts last. */
+	bool regroup;
+	const bool *slow;		/* hosts found slow before: reported so
+					 * (NULL: none) */
 	bool verify;
 	bool force;
 	bool sparse;			/* copies keep holes (JOB_SPARSE) */
@@ -122,6 +139,9 @@ struct push_summary {
 	uint32_t block_size;	/* used */
 	uint64_t sent;		/* block bytes the sender sent, over all
 				 * attempts (ideally `bytes`) */
+	size_t regrouped;		/* hosts stopped to start again */
+	uint64_t link_rate;		/* then the group's median rate into a
+					 * member, bytes/s */
 	char source_changed[512];	/* why, if a source changed while it
 					 * was sent (the group was aborted) */
 };

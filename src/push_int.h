@@ -69,6 +69,8 @@ struct phost {
 	bool traced;			/* its TRACE came (--trace) */
 	uint32_t have_crc;		/* HAVE's crc of what it holds */
 	uint64_t held;			/* blocks it reported holding */
+	uint64_t block_us;		/* its median block time, 0: unknown */
+	enum slow_verdict slow;
 	int error;			/* -errno once failed */
 	char reason[480];		/* why it failed, or what was lost */
 	struct phost *alias_of;		/* HS_ALIAS */
@@ -104,6 +106,8 @@ struct push {
 	size_t start_next;	/* the host whose START is next */
 	struct eng *eng;
 	bool started, aborting, finishing, eng_done;
+	bool regrouping;	/* stopped to start again (cfg.regroup) */
+	uint64_t regroup_checked;	/* uv_now() of the last look */
 	uv_work_t crc_work;
 	bool crc_busy, crc_ready;
 	uint32_t crc;
@@ -166,8 +170,10 @@ void push_abort_group(struct push *p, const struct phost *cause,
  * copied to once and reported under both names. */
 void push_host_alias(struct phost *h, struct phost *first);
 
-/* A member's PROGRESS: it holds `blocks` blocks. */
-void push_host_progress(struct phost *h, uint64_t blocks);
+/* A member's PROGRESS: it holds `blocks` blocks, and its median block
+ * time is block_us (0: not known).  May stop the group to start again
+ * with the slow members last (push_cfg.regroup). */
+void push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us);
 
 /* End the push once every host's outcome is known. */
 void push_maybe_finish(struct push *p);

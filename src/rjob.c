@@ -227,7 +227,9 @@ blocks_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
 	return store_iov(((struct rjob *)ctx)->st, block, iov, max);
 }
 
-/* Tell the sender how far we are, at most every PROGRESS_MS, and in
+/* Tell the sender how far we are (blocks held) and how fast blocks come
+ * in (eng_block_time_us; at once when first known), at most every
+ * PROGRESS_MS, and in
  * large groups every millisecond per member: the sender, on every
  * block's critical path, then reads at most a thousand PROGRESS frames a
  * second however many members there are. */
@@ -236,11 +238,19 @@ maybe_progress(struct rjob *j)
 {
 	uint64_t now = uv_now(j->env->loop);
 	uint64_t every = j->ro->n > PROGRESS_MS ? j->ro->n : PROGRESS_MS;
+	uint64_t bt;
 
-	if (now - j->progress_at < every)
+	bool due = now - j->progress_at >= every;
+
+	if (!due && j->told_bt)
 		return;
+	bt = eng_block_time_us(j->eng);
+	if (!due && bt == 0)
+		return;
+	j->told_bt = bt > 0;	/* the first one, at once */
 	j->progress_at = now;
-	send_frame(j, MSG_PROGRESS, eng_held(j->eng), NULL);
+	send_frame_arg(j, MSG_PROGRESS, bt < UINT32_MAX ? (uint32_t)bt
+		       : UINT32_MAX - 1, eng_held(j->eng), NULL);
 }
 
 static int

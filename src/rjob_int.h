@@ -67,6 +67,7 @@ struct rjob {
 	uv_timer_t reaper;
 	bool reaper_armed, reaped, stopping;
 	uint64_t progress_at;	/* loop time of the last PROGRESS */
+	bool told_bt;		/* a PROGRESS carried a block time */
 };
 
 /* Hand over to the engine what came before START (data connections or

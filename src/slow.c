@@ -1,0 +1,132 @@
+/*
+ * slow - which members of a running group are much slower than the
+ * others (see slow.h).
+ */
+#include "slow.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of the n times, or 0 if one is not known; -ENOMEM. */
+static int
+median_of(const uint64_t *t, size_t n, uint64_t *median)
+{
+	uint64_t *c = malloc(n * sizeof(*c));
+	size_t i;
+
+	if (c == NULL)
+		return -ENOMEM;
+	*median = 0;
+	for (i = 0; i < n && t[i] > 0; i++)
+		c[i] = t[i];
+	if (i == n) {
+		qsort(c, n, sizeof(*c), cmp_u64);
+		*median = c[n / 2];
+	}
+	free(c);
+	return 0;
+}
+
+/* Judge every member; returns how many are slow.  Slow blocks on a link
+ * that was not busy (it waited for its senders, or came late into a
+ * chain) may be slow: such a member is neither called slow nor counted
+ * as one the slow ones hold back. */
+static size_t
+judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
+{
+	size_t i, nslow = 0;
+
+	for (i = 0; i < g->n; i++) {
+		v[i] = SLOW_NO;
+		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median)
+			continue;
+		v[i] = SLOW_MAYBE;
+		if ((g->chain && i > 0 && v[i - 1] == SLOW_YES) ||
+		    (double)g->held[i] * (double)g->block_us[i] <
+		    SLOW_BUSY * (double)g->elapsed_us)
+			continue;
+		v[i] = SLOW_YES;
+		nslow++;
+	}
+	return nslow;
+}
+
+/* Does a member that is not slow come after a slow one (in a chain, the
+ * only ones a slow member holds back)? */
+static bool
+fast_after_slow(const struct slow_group *g, const enum slow_verdict *v)
+{
+	size_t i;
+	bool slow_before = false;
+
+	for (i = 0; i < g->n; i++) {
+		if (v[i] == SLOW_YES)
+			slow_before = true;
+		else if (v[i] == SLOW_NO && slow_before)
+			return true;
+	}
+	return false;
+}
+
+/* Going on, the others wait on the slowest for the blocks still missing
+ * (the least advanced member's); starting again, the others take the
+ * restart and a chain of their own at the group's median block time.
+ * Worth it if that is a quarter sooner and SLOW_MIN_GAIN_US at least,
+ * and only for transfers of 2 blocks per member or more, where the
+ * chain's one step per member costs little whatever the block time
+ * (under CPU contention, as on loopback, block times say little). */
+static bool
+worth_it(const struct slow_group *g, const enum slow_verdict *v,
+	 uint64_t median)
+{
+	uint64_t least = g->blocks, slowest = 0, nfast = 0;
+	double stay, again;
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		if (g->held[i] < least)
+			least = g->held[i];
+		if (v[i] == SLOW_YES && g->block_us[i] > slowest)
+			slowest = g->block_us[i];
+		nfast += v[i] == SLOW_NO;
+	}
+	if (g->blocks < 2 * (uint64_t)g->n)
+		return false;
+	stay = (double)(g->blocks - least) * (double)slowest;
+	again = (double)g->restart_us +
+		(double)(g->blocks + nfast) * (double)median;
+	return again < 0.75 * stay && stay - again >= SLOW_MIN_GAIN_US;
+}
+
+ssize_t
+slow_find(const struct slow_group *g, enum slow_verdict *v,
+	  uint64_t *median_us)
+{
+	size_t nslow;
+	int rc;
+
+	*median_us = 0;
+	if (g->n == 0)
+		return 0;
+	rc = median_of(g->block_us, g->n, median_us);
+	if (rc < 0)
+		return rc;
+	if (*median_us == 0) {
+		memset(v, 0, g->n * sizeof(*v));
+		return 0;
+	}
+	nslow = judge(g, *median_us, v);
+	if (nslow == 0 || (g->chain && !fast_after_slow(g, v)) ||
+	    !worth_it(g, v, *median_us))
+		return 0;
+	return (ssize_t)nslow;
+}

@@ -1,0 +1,65 @@
+/*
+ * slow - which members of a running group are much slower than the
+ * others, and whether starting again without them in relay positions
+ * pays (pure: no I/O).
+ *
+ * Each member measures the wire time of the blocks it receives (from
+ * their first bytes to their last: what the links between it and its
+ * senders allow) and reports the median of its last ones.  A member
+ * whose median is SLOW_FACTOR times the group's is slow.  In a binomial
+ * pipeline every member relays, so one slow member sets everyone's pace
+ * while the others still receive most blocks at their own links' speed
+ * from their fast neighbours; in a chain the member after a slow one
+ * receives everything through the slow one's link, so it cannot be told
+ * from it: it may be slow.
+ */
+#ifndef RDMCP_SLOW_H
+#define RDMCP_SLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A member is slow when its median block time is this many times the
+ * group's median, and it spent this share of the time since the data
+ * began to flow receiving (its link, flat out, sets the group's pace: a
+ * link that passes a short burst faster than its rate, as a token bucket
+ * does, makes idle members look fast, not busy ones slow). */
+#define SLOW_FACTOR 2.5
+#define SLOW_BUSY 0.6
+
+/* Starting again must save this much at least. */
+#define SLOW_MIN_GAIN_US 200000
+
+struct slow_group {
+	size_t n;		/* members running, in rank order */
+	const uint64_t *block_us;	/* each one's median block time, 0:
+					 * not known yet */
+	const uint64_t *held;	/* blocks each one holds */
+	uint64_t blocks;	/* in the transfer */
+	uint64_t elapsed_us;	/* since the data began to flow */
+	uint64_t restart_us;	/* what starting again costs before the
+				 * first block flows */
+	bool chain;		/* the members form a chain in this order */
+};
+
+enum slow_verdict {
+	SLOW_NO,
+	SLOW_MAYBE,	/* slow blocks, but in a chain right after a slow
+			 * one, or its link was not busy */
+	SLOW_YES,
+};
+
+/* Judge each member of g into v[i], and say whether starting again with
+ * the slow ones last, after the others in a chain (those that may be
+ * slow just before them), is expected to end the others' copies sooner,
+ * by a quarter and SLOW_MIN_GAIN_US at least, than going on (never for
+ * fewer than 2 blocks per member).  Returns the number of slow
+ * members if it does, 0 if not (or not known yet: some member's time is
+ * not), -ENOMEM.  *median_us gets the group's median block time (0 if
+ * not known). */
+ssize_t slow_find(const struct slow_group *g, enum slow_verdict *v,
+		  uint64_t *median_us);
+
+#endif

@@ -1,0 +1,190 @@
+/*
+ * Slow members: a member whose blocks take SLOW_FACTOR times the group's
+ * median and whose link is busy is slow, but only when starting again
+ * pays; in a chain the member after a slow one may be slow; nothing is
+ * judged before every member's time is known.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "unit.h"
+#include "slow.h"
+
+#define N 8
+
+/* Eight members 0.4 s into a push of 512 blocks, blocks at 5 ms each
+ * but member 4's at 20 ms (it has taken 20 blocks, the others 24). */
+static uint64_t bt[N], held[N];
+
+static struct slow_group
+group(void)
+{
+	size_t i;
+
+	for (i = 0; i < N; i++) {
+		bt[i] = 5000;
+		held[i] = 24;
+	}
+	bt[4] = 20000;
+	held[4] = 20;
+	return (struct slow_group){
+		.n = N, .block_us = bt, .held = held, .blocks = 512,
+		.elapsed_us = 400000, .restart_us = 30000,
+	};
+}
+
+START_TEST(one_slow)
+{
+	struct slow_group g = group();
+	enum slow_verdict v[N];
+	uint64_t median;
+	size_t i;
+
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	ck_assert_uint_eq(median, 5000);
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(v[i], i == 4 ? SLOW_YES : SLOW_NO);
+	/* just under the factor: not slow */
+	bt[4] = (uint64_t)(5000 * SLOW_FACTOR) - 1;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_int_eq(v[4], SLOW_NO);
+}
+END_TEST
+
+START_TEST(not_yet_known)
+{
+	struct slow_group g = group();
+	enum slow_verdict v[N];
+	uint64_t median = 1;
+
+	bt[2] = 0;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_uint_eq(median, 0);
+	ck_assert_int_eq(v[4], SLOW_NO);
+	g.n = 0;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+}
+END_TEST
+
+/* Slow blocks but an idle link (it waited for its senders more than it
+ * received): a link that bursts makes the others look fast; not slow. */
+START_TEST(idle_is_not_slow)
+{
+	struct slow_group g = group();
+	enum slow_verdict v[N];
+	uint64_t median;
+
+	g.elapsed_us = 2000000;	/* 20 blocks of 20 ms in 2 s: 20 % busy */
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_int_eq(v[4], SLOW_MAYBE);
+}
+END_TEST
+
+/* Near the end, going on costs less than starting again. */
+START_TEST(not_worth_it)
+{
+	struct slow_group g = group();
+	enum slow_verdict v[N];
+	uint64_t median;
+	size_t i;
+
+	for (i = 0; i < N; i++)
+		held[i] = 500;
+	g.elapsed_us = 10000000;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	/* a restart that costs more than the rest of the push */
+	g = group();
+	g.restart_us = 20000000;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	g.restart_us = 30000;
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+}
+END_TEST
+
+/* In a chain the member after a slow one takes everything through the
+ * slow one's link: it may be slow.  Slow ones already at the tail hold
+ * nobody back, even when those later in the chain have had too few
+ * blocks yet to look busy. */
+START_TEST(chain)
+{
+	struct slow_group g = group();
+	enum slow_verdict v[N];
+	uint64_t median;
+	size_t i;
+
+	g.chain = true;
+	bt[5] = 20000;
+	held[5] = 20;
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(v[i], i == 4 ? SLOW_YES : i == 5 ? SLOW_MAYBE
+						: SLOW_NO);
+	/* members 6 and 7 slow too: every slow one at the tail already */
+	g = group();
+	g.chain = true;
+	bt[4] = 5000;
+	held[4] = 24;
+	bt[6] = bt[7] = 20000;
+	held[6] = held[7] = 20;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_int_eq(v[6], SLOW_YES);
+	ck_assert_int_eq(v[7], SLOW_MAYBE);
+	/* 5, 6, 7 slow, 7 late into the chain: not busy yet, yet no fast
+	 * member waits behind them */
+	bt[5] = 20000;
+	held[5] = 20;
+	held[7] = 4;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_int_eq(v[5], SLOW_YES);
+	ck_assert_int_eq(v[6], SLOW_MAYBE);
+	ck_assert_int_eq(v[7], SLOW_MAYBE);
+	bt[5] = 5000;
+	held[5] = 24;
+	held[7] = 20;
+	/* the same in a binomial pipeline, where everyone relays */
+	g.chain = false;
+	ck_assert_int_eq(slow_find(&g, v, &median), 2);
+	ck_assert_int_eq(v[7], SLOW_YES);
+}
+END_TEST
+
+/* Half of the group slow: the median is theirs; nobody stands out. */
+START_TEST(half_slow)
+{
+	struct slow_group g = group();
+	enum slow_verdict v[N];
+	uint64_t median;
+	size_t i;
+
+	for (i = 0; i < N / 2 + 1; i++) {
+		bt[i] = 20000;
+		held[i] = 20;
+	}
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_uint_eq(median, 20000);
+}
+END_TEST
+
+static Suite *
+slow_suite(void)
+{
+	Suite *s = suite_create("slow");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, one_slow);
+	tcase_add_test(tc, not_yet_known);
+	tcase_add_test(tc, idle_is_not_slow);
+	tcase_add_test(tc, not_worth_it);
+	tcase_add_test(tc, chain);
+	tcase_add_test(tc, half_slow);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return run_suite(slow_suite());
+}
