@@ -183,6 +183,9 @@ int spool_stdin(char *path, size_t len, int *fd);
 /* Load the key of key_path(); 0, or -errno after a message. */
 int load_key(const struct opts *o, struct auth_key *key);
 
+/* The --help text, to `out` (usage.c). */
+void usage(FILE *out);
+
 /* Logging to stderr at `normal` level, adjusted by -q/-v; with stamp_all
  * every line carries the time (seconds since the epoch, to the
  * microsecond), otherwise only debug lines do. */

@@ -75,7 +75,7 @@ push() {
 	shift
 	# shellcheck disable=SC2086
 	out=$(timeout -k 5 600 "$CLUSTER" exec $((i + 1)) "$RDMCP" --json -P "$PORT" \
-		"$@" $OPTS -d "/dst$i/" "$DATA/file$i" "$(group "$i")" 2>/dev/null) || true
+		"$@" $OPTS -d "/dst$i/" "$DATA/file$i" "$(group "$i")" 2>>"$DATA/err$i") || true
 	echo "$out" | jq -rs '[.[] | select(.event == "replica")] as $r
 		| if ($r | length) == 0 or ($r | any(.ok | not)) then "NA"
 		  else ($r | map(.seconds) | max) end'
@@ -143,6 +143,8 @@ scenario() {
 	done
 	echo >&2
 	"$CLUSTER" down
+	echo "   pushes stopped to send again around slow hosts (--slow last): $(cat "$DATA"/err* | grep -c '^rdmcp: slow:' || true) of $((RUNS * S * 3))"
+	rm -f "$DATA"/err*
 	awk -v S="$S" -v limit="$limit" '
 	function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }

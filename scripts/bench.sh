@@ -253,6 +253,7 @@ run_rdmcp() {
 	out=$(timeout -k 5 "$TMO" "$CLUSTER" exec 1 "$RDMCP" --json -P "$PORT" "$@" $OPTS \
 		"$DATA/file" "$hosts" 2>&1) || true
 	last=$(echo "$out" | sed -n 's/.*"event":"summary".*"last":\([0-9.]*\).*/\1/p')
+	echo "$out" | grep "^rdmcp: slow:" | sed "s/^/bench.sh: $n hosts, rdmcp $*: /" >&2 || true
 	if [ -z "$last" ] || ! echo "$out" | grep -q "\"complete\":$((n - 1)),\"failed\":0"; then
 		echo "bench.sh: rdmcp $* failed: $(echo "$out" | tail -3)" >&2
 		last=NA
