@@ -95,8 +95,10 @@ emit(struct push *p, const struct phost *h, const struct phost *as,
 			   h->casualty && !h->maybe_landed,
 	};
 
-	if (r.slow == SLOW_NO && p->cfg->slow != NULL && p->cfg->slow[h->idx])
-		r.slow = SLOW_YES;
+	if (p->cfg->slow != NULL && p->cfg->slow[h->idx])
+		r.slow = slow_confirm(r.seconds, p->others_done);
+	else if (r.ok && r.seconds > p->others_done)
+		p->others_done = r.seconds;
 
 	if (r.ok) {
 		if (p->sum->ok == 0)
@@ -462,6 +464,7 @@ push_maybe_finish(struct push *p)
  * and at least this often (as PROGRESS comes). */
 #define REGROUP_LOOK_MS 100
 
+
 static bool
 may_regroup(const struct push *p)
 {
@@ -520,7 +523,6 @@ judge_members(struct push *p, struct phost **m, uint64_t *bt,
 		.block_us = bt, .held = held,
 		.blocks = bs ? (p->sum->bytes + bs - 1) / bs : 0,
 		.restart_us = (uint64_t)(p->sum->setup * 1e6),
-		.elapsed_us = (uint64_t)((push_elapsed(p) - p->sum->setup) * 1e6),
 		.chain = p->cfg->alg == SCHED_CHAIN,
 	};
 	ssize_t nslow;
@@ -531,8 +533,14 @@ judge_members(struct push *p, struct phost **m, uint64_t *bt,
 	nslow = slow_find(&g, v, &median);
 	if (nslow <= 0)
 		return;
-	for (i = 0; i < g.n; i++)
+	for (i = 0; i < g.n; i++) {
 		m[i]->slow = v[i];
+		if (v[i] != SLOW_NO)
+			log_debug("%s %s: blocks of %llu us, %llu held",
+				  m[i]->name, v[i] == SLOW_YES ? "slow" :
+				  "may be slow", (unsigned long long)bt[i],
+				  (unsigned long long)held[i]);
+	}
 	regroup(p, nslow, median);
 }
 

@@ -108,6 +108,8 @@ struct push {
 	bool started, aborting, finishing, eng_done;
 	bool regrouping;	/* stopped to start again (cfg.regroup) */
 	uint64_t regroup_checked;	/* uv_now() of the last look */
+	double others_done;	/* the last copy to end of a host that
+				 * push_cfg.slow does not name */
 	uv_work_t crc_work;
 	bool crc_busy, crc_ready;
 	uint32_t crc;

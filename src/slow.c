@@ -36,23 +36,46 @@ median_of(const uint64_t *t, size_t n, uint64_t *median)
 	return 0;
 }
 
-/* Judge every member; returns how many are slow.  Slow blocks on a link
- * that was not busy (it waited for its senders, or came late into a
- * chain) may be slow: such a member is neither called slow nor counted
- * as one the slow ones hold back. */
+/* The slowest block time under SLOW_FACTOR times the median (the top of
+ * the others' range, which slow members must stand clear of), if the
+ * others' times bunch within SLOW_BUNCH of the fastest; 0 if not. */
+static uint64_t
+others_top(const struct slow_group *g, uint64_t median)
+{
+	uint64_t top = 0, fastest = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		if (g->block_us[i] < fastest)
+			fastest = g->block_us[i];
+		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median &&
+		    g->block_us[i] > top)
+			top = g->block_us[i];
+	}
+	return (double)top <= SLOW_BUNCH * (double)fastest ? top : 0;
+}
+
+/* Judge every member; returns how many are slow.  If the others' times
+ * spread over a range, they say nothing (links that pass bursts faster
+ * than their rate: each time says how long a link was idle before):
+ * nobody is slow.  Slow blocks that do not stand SLOW_GAP clear of the
+ * others', or that come in a chain after a slow one, may be slow: such
+ * a member is neither called slow nor counted as one the slow ones hold
+ * back. */
 static size_t
 judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 {
+	uint64_t top = others_top(g, median);
 	size_t i, nslow = 0;
 
 	for (i = 0; i < g->n; i++) {
 		v[i] = SLOW_NO;
-		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median)
+		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median ||
+		    top == 0)
 			continue;
 		v[i] = SLOW_MAYBE;
-		if ((g->chain && i > 0 && v[i - 1] == SLOW_YES) ||
-		    (double)g->held[i] * (double)g->block_us[i] <
-		    SLOW_BUSY * (double)g->elapsed_us)
+		if ((g->chain && nslow > 0) ||
+		    (double)g->block_us[i] < SLOW_GAP * (double)top)
 			continue;
 		v[i] = SLOW_YES;
 		nslow++;
@@ -129,4 +152,11 @@ slow_find(const struct slow_group *g, enum slow_verdict *v,
 	    !worth_it(g, v, *median_us))
 		return 0;
 	return (ssize_t)nslow;
+}
+
+enum slow_verdict
+slow_confirm(double own_s, double others_s)
+{
+	return others_s <= 0 || own_s >= SLOW_CONFIRM * others_s ?
+	       SLOW_YES : SLOW_NO;
 }

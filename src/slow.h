@@ -21,13 +21,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* A member is slow when its median block time is this many times the
- * group's median, and it spent this share of the time since the data
- * began to flow receiving (its link, flat out, sets the group's pace: a
- * link that passes a short burst faster than its rate, as a token bucket
- * does, makes idle members look fast, not busy ones slow). */
+/* A member is slow when its median block time is SLOW_FACTOR times the
+ * group's median and SLOW_GAP times the slowest of the others' (those
+ * under that factor), and the others' times bunch within SLOW_BUNCH of
+ * the fastest.  On links paced at their rate, as NICs are, the others'
+ * times bunch together and the slow ones stand apart; on a link that
+ * passes a short burst faster than its rate (a token bucket), each
+ * member's time depends on how long its link was idle before, the times
+ * spread over a range, and nobody is called slow. */
 #define SLOW_FACTOR 2.5
-#define SLOW_BUSY 0.6
+#define SLOW_GAP 2.0
+#define SLOW_BUNCH 2.0
 
 /* Starting again must save this much at least. */
 #define SLOW_MIN_GAIN_US 200000
@@ -38,7 +42,6 @@ struct slow_group {
 					 * not known yet */
 	const uint64_t *held;	/* blocks each one holds */
 	uint64_t blocks;	/* in the transfer */
-	uint64_t elapsed_us;	/* since the data began to flow */
 	uint64_t restart_us;	/* what starting again costs before the
 				 * first block flows */
 	bool chain;		/* the members form a chain in this order */
@@ -46,8 +49,8 @@ struct slow_group {
 
 enum slow_verdict {
 	SLOW_NO,
-	SLOW_MAYBE,	/* slow blocks, but in a chain right after a slow
-			 * one, or its link was not busy */
+	SLOW_MAYBE,	/* slow blocks, but in a chain after a slow one,
+			 * or not clear of the others' */
 	SLOW_YES,
 };
 
@@ -61,5 +64,15 @@ enum slow_verdict {
  * not known). */
 ssize_t slow_find(const struct slow_group *g, enum slow_verdict *v,
 		  uint64_t *median_us);
+
+/* A member found slow and sent again last, in a chain (fastest of the
+ * slow ones first, so each receives from one no slower than itself):
+ * SLOW_YES if its copy took SLOW_CONFIRM times as long as the last of
+ * the others' (own_s, others_s seconds; others_s 0: none ended), SLOW_NO
+ * if it ended with them.  Block times cannot say: on a link that passes
+ * bursts faster than its rate they depend on how long it was idle, and
+ * that a chain's members ended together can. */
+#define SLOW_CONFIRM 1.5
+enum slow_verdict slow_confirm(double own_s, double others_s);
 
 #endif

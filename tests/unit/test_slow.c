@@ -1,7 +1,7 @@
 /*
  * Slow members: a member whose blocks take SLOW_FACTOR times the group's
- * median and whose link is busy is slow, but only when starting again
- * pays; in a chain the member after a slow one may be slow; nothing is
+ * median, clear of the others' times by SLOW_GAP, is slow, but only when
+ * starting again pays; in a chain the member after a slow one may be slow; nothing is
  * judged before every member's time is known.
  */
 #include <check.h>
@@ -31,7 +31,7 @@ group(void)
 	held[4] = 20;
 	return (struct slow_group){
 		.n = N, .block_us = bt, .held = held, .blocks = 512,
-		.elapsed_us = 400000, .restart_us = 30000,
+		.restart_us = 30000,
 	};
 }
 
@@ -68,17 +68,41 @@ START_TEST(not_yet_known)
 }
 END_TEST
 
-/* Slow blocks but an idle link (it waited for its senders more than it
- * received): a link that bursts makes the others look fast; not slow. */
-START_TEST(idle_is_not_slow)
+/* Times spread over a range, as a link that bursts above its rate
+ * gives: nobody is slow.  Bunched: the slowest is, if it stands clear of
+ * the others' top by SLOW_GAP. */
+START_TEST(spread_or_bunched)
 {
 	struct slow_group g = group();
 	enum slow_verdict v[N];
 	uint64_t median;
+	const uint64_t spread[N] = { 200, 300, 400, 1300, 1500, 2500, 3000,
+				     48000 };
+	const uint64_t bunched[N] = { 4200, 4300, 4400, 4800, 5000, 5200,
+				      5900, 19000 };
+	size_t i;
 
-	g.elapsed_us = 2000000;	/* 20 blocks of 20 ms in 2 s: 20 % busy */
+	for (i = 0; i < N; i++)
+		bt[i] = spread[i];
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
-	ck_assert_int_eq(v[4], SLOW_MAYBE);
+	ck_assert_uint_eq(median, 1500);
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(v[i], SLOW_NO);
+	for (i = 0; i < N; i++)
+		bt[i] = bunched[i];
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	ck_assert_int_eq(v[7], SLOW_YES);
+	ck_assert_int_eq(v[6], SLOW_NO);
+	bt[6] = 8400;	/* the others' top twice the fastest: bunched */
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	bt[7] = 16799;	/* not clear of 8.4 ms by SLOW_GAP */
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_int_eq(v[7], SLOW_MAYBE);
+	bt[7] = 16800;
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	bt[6] = 8401;	/* spread */
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_int_eq(v[7], SLOW_NO);
 }
 END_TEST
 
@@ -92,7 +116,6 @@ START_TEST(not_worth_it)
 
 	for (i = 0; i < N; i++)
 		held[i] = 500;
-	g.elapsed_us = 10000000;
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
 	/* a restart that costs more than the rest of the push */
 	g = group();
@@ -103,10 +126,9 @@ START_TEST(not_worth_it)
 }
 END_TEST
 
-/* In a chain the member after a slow one takes everything through the
- * slow one's link: it may be slow.  Slow ones already at the tail hold
- * nobody back, even when those later in the chain have had too few
- * blocks yet to look busy. */
+/* In a chain the members after a slow one take everything through the
+ * slow one's link: they may be slow.  Slow ones already at the tail hold
+ * nobody back. */
 START_TEST(chain)
 {
 	struct slow_group g = group();
@@ -131,18 +153,15 @@ START_TEST(chain)
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
 	ck_assert_int_eq(v[6], SLOW_YES);
 	ck_assert_int_eq(v[7], SLOW_MAYBE);
-	/* 5, 6, 7 slow, 7 late into the chain: not busy yet, yet no fast
-	 * member waits behind them */
+	/* 5, 6, 7 slow: no fast member waits behind them */
 	bt[5] = 20000;
 	held[5] = 20;
-	held[7] = 4;
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
 	ck_assert_int_eq(v[5], SLOW_YES);
 	ck_assert_int_eq(v[6], SLOW_MAYBE);
 	ck_assert_int_eq(v[7], SLOW_MAYBE);
 	bt[5] = 5000;
 	held[5] = 24;
-	held[7] = 20;
 	/* the same in a binomial pipeline, where everyone relays */
 	g.chain = false;
 	ck_assert_int_eq(slow_find(&g, v, &median), 2);
@@ -167,6 +186,18 @@ START_TEST(half_slow)
 }
 END_TEST
 
+/* Sent again last: still slow if its copy took half as long again as
+ * the others' last one; nothing to compare with keeps the verdict. */
+START_TEST(confirm)
+{
+	ck_assert_int_eq(slow_confirm(11.6, 3.2), SLOW_YES);
+	ck_assert_int_eq(slow_confirm(4.81, 3.2), SLOW_YES);
+	ck_assert_int_eq(slow_confirm(4.7, 3.2), SLOW_NO);
+	ck_assert_int_eq(slow_confirm(3.914, 3.915), SLOW_NO);
+	ck_assert_int_eq(slow_confirm(3.9, 0), SLOW_YES);
+}
+END_TEST
+
 static Suite *
 slow_suite(void)
 {
@@ -175,10 +206,11 @@ slow_suite(void)
 
 	tcase_add_test(tc, one_slow);
 	tcase_add_test(tc, not_yet_known);
-	tcase_add_test(tc, idle_is_not_slow);
+	tcase_add_test(tc, spread_or_bunched);
 	tcase_add_test(tc, not_worth_it);
 	tcase_add_test(tc, chain);
 	tcase_add_test(tc, half_slow);
+	tcase_add_test(tc, confirm);
 	suite_add_tcase(s, tc);
 	return s;
 }
