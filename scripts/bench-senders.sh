@@ -114,6 +114,16 @@ round() {
 	rm -rf "$DATA"/h*/dst*
 }
 
+# count_slow MODE: add the pushes of the round just run that stopped
+# around slow hosts to DATA/slow.MODE
+count_slow() {
+	local n=0
+	[ -f "$DATA/slow.$1" ] && n=$(cat "$DATA/slow.$1")
+	n=$((n + $(cat "$DATA"/err* 2>/dev/null | grep -c '^rdmcp: slow:' || true)))
+	echo "$n" >"$DATA/slow.$1"
+	rm -f "$DATA"/err*
+}
+
 scenario() {
 	local r limit
 	IFS=: read -r S N rate mib G <<<"$1"
@@ -136,15 +146,19 @@ scenario() {
 	for r in $(seq 1 "$RUNS"); do
 		{
 			echo "default $(round all)"
+			count_slow default
 			echo "chain $(round all -a chain)"
+			count_slow chain
 			echo "sequential $(round seq)"
+			count_slow sequential
 		} >>"$DATA/results"
 		printf '.' >&2
 	done
 	echo >&2
 	"$CLUSTER" down
-	echo "   pushes stopped to send again around slow hosts (--slow last): $(cat "$DATA"/err* | grep -c '^rdmcp: slow:' || true) of $((RUNS * S * 3))"
-	rm -f "$DATA"/err*
+	echo "   pushes stopped to send again around slow hosts (--slow last), of $((RUNS * S)) each:" \
+		"default $(cat "$DATA/slow.default"), chain $(cat "$DATA/slow.chain"), sequential $(cat "$DATA/slow.sequential")"
+	rm -f "$DATA"/slow.*
 	awk -v S="$S" -v limit="$limit" '
 	function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }

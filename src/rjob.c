@@ -227,8 +227,23 @@ blocks_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
 	return store_iov(((struct rjob *)ctx)->st, block, iov, max);
 }
 
+/* How fast blocks come in (eng_block_time_us), 0 if not known, or if
+ * other transfers run here too, or did while the blocks measured came
+ * in: their blocks share our link, so ours come in slower for a reason
+ * that moving us in the group would not cure (the sender then judges no
+ * member slow). */
+static uint64_t
+block_time_us(struct rjob *j)
+{
+	if (j->env->jobs_running != NULL && *j->env->jobs_running > 1) {
+		eng_block_time_reset(j->eng);
+		return 0;
+	}
+	return eng_block_time_us(j->eng);
+}
+
 /* Tell the sender how far we are (blocks held) and how fast blocks come
- * in (eng_block_time_us; at once when first known), at most every
+ * in (block_time_us; at once when first known), at most every
  * PROGRESS_MS, and in
  * large groups every millisecond per member: the sender, on every
  * block's critical path, then reads at most a thousand PROGRESS frames a
@@ -244,7 +259,7 @@ maybe_progress(struct rjob *j)
 
 	if (!due && j->told_bt)
 		return;
-	bt = eng_block_time_us(j->eng);
+	bt = block_time_us(j);
 	if (!due && bt == 0)
 		return;
 	j->told_bt = bt > 0;	/* the first one, at once */

@@ -43,6 +43,8 @@ struct rjob_env {
 	const char *state_dir;		/* pending.h records, or NULL */
 	struct vb *vb;			/* RDMA, or NULL: TCP only */
 	uint16_t rdma_port;		/* where vb listens */
+	const size_t *jobs_running;	/* transfers here now, this one
+					 * included; NULL: not known */
 	/* The job is gone; called once, just before its memory is freed. */
 	void (*gone)(void *ctx, struct rjob *j);
 	void *ctx;

@@ -694,7 +694,7 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 		.loop = cfg->loop, .roots = (const char *const *)s->roots,
 		.nroots = s->nroots, .prefix = s->prefix,
 		.connect_timeout_ms = cfg->connect_timeout_ms,
-		.gone = job_gone, .ctx = s,
+		.jobs_running = &s->njobs, .gone = job_gone, .ctx = s,
 	};
 	if (rc == 0)
 		rc = serve_ownership(s, err);

@@ -41,3 +41,24 @@ cmp -s "$src/f1" "$(landed 6 "$src/f1")" || fail "host 6 holds no copy of f1"
 grep -q "refused a job from .*: busy: 1 transfer is running there" "$WORK/daemon6.log" ||
 	fail "the daemon did not log the refusal"
 assert_no_temporaries
+
+# A daemon running other transfers sends no block time (they share its
+# link: --slow last must not judge a host by that), and does again when
+# it runs one alone.  A is kept running by its --bwlimit while B comes.
+start_daemon 7
+wait_listening "$(host_addr 7)" || fail "daemon 7 did not start"
+prepare_dirs 7 "$src"
+"$RDMCP" --bwlimit 1M "$src/slow" "$(host_addr 7):$PORT" >"$WORK/outA" 2>&1 &
+pidA=$!
+wait_event "rank 1 of 2" "$WORK/daemon7.log" 10 "the long transfer's start on host 7"
+expect_status 0 "$RDMCP" -b 64K --json "$src/f1" "$(host_addr 7):$PORT"
+shared=$(jq -rs '.[0].link_rate' "$WORK/out")
+kill -0 "$pidA" 2>/dev/null || fail "A ended before B did: B's link was not shared"
+wait "$pidA" || fail "the long transfer failed: $(cat "$WORK/outA")"
+[ "$shared" = 0 ] || fail "a block time while sharing the link: link_rate $shared"
+rm "$(landed 7 "$src/f1")"	# else it holds it already: nothing is sent
+expect_status 0 "$RDMCP" -b 64K --json "$src/f1" "$(host_addr 7):$PORT"
+alone=$(jq -rs '.[0].link_rate' "$WORK/out")
+[ "$alone" -gt 0 ] || fail "no block time when alone: link_rate $alone"
+cmp -s "$src/f1" "$(landed 7 "$src/f1")" || fail "host 7 holds no copy of f1"
+assert_no_temporaries
