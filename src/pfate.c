@@ -61,6 +61,10 @@ push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us)
 
 	h->held = blocks;
 	h->block_us = block_us;
+	if (block_us == PROTO_NO_PEER || block_us == PROTO_BT_SHARED)
+		h->block_us = 0;
+	if (block_us == PROTO_BT_SHARED)
+		p->shared = true;	/* nobody is judged (rjob.c) */
 	p->bytes_done += bytes_held(p, h) - before;
 	progress(p);
 	maybe_regroup(p);
@@ -469,6 +473,7 @@ static bool
 may_regroup(const struct push *p)
 {
 	return p->cfg->regroup && !p->aborting && !p->finishing &&
+	       !p->shared &&
 	       p->started && p->cfg->racks == NULL &&
 	       p->group == TRANSPORT_TCP &&
 	       (p->cfg->alg == SCHED_BINOMIAL || p->cfg->alg == SCHED_CHAIN);

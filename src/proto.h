@@ -70,6 +70,10 @@
 #define PROTO_MIN_BLOCK 512u
 #define PROTO_MAX_BLOCK (1u << 30)
 #define PROTO_NO_PEER UINT32_MAX
+
+/* PROGRESS's block time: not known, for the daemon runs other transfers
+ * too, which share its link (the largest time it sends is one less). */
+#define PROTO_BT_SHARED (UINT32_MAX - 1)
 #define PROTO_MAX_WINDOW 1024u
 #define PROTO_MAX_TIMEOUT_MS (24u * 3600 * 1000)
 
@@ -86,8 +90,9 @@ enum proto_type {
 	MSG_CHALLENGE,	/* daemon's nonce and proof */
 	MSG_PROOF,	/* sender's proof, bound to the JOB that follows */
 	MSG_PROGRESS,	/* daemon -> sender: blocks held (val) and the median
-			 * wire time of its last blocks in us (arg, 0:
-			 * not known), now and then */
+			 * wire time of its last blocks in us (arg, 0 or
+			 * PROTO_NO_PEER: not known; PROTO_BT_SHARED),
+			 * now and then */
 	MSG_HAVE,	/* the job's entries are there already (see above) */
 	MSG_REPLACE,
 	MSG_QUERY,

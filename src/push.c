@@ -166,8 +166,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		return 0;
 	case MSG_PROGRESS:
 		if (h->st == HS_RUNNING)	/* may cross an abort */
-			push_host_progress(h, f->val, f->arg == PROTO_NO_PEER
-					   ? 0 : f->arg);
+			push_host_progress(h, f->val, f->arg);
 		return 0;
 	case MSG_TRACE:
 		return on_trace(h, f, body);

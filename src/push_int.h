@@ -107,6 +107,7 @@ struct push {
 	struct eng *eng;
 	bool started, aborting, finishing, eng_done;
 	bool regrouping;	/* stopped to start again (cfg.regroup) */
+	bool shared;		/* a member's link carries other transfers */
 	uint64_t regroup_checked;	/* uv_now() of the last look */
 	double others_done;	/* the last copy to end of a host that
 				 * push_cfg.slow does not name */
@@ -173,8 +174,10 @@ void push_abort_group(struct push *p, const struct phost *cause,
 void push_host_alias(struct phost *h, struct phost *first);
 
 /* A member's PROGRESS: it holds `blocks` blocks, and its median block
- * time is block_us (0: not known).  May stop the group to start again
- * with the slow members last (push_cfg.regroup). */
+ * time is block_us (0 or PROTO_NO_PEER: not known; PROTO_BT_SHARED: its
+ * link carries other transfers, and nobody is judged in this push any
+ * more).  May stop the group to start again with the slow members last
+ * (push_cfg.regroup). */
 void push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us);
 
 /* End the push once every host's outcome is known. */

@@ -227,19 +227,22 @@ blocks_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
 	return store_iov(((struct rjob *)ctx)->st, block, iov, max);
 }
 
-/* How fast blocks come in (eng_block_time_us), 0 if not known, or if
- * other transfers run here too, or did while the blocks measured came
- * in: their blocks share our link, so ours come in slower for a reason
- * that moving us in the group would not cure (the sender then judges no
- * member slow). */
-static uint64_t
+/* How fast blocks come in, for PROGRESS: eng_block_time_us (0: not
+ * known), or PROTO_BT_SHARED if other transfers run here too: their
+ * blocks share our link, so ours come in slower for a reason that moving
+ * us in the group would not cure (the sender then judges nobody in this
+ * push; what was measured meanwhile is forgotten). */
+static uint32_t
 block_time_us(struct rjob *j)
 {
+	uint64_t bt;
+
 	if (j->env->jobs_running != NULL && *j->env->jobs_running > 1) {
 		eng_block_time_reset(j->eng);
-		return 0;
+		return PROTO_BT_SHARED;
 	}
-	return eng_block_time_us(j->eng);
+	bt = eng_block_time_us(j->eng);
+	return bt < PROTO_BT_SHARED ? (uint32_t)bt : PROTO_BT_SHARED - 1;
 }
 
 /* Tell the sender how far we are (blocks held) and how fast blocks come
@@ -253,7 +256,7 @@ maybe_progress(struct rjob *j)
 {
 	uint64_t now = uv_now(j->env->loop);
 	uint64_t every = j->ro->n > PROGRESS_MS ? j->ro->n : PROGRESS_MS;
-	uint64_t bt;
+	uint32_t bt;
 
 	bool due = now - j->progress_at >= every;
 
@@ -262,10 +265,9 @@ maybe_progress(struct rjob *j)
 	bt = block_time_us(j);
 	if (!due && bt == 0)
 		return;
-	j->told_bt = bt > 0;	/* the first one, at once */
+	j->told_bt = bt > 0;	/* the first one (or sharing), at once */
 	j->progress_at = now;
-	send_frame_arg(j, MSG_PROGRESS, bt < UINT32_MAX ? (uint32_t)bt
-		       : UINT32_MAX - 1, eng_held(j->eng), NULL);
+	send_frame_arg(j, MSG_PROGRESS, bt, eng_held(j->eng), NULL);
 }
 
 static int
