@@ -19,10 +19,12 @@
 #                          (uplinks at a quarter, then an eighth, of a
 #                          rack's NICs together)
 #   BENCH_RUNS             pushes of each kind (default 3)
+#   BENCH_OPTS             more rdmcp options for every push (e.g. -b 64K)
 set -euo pipefail
 
 SCENARIOS=${BENCH_RACKS_SCENARIOS:-2:8:200mbit:400mbit:64 4:8:200mbit:200mbit:64}
 RUNS=${BENCH_RUNS:-3}
+OPTS=${BENCH_OPTS:-}
 DATA=/dev/shm/rdmcp-bench-racks.$$
 export RDMCP_NS=rdmcpracks
 . "$(dirname "$0")/bench-lib.bash"
@@ -48,10 +50,11 @@ interleaved() {
 # one_push KIND LIST: seconds, max copies into a rack, total copies
 one_push() {
 	local kind=$1 list=$2 before after out secs opts=()
+	read -r -a opts <<<"$OPTS"
 	case $kind in
-	chain) opts=(-a chain) ;;
-	topology) opts=(--topology "$DATA/topo") ;;
-	hybrid) opts=(--topology "$DATA/topo" -a binomial) ;;
+	chain) opts+=(-a chain) ;;
+	topology) opts+=(--topology "$DATA/topo") ;;
+	hybrid) opts+=(--topology "$DATA/topo" -a binomial) ;;
 	esac
 	rm -rf "$DATA"/h*/dst
 	read -r -a before <<<"$(uplinks)"
