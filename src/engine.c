@@ -558,13 +558,6 @@ eng_block_time_us(const struct eng *e)
 	return t[n / 2] > 0 ? t[n / 2] : 1;
 }
 
-void
-eng_block_time_reset(struct eng *e)
-{
-	if (e != NULL)
-		e->bt_count = 0;
-}
-
 uint64_t
 eng_bytes_sent(const struct eng *e)
 {

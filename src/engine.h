@@ -117,10 +117,6 @@ uint64_t eng_held(const struct eng *e);
  * transport cannot tell when a block begins (verbs). */
 uint64_t eng_block_time_us(const struct eng *e);
 
-/* Forget the blocks measured so far (what they met no longer holds):
- * eng_block_time_us is 0 again until 8 more are. */
-void eng_block_time_reset(struct eng *e);
-
 /* Bytes of blocks this member has handed to its transport to send. */
 uint64_t eng_bytes_sent(const struct eng *e);
 

@@ -60,9 +60,8 @@ push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us)
 	uint64_t before = bytes_held(p, h);
 
 	h->held = blocks;
-	h->block_us = block_us;
-	if (block_us == PROTO_NO_PEER || block_us == PROTO_BT_SHARED)
-		h->block_us = 0;
+	h->block_us = block_us == PROTO_NO_PEER ||
+		      block_us == PROTO_BT_SHARED ? 0 : block_us;
 	if (block_us == PROTO_BT_SHARED)
 		p->shared = true;	/* nobody is judged (rjob.c) */
 	p->bytes_done += bytes_held(p, h) - before;
@@ -467,7 +466,6 @@ push_maybe_finish(struct push *p)
 /* Look at the members' block times at most every n ms in a group of n,
  * and at least this often (as PROGRESS comes). */
 #define REGROUP_LOOK_MS 100
-
 
 static bool
 may_regroup(const struct push *p)

@@ -231,16 +231,14 @@ blocks_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
  * known), or PROTO_BT_SHARED if other transfers run here too: their
  * blocks share our link, so ours come in slower for a reason that moving
  * us in the group would not cure (the sender then judges nobody in this
- * push; what was measured meanwhile is forgotten). */
+ * push, whatever it is told later). */
 static uint32_t
-block_time_us(struct rjob *j)
+block_time_us(const struct rjob *j)
 {
 	uint64_t bt;
 
-	if (j->env->jobs_running != NULL && *j->env->jobs_running > 1) {
-		eng_block_time_reset(j->eng);
+	if (j->env->jobs_running != NULL && *j->env->jobs_running > 1)
 		return PROTO_BT_SHARED;
-	}
 	bt = eng_block_time_us(j->eng);
 	return bt < PROTO_BT_SHARED ? (uint32_t)bt : PROTO_BT_SHARED - 1;
 }

@@ -68,10 +68,11 @@ judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 	uint64_t top = others_top(g, median);
 	size_t i, nslow = 0;
 
+	memset(v, 0, g->n * sizeof(*v));	/* SLOW_NO */
+	if (top == 0)
+		return 0;
 	for (i = 0; i < g->n; i++) {
-		v[i] = SLOW_NO;
-		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median ||
-		    top == 0)
+		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median)
 			continue;
 		v[i] = SLOW_MAYBE;
 		if ((g->chain && nslow > 0) ||
