@@ -72,6 +72,7 @@ struct sender {
 	bool *ok;		/* holds a complete copy */
 	bool *failed;		/* failed for good, for reasons of its own */
 	bool *retry;		/* failed in this attempt, may be retried */
+	uint8_t *faults;	/* attempts it failed for reasons of its own */
 	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
 	enum slow_verdict *slow;	/* found slow (--slow last) */
 	uint64_t *rate;		/* then its rate in, bytes/s */
@@ -89,6 +90,7 @@ struct sender {
 	int spool_fd;		/* standard input, spooled; or -1 */
 	struct outcomes *outcomes;	/* for the grouped lines */
 	bool last;		/* no attempt after this one */
+	int max_attempts;	/* retry_limit() */
 	char key_name[4200];	/* "the key in FILE", for messages */
 	double offset;		/* seconds from the first attempt's start */
 	struct push_summary total;
@@ -113,6 +115,22 @@ report_host(struct sender *sd, const struct push_report *r)
 {
 	report_replica(sd->o, r);
 	outcomes_add(sd->outcomes, r);
+}
+
+/* May a host that failed in this attempt be sent to again?  Not after
+ * the last attempt, nor a host that refused the job; a casualty (it only
+ * lost its group to another host's failure) always may, a host that failed
+ * for its own reasons (or the sender's) --retries times in all. */
+static bool
+may_retry(struct sender *sd, size_t idx, const struct push_report *r)
+{
+	if (sd->last || r->permanent)
+		return false;
+	if (r->casualty)
+		return true;
+	if (sd->faults[idx] < UINT8_MAX)
+		sd->faults[idx]++;
+	return sd->faults[idx] <= sd->o->retries;
 }
 
 /* A host's outcome in this attempt: reported now, unless it failed in a
@@ -150,7 +168,7 @@ on_push_report(void *ctx, const struct push_report *r)
 		if (sd->total.ok++ == 0)
 			sd->total.first_ok = out.seconds;
 		sd->total.last_ok = out.seconds;
-	} else if (!sd->last && !r->permanent) {
+	} else if (may_retry(sd, idx, r)) {
 		sd->retry[idx] = true;
 		if (sd->o->verbose > 0)
 			warnx_("%s failed (%s); will retry", r->host, r->reason);
@@ -327,9 +345,9 @@ announce_retry(const struct sender *sd, int round)
 	free(pick);
 	progress_clear();
 	if (sd->o->verbose >= 0 && list != NULL)
-		warnx_("retrying %zu host%s that failed (attempt %d of %d): %s",
-		       sd->npending, sd->npending > 1 ? "s" : "", round + 1,
-		       sd->o->retries + 1, list);
+		warnx_("retrying %zu host%s that failed (attempt %d, at most "
+		       "%d): %s", sd->npending, sd->npending > 1 ? "s" : "",
+		       round + 1, sd->max_attempts, list);
 	free(list);
 }
 
@@ -347,6 +365,17 @@ retry_timeout(unsigned timeout_ms, int round)
 	return t < PROTO_MAX_TIMEOUT_MS ? (unsigned)t : PROTO_MAX_TIMEOUT_MS;
 }
 
+/* How many attempts a push may take: one without --retries (or with
+ * --dry-run); else each host may fail on its own --retries times and be
+ * sent to again, and besides lose its group to others' failures, so
+ * twice the attempts one host may take, which bounds the time a push
+ * that keeps breaking can take. */
+static int
+retry_limit(const struct opts *o)
+{
+	return o->dry_run || o->retries <= 0 ? 1 : 2 * (o->retries + 1);
+}
+
 /* Attempts until every host has an outcome.  Returns 0, or -errno after
  * a message if the sender itself failed. */
 static int
@@ -361,8 +390,9 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		warnx_("cannot start: out of memory");
 		return -ENOMEM;
 	}
+	sd->max_attempts = retry_limit(sd->o);
 	for (round = 0; rc == 0 && sd->npending > 0;) {
-		sd->last = sd->o->dry_run || round >= sd->o->retries;
+		sd->last = round + 1 >= sd->max_attempts;
 		sd->offset = now_seconds() - start;
 		cfg->timeout_ms = retry_timeout(sd->o->timeout_ms, round);
 		rc = attempt(sd, cfg, hosts, &err);
@@ -570,6 +600,7 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->ok = calloc(n, sizeof(bool));
 	sd->failed = calloc(n, sizeof(bool));
 	sd->retry = calloc(n, sizeof(bool));
+	sd->faults = calloc(n, sizeof(*sd->faults));
 	sd->maybe_landed = calloc(n, sizeof(bool));
 	sd->slow = calloc(n, sizeof(*sd->slow));
 	sd->rate = calloc(n, sizeof(*sd->rate));
@@ -579,7 +610,8 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
 	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
 	sd->outcomes = outcomes_new(sd->hl);
-	if (!sd->ok || !sd->failed || !sd->retry || !sd->maybe_landed ||
+	if (!sd->ok || !sd->failed || !sd->retry || !sd->faults ||
+	    !sd->maybe_landed ||
 	    !sd->slow || !sd->rate || !sd->pending ||
 	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
@@ -606,6 +638,7 @@ sender_free(struct sender *sd)
 	free(sd->ok);
 	free(sd->failed);
 	free(sd->retry);
+	free(sd->faults);
 	free(sd->maybe_landed);
 	free(sd->slow);
 	free(sd->rate);

@@ -94,9 +94,11 @@ emit(struct push *p, const struct phost *h, const struct phost *as,
 		.sender_fault = sender_fault, .maybe_landed = h->maybe_landed,
 		.dry_run = h->dry, .slow = h->slow,
 		.link_rate = rate_of(p, h->block_us),
-		.regroup = p->regrouping && h->st == HS_FAILED &&
-			   h->casualty && !h->maybe_landed,
+		.casualty = h->st == HS_FAILED && h->casualty &&
+			    h != p->suspect && !h->maybe_landed,
 	};
+
+	r.regroup = p->regrouping && r.casualty;
 
 	if (p->cfg->slow != NULL && p->cfg->slow[h->idx])
 		r.slow = slow_confirm(r.seconds, p->others_done);
@@ -244,10 +246,14 @@ push_host_failed(struct phost *h, int error, uint32_t blames,
 	char reason[sizeof(h->reason)];
 	va_list ap;
 
+	bool casualty = blames != PROTO_NO_PEER && blames != 0;
+
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	host_fail(h, error, blames != PROTO_NO_PEER && blames != 0, reason);
+	if (casualty && h == h->p->suspect)
+		h->p->suspect = NULL;	/* it lost a neighbour first */
+	host_fail(h, error, casualty, reason);
 }
 
 void

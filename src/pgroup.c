@@ -42,10 +42,12 @@ on_engine_done(void *ctx, int status, uint32_t peer)
 		/* e.g. sending from a source cut short fails with EFAULT */
 		note_source_change(p, changed.msg);
 		push_abort_group(p, NULL, changed.msg);
-	} else if (!p->regrouping && peer < p->members &&
+	} else if (!p->regrouping && !p->aborting && peer < p->members &&
 		   p->by_rank[peer] != NULL) {
-		/* Its control connection, if the daemon died, will say so
-		 * within the grace period; else this is why. */
+		/* The first sign of trouble (once the group breaks, members
+		 * close their links as told): its control connection, if the
+		 * daemon died, will say so within the grace period; else this
+		 * is why. */
 		p->suspect = p->by_rank[peer];
 		snprintf(p->suspect_why, sizeof(p->suspect_why), "data "
 			 "connection from the sender lost: %s",

@@ -49,6 +49,9 @@ struct push_report {
 				 * daemon could not say whether it landed
 				 * (gone, or restarted and forgot): its copy
 				 * may be in place */
+	bool casualty;		/* failed only because the group broke (it
+				 * lost a neighbour, or was stopped after
+				 * another host failed): nothing of its own */
 	bool regroup;		/* failed: stopped, with the whole group, to
 				 * start again with the slow hosts last
 				 * (push_cfg.regroup); nothing of the
