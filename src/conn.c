@@ -212,7 +212,9 @@ connect_done(struct conn *c, int status)
 	c->ops->on_connect(c->ctx, c, status);
 }
 
-/* The error pending on the socket, as -errno (-EIO if none is told). */
+/* The error pending on the socket, as -errno; -ECONNRESET if none is told
+ * (a reset already taken by a read): a broken connection, never -EIO,
+ * which the engine takes for an error of our own files. */
 static int
 socket_error(struct conn *c)
 {
@@ -221,7 +223,7 @@ socket_error(struct conn *c)
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 		err = errno;
-	return err ? -err : -EIO;
+	return err ? -err : -ECONNRESET;
 }
 
 static void
