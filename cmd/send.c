@@ -120,13 +120,14 @@ report_host(struct sender *sd, const struct push_report *r)
 /* May a host that failed in this attempt be sent to again?  Not after
  * the last attempt, nor a host that refused the job; a casualty (it only
  * lost its group to another host's failure) always may, a host that failed
- * for its own reasons (or the sender's) --retries times in all. */
+ * for its own reasons or the sender's (a source changed) --retries times
+ * in all. */
 static bool
 may_retry(struct sender *sd, size_t idx, const struct push_report *r)
 {
 	if (sd->last || r->permanent)
 		return false;
-	if (r->casualty)
+	if (r->casualty && !r->sender_fault)
 		return true;
 	if (sd->faults[idx] < UINT8_MAX)
 		sd->faults[idx]++;
