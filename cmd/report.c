@@ -100,10 +100,11 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 	printf("{\"event\":\"summary\",\"hosts\":%zu,\"complete\":%zu,"
 	       "\"failed\":%zu,\"bytes\":%llu,\"seconds\":%.6f,"
 	       "\"setup\":%.6f,\"first\":%.6f,\"last\":%.6f,\"skew\":%.6f,"
-	       "\"throughput\":%.0f,\"sent\":%llu,\"transport\":", s->hosts,
+	       "\"throughput\":%.0f,\"sent\":%llu,\"attempts\":%u,"
+	       "\"transport\":", s->hosts,
 	       s->ok, s->failed, (unsigned long long)s->bytes, s->seconds,
 	       s->setup, s->first_ok, s->last_ok, s->last_ok - s->first_ok, tput,
-	       (unsigned long long)s->sent);
+	       (unsigned long long)s->sent, s->attempts);
 	print_json_str(s->transport);
 	printf(",\"error\":");
 	print_json_str(status == EXIT_SENDER && last_message[0] ? last_message

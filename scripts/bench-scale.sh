@@ -340,7 +340,7 @@ for run in $(seq 1 "$RUNS"); do
 	jq -r --arg wall "$wall" --arg rc "$rc" --arg chk "$chk" \
 		--arg inj "$injected" --arg rss "$rss" --arg cpu "$cpu_u user $cpu_s sys" \
 		'select(.event == "summary") |
-		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, sent \(.sent) B, sender peak RSS \($rss) KiB, CPU \($cpu) s; \($inj); report vs disk: \($chk)"' \
+		 "run: wall \($wall) s, exit \($rc), bootstrap \(.setup) s, first \(.first) s, last \(.last) s, attempts \(.attempts), sent \(.sent) B, sender peak RSS \($rss) KiB, CPU \($cpu) s; \($inj); report vs disk: \($chk)"' \
 		"$DIR/run$run.json"
 	[ -z "$rest" ] || echo "  mismatches:$rest" | cut -c1-2000
 	echo "$wall" >>"$DIR/walls"

@@ -454,6 +454,7 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	p->cfg = cfg;
 	p->sum = sum;
 	memset(sum, 0, sizeof(*sum));
+	sum->attempts = 1;
 	sum->hosts = cfg->nhosts;
 	sum->transport = "tcp";
 	p->t0 = uv_hrtime();

@@ -142,6 +142,8 @@ struct push_summary {
 	uint32_t block_size;	/* used */
 	uint64_t sent;		/* block bytes the sender sent, over all
 				 * attempts (ideally `bytes`) */
+	unsigned attempts;	/* 1 per push_run (the sender sums them
+				 * over its retries) */
 	size_t regrouped;		/* hosts stopped to start again */
 	uint64_t link_rate;		/* then the group's median rate into a
 					 * member, bytes/s */

@@ -9,7 +9,7 @@
 [ "$(ulimit -Hn)" -ge 400 ] || { note "skipped: open file limit $(ulimit -Hn)"; exit 77; }
 # (make check-asan runs fewer: RDMCP_SCALE_TEST_HOSTS)
 SCALE_HOSTS=${RDMCP_SCALE_TEST_HOSTS:-256} SCALE_RUNS=2 SCALE_SIZE=16M SCALE_PORT=$PORT \
-	SCALE_KILL=3 SCALE_STOP=3 SCALE_BUSY=1 SCALE_RERUN=1 \
+	SCALE_KILL=3 SCALE_STOP=3 SCALE_BUSY=1 SCALE_RERUN=1 SCALE_REQUIRE_OK=1 \
 	SCALE_OPTS="-t 2 --retries 1" SCALE_DIR=$WORK \
 	"$TOP/scripts/bench-scale.sh" >"$WORK/scale.log" 2>&1 ||
 	{ cat "$WORK/scale.log"; fail "bench-scale: report and disks disagree"; }
