@@ -97,7 +97,7 @@ usage(FILE *out)
 "                           (default 1); a host whose group broke only\n"
 "                           because another host failed is sent to again\n"
 "                           without using one (2(N+1) attempts at most);\n"
-"                           each attempt doubles --timeout\n"
+"                           each retry doubles --timeout\n"
 "      --connect-timeout SECS  give up connecting after this (default 5)\n"
 "      --bind ADDR          send from this local address\n"
 "      --json               print JSON Lines on stdout instead: one object\n"

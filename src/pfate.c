@@ -80,6 +80,14 @@ rate_of(const struct push *p, uint64_t block_us)
  * Reports
  */
 
+/* Did h fail only because the group broke (it lost a neighbour, or was
+ * stopped), rather than being the member rank 0 itself lost? */
+static bool
+only_a_casualty(const struct push *p, const struct phost *h)
+{
+	return h->casualty && h != p->suspect;
+}
+
 static void
 emit(struct push *p, const struct phost *h, const struct phost *as,
      const char *reason, bool sender_fault)
@@ -94,8 +102,8 @@ emit(struct push *p, const struct phost *h, const struct phost *as,
 		.sender_fault = sender_fault, .maybe_landed = h->maybe_landed,
 		.dry_run = h->dry, .slow = h->slow,
 		.link_rate = rate_of(p, h->block_us),
-		.casualty = h->st == HS_FAILED && h->casualty &&
-			    h != p->suspect && !h->maybe_landed,
+		.casualty = h->st == HS_FAILED && only_a_casualty(p, h) &&
+			    !h->maybe_landed,
 	};
 
 	r.regroup = p->regrouping && r.casualty;
@@ -145,7 +153,7 @@ name_culprits(const struct push *p, char *out, size_t len)
 	for (i = 0; i < p->nh; i++) {
 		h = &p->h[i];
 		if (h->st != HS_FAILED || h->rank == 0 ||
-		    (h->casualty && h != p->suspect))
+		    only_a_casualty(p, h))
 			continue;
 		if (n++ < 3 && at < len)
 			at += (size_t)snprintf(out + at, len - at, "%s%s",
@@ -244,9 +252,8 @@ push_host_failed(struct phost *h, int error, uint32_t blames,
 		 const char *fmt, ...)
 {
 	char reason[sizeof(h->reason)];
-	va_list ap;
-
 	bool casualty = blames != PROTO_NO_PEER && blames != 0;
+	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
