@@ -11,7 +11,9 @@
 # nor (unless it was killed) a temporary.  The one exception, counted
 # apart: a member killed after it landed, before it could say so, which
 # no sender can know; its report must say that its copy may be in place
-# ("maybe_landed").  With faults, chosen members are
+# ("maybe_landed").  After each push (and its check) the copies go and a
+# floor is measured: the same copies written by one plain process per core
+# with no network (see floor below), and wall / floor printed.  With faults, chosen members are
 # killed (SIGKILL) or frozen (SIGSTOP) once their daemon runs the job;
 # frozen ones are let go (SIGCONT) after the push and the check waits for
 # them to settle, killed ones are started again before the next run.
@@ -31,6 +33,7 @@
 #                        expect every host that had it "already identical"
 #   SCALE_REQUIRE_OK=0   1: also fail unless every host that was neither
 #                        killed nor frozen ends ok (with --retries)
+#   SCALE_FLOOR=1        0: no floor measurement after each push
 #   SCALE_DIR=/dev/shm   where the hosts' files live (a tmpfs)
 #   SCALE_KEEP=0         1: keep the scratch directory
 # Exit status: 0 when every run's report matched the disks (and every
@@ -49,6 +52,7 @@ NSTOP=${SCALE_STOP:-0}
 NBUSY=${SCALE_BUSY:-0}
 RERUN=${SCALE_RERUN:-0}
 REQUIRE_OK=${SCALE_REQUIRE_OK:-0}
+FLOOR=${SCALE_FLOOR:-1}
 BASE=${SCALE_DIR:-/dev/shm}
 DIR=
 PIDS=()		# the daemons
@@ -116,7 +120,6 @@ daemon_pids() {
 
 # wait_listening COUNT: until COUNT daemons listen (60 s at most)
 wait_listening() {
-	local t
 	for _ in $(seq 1 600); do
 		[ "$(listening_count)" -ge "$1" ] && return 0
 		sleep 0.1
@@ -283,6 +286,28 @@ for i in $(seq 1 "$NBUSY"); do
 	BUSY+=($!)
 done
 
+# floor SRC: seconds to write SRC to every host's directory with no
+# network and no daemon: one `tee` per core, each writing its share of the
+# hosts' copies, then the copies go.  The same bytes onto the same tmpfs
+# as the push, right after the push's copies were removed (so into the
+# memory they freed, as the next push will be): the least a push can take
+# on this machine's memory.  On a VM that hands freed memory back to its
+# host, memory touched for the first time costs several times more.
+floor() {
+	local src=$1 w nw t0 t1 files
+	nw=$(nproc)
+	t0=$(date +%s.%N)
+	for w in $(seq 0 $((nw - 1))); do
+		files=()
+		for i in $(seq $((w + 1)) "$nw" "$N"); do files+=("$DIR/h$i/data/.floor"); done
+		tee "${files[@]}" <"$src" >/dev/null &
+	done
+	wait	# (in $(...): only the writers are our children)
+	t1=$(date +%s.%N)
+	rm -f "$DIR"/h*/data/.floor
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
+
 # push NAME OUT: the file to every host as /data/NAME; prints its status
 push() {
 	local rc=0 tm=()
@@ -352,6 +377,13 @@ for run in $(seq 1 "$RUNS"); do
 		echo "  again: exit $rc, $same hosts already identical, of $want that had it and run"
 		[ "$same" -ge "$want" ] || BAD=$((BAD + 1))
 	fi
+	# the copies go, and the floor is measured in the memory they freed
+	rm -f "$DIR"/h*/data/"$name"
+	if [ "$FLOOR" = 1 ]; then
+		fl=$(floor "$SRC")
+		echo "$fl" >>"$DIR/floors"
+		echo "  floor: the same $N copies written with no network ($(nproc) writers) $fl s; wall / floor $(awk -v w="$wall" -v f="$fl" 'BEGIN { printf "%.2f", w / f }')"
+	fi
 	# the killed daemons come back, as a service manager would start them
 	for v in "${!KILLED[@]}"; do
 		wait "${SUPER[$v]}" 2>/dev/null || true
@@ -361,6 +393,7 @@ for run in $(seq 1 "$RUNS"); do
 	daemon_pids
 done
 sleep 2	# idle again: a daemon gives freed memory back 1 s after its last job
+[ "$FLOOR" != 1 ] || say "median floor $(median <"$DIR/floors") s (no network: the copies alone)"
 say "median wall $(median <"$DIR/walls") s over $RUNS runs; daemons' private memory, idle again, median/max $(mem_summary) KiB"
 if [ ${#BUSY[@]} -gt 0 ]; then	# (a bare 'wait' would wait for the daemons)
 	kill -KILL "${BUSY[@]}" 2>/dev/null
