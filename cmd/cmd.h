@@ -139,6 +139,12 @@ int destinations(const struct opts *o, char **sources, size_t n,
 int build_manifest(const struct opts *o, char **sources, char **dests,
 		   size_t n, struct manifest **out);
 
+/* The distinct directories the manifest's entries land in that it does
+ * not make itself (the parents of entries not inside one of its
+ * directories): where --rsh receivers are rooted.  *n of them, each and
+ * the array malloc'd; NULL if out of memory (sources.c). */
+char **landing_dirs(const struct manifest *m, size_t *n);
+
 /* The hosts of a push (HOSTS argument, -f, or SLURM_JOB_NODELIST; minus
  * -x; without duplicates) into hl, and how many arguments are files; with
  * --topology, in rack order, their racks in hr (hr->rack_of malloc'd).

@@ -483,61 +483,6 @@ sender_key(const struct opts *o, struct auth_key *key)
 	return rc;
 }
 
-static int
-cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The manifest's directories, sorted (pointers into it), or NULL. */
-static const char **
-sorted_dirs(const struct job_file *e, size_t n, size_t *ndirs)
-{
-	const char **dirs = malloc((n ? n : 1) * sizeof(*dirs));
-	size_t i;
-
-	*ndirs = 0;
-	for (i = 0; dirs != NULL && i < n; i++)
-		if (e[i].type == JF_DIR)
-			dirs[(*ndirs)++] = e[i].path;
-	if (dirs != NULL)
-		qsort(dirs, *ndirs, sizeof(*dirs), cmp_strp);
-	return dirs;
-}
-
-/* The distinct existing directories the entries land in (the parents of
- * entries not inside a directory of the manifest): the receivers' roots. */
-static char **
-dest_dirs(const struct manifest *m, size_t *ndirs)
-{
-	const struct job_file *e = mf_entries(m);
-	size_t i, j, n = mf_count(m), nin;
-	const char **in = sorted_dirs(e, n, &nin);
-	char **dirs = calloc(n ? n : 1, sizeof(*dirs)), *d;
-
-	*ndirs = 0;
-	if (in == NULL) {
-		free(dirs);
-		return NULL;
-	}
-	for (i = 0; dirs != NULL && i < n; i++) {
-		d = path_parent(e[i].path);
-		if (d != NULL && bsearch(&d, in, nin, sizeof(*in), cmp_strp)) {
-			free(d);	/* inside the manifest */
-			continue;
-		}
-		for (j = 0; d != NULL && j < *ndirs; j++)
-			if (strcmp(dirs[j], d) == 0)
-				break;
-		if (d != NULL && j == *ndirs)
-			dirs[(*ndirs)++] = d;
-		else
-			free(d);
-	}
-	free(in);
-	return dirs;
-}
-
 /* A host whose receiver did not start: reported, and left out. */
 static void
 report_no_receiver(struct sender *sd, size_t i, const char *reason)
@@ -560,7 +505,7 @@ start_receivers(struct sender *sd, const struct manifest *m,
 {
 	const struct opts *o = sd->o;
 	size_t i, ndirs;
-	char **dirs = dest_dirs(m, &ndirs);
+	char **dirs = landing_dirs(m, &ndirs);
 	struct rsh_cfg cfg = {
 		.rsh = o->rsh, .remote_path = o->remote_path,
 		.remote_opts = o->remote_opts, .fanout = o->fanout,

@@ -1,6 +1,7 @@
 /*
- * Where each source of a push lands (its path, or -d DIR), and the
- * manifest of what is sent: files, trees (-r), libraries (--send-libs).
+ * Where each source of a push lands (its path, or -d DIR), the manifest
+ * of what is sent: files, trees (-r), libraries (--send-libs), and the
+ * directories it lands in (the --rsh receivers' roots).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -141,4 +142,57 @@ build_manifest(const struct opts *o, char **sources, char **dests, size_t n,
 out:
 	mf_free(m);
 	return rc;
+}
+
+static int
+cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The manifest's directories, sorted (pointers into it), or NULL. */
+static const char **
+sorted_dirs(const struct job_file *e, size_t n, size_t *ndirs)
+{
+	const char **dirs = malloc((n ? n : 1) * sizeof(*dirs));
+	size_t i;
+
+	*ndirs = 0;
+	for (i = 0; dirs != NULL && i < n; i++)
+		if (e[i].type == JF_DIR)
+			dirs[(*ndirs)++] = e[i].path;
+	if (dirs != NULL)
+		qsort(dirs, *ndirs, sizeof(*dirs), cmp_strp);
+	return dirs;
+}
+
+char **
+landing_dirs(const struct manifest *m, size_t *ndirs)
+{
+	const struct job_file *e = mf_entries(m);
+	size_t i, j, n = mf_count(m), nin;
+	const char **in = sorted_dirs(e, n, &nin);
+	char **dirs = calloc(n ? n : 1, sizeof(*dirs)), *d;
+
+	*ndirs = 0;
+	if (in == NULL) {
+		free(dirs);
+		return NULL;
+	}
+	for (i = 0; dirs != NULL && i < n; i++) {
+		d = path_parent(e[i].path);
+		if (d != NULL && bsearch(&d, in, nin, sizeof(*in), cmp_strp)) {
+			free(d);	/* inside the manifest */
+			continue;
+		}
+		for (j = 0; d != NULL && j < *ndirs; j++)
+			if (strcmp(dirs[j], d) == 0)
+				break;
+		if (d != NULL && j == *ndirs)
+			dirs[(*ndirs)++] = d;
+		else
+			free(d);
+	}
+	free(in);
+	return dirs;
 }
