@@ -60,6 +60,7 @@ push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us)
 	uint64_t before = bytes_held(p, h);
 
 	h->held = blocks;
+	h->held_at = push_elapsed(p);
 	h->block_us = block_us == PROTO_NO_PEER ||
 		      block_us == PROTO_BT_SHARED ? 0 : block_us;
 	if (block_us == PROTO_BT_SHARED)
@@ -507,11 +508,21 @@ regroup(struct push *p, ssize_t nslow, uint64_t median_us)
 	uv_timer_start(&p->aborter, abort_now, 0, 0);
 }
 
+/* Blocks per second h took from the moment data could flow to its last
+ * report; 0 if not known. */
+static double
+pace_of(const struct push *p, const struct phost *h)
+{
+	double s = h->held_at - p->sum->setup;
+
+	return s > 0 ? (double)h->held / s : 0;
+}
+
 /* The members still running, in rank order, into g's arrays (n of them:
  * phosts in m); false if one is neither running nor done. */
 static bool
 running_members(struct push *p, struct slow_group *g, struct phost **m,
-		uint64_t *bt, uint64_t *held)
+		uint64_t *bt, uint64_t *held, double *pace)
 {
 	uint32_t r;
 
@@ -525,6 +536,7 @@ running_members(struct push *p, struct slow_group *g, struct phost **m,
 			return false;
 		m[g->n] = h;
 		bt[g->n] = h->block_us;
+		pace[g->n] = pace_of(p, h);
 		held[g->n++] = h->held;
 	}
 	return g->n >= 3;
@@ -532,11 +544,11 @@ running_members(struct push *p, struct slow_group *g, struct phost **m,
 
 static void
 judge_members(struct push *p, struct phost **m, uint64_t *bt,
-	      uint64_t *held, enum slow_verdict *v)
+	      uint64_t *held, double *pace, enum slow_verdict *v)
 {
 	uint64_t bs = p->block_size, median;
 	struct slow_group g = {
-		.block_us = bt, .held = held,
+		.block_us = bt, .held = held, .pace = pace,
 		.blocks = bs ? (p->sum->bytes + bs - 1) / bs : 0,
 		.restart_us = (uint64_t)(p->sum->setup * 1e6),
 		.chain = p->cfg->alg == SCHED_CHAIN,
@@ -544,7 +556,7 @@ judge_members(struct push *p, struct phost **m, uint64_t *bt,
 	ssize_t nslow;
 	size_t i;
 
-	if (!running_members(p, &g, m, bt, held))
+	if (!running_members(p, &g, m, bt, held, pace))
 		return;
 	nslow = slow_find(&g, v, &median);
 	if (nslow <= 0)
@@ -552,10 +564,11 @@ judge_members(struct push *p, struct phost **m, uint64_t *bt,
 	for (i = 0; i < g.n; i++) {
 		m[i]->slow = v[i];
 		if (v[i] != SLOW_NO)
-			log_debug("%s %s: blocks of %llu us, %llu held",
-				  m[i]->name, v[i] == SLOW_YES ? "slow" :
-				  "may be slow", (unsigned long long)bt[i],
-				  (unsigned long long)held[i]);
+			log_debug("%s %s: blocks of %llu us, %llu held, "
+				  "%.0f a second", m[i]->name,
+				  v[i] == SLOW_YES ? "slow" : "may be slow",
+				  (unsigned long long)bt[i],
+				  (unsigned long long)held[i], pace[i]);
 	}
 	regroup(p, nslow, median);
 }
@@ -567,6 +580,7 @@ maybe_regroup(struct push *p)
 	size_t n = p->members;
 	struct phost **m;
 	uint64_t *bt, *held;
+	double *pace;
 	enum slow_verdict *v;
 
 	if (!may_regroup(p) || now - p->regroup_checked <
@@ -576,10 +590,13 @@ maybe_regroup(struct push *p)
 	m = malloc(n * sizeof(*m));
 	bt = malloc(n * sizeof(*bt));
 	held = malloc(n * sizeof(*held));
+	pace = malloc(n * sizeof(*pace));
 	v = malloc(n * sizeof(*v));
-	if (m != NULL && bt != NULL && held != NULL && v != NULL)
-		judge_members(p, m, bt, held, v);
+	if (m != NULL && bt != NULL && held != NULL && pace != NULL &&
+	    v != NULL)
+		judge_members(p, m, bt, held, pace, v);
 	free(v);
+	free(pace);
 	free(held);
 	free(bt);
 	free(m);

@@ -70,6 +70,7 @@ struct phost {
 	uint32_t have_crc;		/* HAVE's crc of what it holds */
 	uint64_t held;			/* blocks it reported holding */
 	uint64_t block_us;		/* its median block time, 0: unknown */
+	double held_at;			/* when it said so, push seconds */
 	enum slow_verdict slow;
 	int error;			/* -errno once failed */
 	char reason[480];		/* why it failed, or what was lost */

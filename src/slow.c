@@ -16,9 +16,11 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median of the n times, or 0 if one is not known; -ENOMEM. */
+/* The group's typical time: the median of the n times, or in a chain
+ * (where each slow member makes the one after it look slow too) their
+ * lower quartile; 0 if one is not known; -ENOMEM. */
 static int
-median_of(const uint64_t *t, size_t n, uint64_t *median)
+median_of(const uint64_t *t, size_t n, bool chain, uint64_t *median)
 {
 	uint64_t *c = malloc(n * sizeof(*c));
 	size_t i;
@@ -30,7 +32,7 @@ median_of(const uint64_t *t, size_t n, uint64_t *median)
 		c[i] = t[i];
 	if (i == n) {
 		qsort(c, n, sizeof(*c), cmp_u64);
-		*median = c[n / 2];
+		*median = c[chain ? n / 4 : n / 2];
 	}
 	free(c);
 	return 0;
@@ -55,13 +57,26 @@ others_top(const struct slow_group *g, uint64_t median)
 	return (double)top <= SLOW_BUNCH * (double)fastest ? top : 0;
 }
 
+/* Is member i's link busy: does it take blocks at least 1/SLOW_BUSY as
+ * fast as its block time says its link passes them? */
+static bool
+busy(const struct slow_group *g, size_t i)
+{
+	return g->pace[i] * (double)g->block_us[i] * SLOW_BUSY >= 1e6;
+}
+
 /* Judge every member; returns how many are slow.  If the others' times
  * spread over a range, they say nothing (links that pass bursts faster
  * than their rate: each time says how long a link was idle before):
  * nobody is slow.  Slow blocks that do not stand SLOW_GAP clear of the
- * others', or that come in a chain after a slow one, may be slow: such
+ * others', or that come in a chain right after one with slow blocks
+ * (they come through its link), may be slow: such
  * a member is neither called slow nor counted as one the slow ones hold
- * back. */
+ * back.  So may a member whose link is not busy: what holds it back is
+ * what feeds it (on links that pass bursts faster than their rate, the
+ * blocks a relay forwards as they come pass in one burst, and those a
+ * member gets back to back, from the sender say, at the link's rate: it
+ * would look slow against the others). */
 static size_t
 judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 {
@@ -75,7 +90,8 @@ judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median)
 			continue;
 		v[i] = SLOW_MAYBE;
-		if ((g->chain && nslow > 0) ||
+		if ((g->chain && i > 0 && v[i - 1] != SLOW_NO) ||
+		    !busy(g, i) ||
 		    (double)g->block_us[i] < SLOW_GAP * (double)top)
 			continue;
 		v[i] = SLOW_YES;
@@ -141,7 +157,7 @@ slow_find(const struct slow_group *g, enum slow_verdict *v,
 	*median_us = 0;
 	if (g->n == 0)
 		return 0;
-	rc = median_of(g->block_us, g->n, median_us);
+	rc = median_of(g->block_us, g->n, g->chain, median_us);
 	if (rc < 0)
 		return rc;
 	if (*median_us == 0) {

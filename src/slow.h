@@ -11,7 +11,14 @@
  * while the others still receive most blocks at their own links' speed
  * from their fast neighbours; in a chain the member after a slow one
  * receives everything through the slow one's link, so it cannot be told
- * from it: it may be slow.
+ * from it: it may be slow (and as each slow member makes two look slow,
+ * a chain's typical time is the lower quartile of the times, not their
+ * median).  And a slow member's link is busy: it takes
+ * blocks (its pace, blocks per second since data began to flow) about
+ * as fast as its link passes them, at least 1/SLOW_BUSY of its block
+ * time's rate.  A member whose link idles between blocks waits for what
+ * feeds it (in a chain, the sender's link maybe); its block times only
+ * say that its link passes bursts faster than the data comes.
  */
 #ifndef RDMCP_SLOW_H
 #define RDMCP_SLOW_H
@@ -33,6 +40,8 @@
 #define SLOW_GAP 2.0
 #define SLOW_BUNCH 2.0
 
+#define SLOW_BUSY 1.5
+
 /* Starting again must save this much at least. */
 #define SLOW_MIN_GAIN_US 200000
 
@@ -41,6 +50,8 @@ struct slow_group {
 	const uint64_t *block_us;	/* each one's median block time, 0:
 					 * not known yet */
 	const uint64_t *held;	/* blocks each one holds */
+	const double *pace;	/* each one's blocks per second since data
+				 * began to flow, from its last report */
 	uint64_t blocks;	/* in the transfer */
 	uint64_t restart_us;	/* what starting again costs before the
 				 * first block flows */
@@ -60,7 +71,8 @@ enum slow_verdict {
  * by a quarter and SLOW_MIN_GAIN_US at least, than going on (never for
  * fewer than 2 blocks per member).  Returns the number of slow
  * members if it does, 0 if not (or not known yet: some member's time is
- * not), -ENOMEM.  *median_us gets the group's median block time (0 if
+ * not), -ENOMEM.  *median_us gets the group's median block time (in a
+ * chain the lower quartile; 0 if
  * not known). */
 ssize_t slow_find(const struct slow_group *g, enum slow_verdict *v,
 		  uint64_t *median_us);

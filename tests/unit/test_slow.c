@@ -1,7 +1,8 @@
 /*
  * Slow members: a member whose blocks take SLOW_FACTOR times the group's
  * median, clear of the others' times by SLOW_GAP, is slow, but only when
- * starting again pays; in a chain the member after a slow one may be slow; nothing is
+ * starting again pays; in a chain the member after a slow one may be slow,
+ * and a slow one's link is busy; nothing is
  * judged before every member's time is known.
  */
 #include <check.h>
@@ -17,6 +18,8 @@
 /* Eight members 0.4 s into a push of 512 blocks, blocks at 5 ms each
  * but member 4's at 20 ms (it has taken 20 blocks, the others 24). */
 static uint64_t bt[N], held[N];
+static double pace[N];	/* blocks a second: in a chain, those before a
+			 * slow one run ahead at 200, it goes at 50 */
 
 static struct slow_group
 group(void)
@@ -26,13 +29,22 @@ group(void)
 	for (i = 0; i < N; i++) {
 		bt[i] = 5000;
 		held[i] = 24;
+		pace[i] = 200;
 	}
 	bt[4] = 20000;
 	held[4] = 20;
 	return (struct slow_group){
-		.n = N, .block_us = bt, .held = held, .blocks = 512,
-		.restart_us = 30000,
+		.n = N, .block_us = bt, .held = held, .pace = pace,
+		.blocks = 512, .restart_us = 30000,
 	};
+}
+
+/* Member i of a chain slow: it and those after it at its pace. */
+static void
+chain_slow_from(size_t i)
+{
+	for (; i < N; i++)
+		pace[i] = 50;
 }
 
 START_TEST(one_slow)
@@ -139,6 +151,7 @@ START_TEST(chain)
 	g.chain = true;
 	bt[5] = 20000;
 	held[5] = 20;
+	chain_slow_from(4);
 	ck_assert_int_eq(slow_find(&g, v, &median), 1);
 	for (i = 0; i < N; i++)
 		ck_assert_int_eq(v[i], i == 4 ? SLOW_YES : i == 5 ? SLOW_MAYBE
@@ -150,18 +163,66 @@ START_TEST(chain)
 	held[4] = 24;
 	bt[6] = bt[7] = 20000;
 	held[6] = held[7] = 20;
+	chain_slow_from(6);
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
 	ck_assert_int_eq(v[6], SLOW_YES);
 	ck_assert_int_eq(v[7], SLOW_MAYBE);
 	/* 5, 6, 7 slow: no fast member waits behind them */
 	bt[5] = 20000;
 	held[5] = 20;
+	chain_slow_from(5);
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
 	ck_assert_int_eq(v[5], SLOW_YES);
 	ck_assert_int_eq(v[6], SLOW_MAYBE);
 	ck_assert_int_eq(v[7], SLOW_MAYBE);
 	bt[5] = 5000;
 	held[5] = 24;
+	/* the head of a chain, its link busy: slow too */
+	g = group();
+	g.chain = true;
+	bt[4] = 5000;
+	held[4] = 24;
+	bt[0] = 20000;
+	held[0] = 20;
+	chain_slow_from(0);
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	ck_assert_int_eq(v[0], SLOW_YES);
+	/* slow blocks on a link that idles between them: what feeds it is
+	 * slow, not it (links that pass bursts faster than their rate: a
+	 * member that gets blocks back to back sees the rate, the others a
+	 * burst); busy two thirds of the time, it is slow */
+	for (i = 0; i < 2; i++) {
+		g = group();
+		g.chain = i == 0;
+		pace[4] = 33;	/* 33 x 20 ms: 0.66 s of every second */
+		ck_assert_int_eq(slow_find(&g, v, &median), 0);
+		ck_assert_int_eq(v[4], SLOW_MAYBE);
+		pace[4] = 34;
+		ck_assert_int_eq(slow_find(&g, v, &median), 1);
+		ck_assert_int_eq(v[4], SLOW_YES);
+	}
+	/* two slow ones apart, each making the one after it look slow:
+	 * both found (the typical time is the lower quartile) */
+	g = group();
+	g.chain = true;
+	for (i = 0; i < N; i++)
+		if (i == 1 || i == 2 || i == 4 || i == 5) {
+			bt[i] = 20000;
+			held[i] = 20;
+		}
+	chain_slow_from(1);
+	ck_assert_int_eq(slow_find(&g, v, &median), 2);
+	ck_assert_uint_eq(median, 5000);
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(v[i], i == 1 || i == 4 ? SLOW_YES :
+				       i == 2 || i == 5 ? SLOW_MAYBE : SLOW_NO);
+	/* back to 6 and 7 slow, 4 and 5 not */
+	g = group();
+	g.chain = true;
+	bt[6] = bt[7] = 20000;
+	held[6] = held[7] = 20;
+	bt[4] = 5000;
+	held[4] = 24;
 	/* the same in a binomial pipeline, where everyone relays */
 	g.chain = false;
 	ck_assert_int_eq(slow_find(&g, v, &median), 2);
