@@ -59,6 +59,10 @@ push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us)
 	struct push *p = h->p;
 	uint64_t before = bytes_held(p, h);
 
+	if (h->held_at > 0) {
+		h->held_before = h->held;
+		h->held_before_at = h->held_at;
+	}
 	h->held = blocks;
 	h->held_at = push_elapsed(p);
 	h->block_us = block_us == PROTO_NO_PEER ||
@@ -508,14 +512,15 @@ regroup(struct push *p, ssize_t nslow, uint64_t median_us)
 	uv_timer_start(&p->aborter, abort_now, 0, 0);
 }
 
-/* Blocks per second h took from the moment data could flow to its last
- * report; 0 if not known. */
+/* Blocks per second h took between its last two reports (so that the
+ * wait for its first block does not count); 0 if not known. */
 static double
-pace_of(const struct push *p, const struct phost *h)
+pace_of(const struct phost *h)
 {
-	double s = h->held_at - p->sum->setup;
+	double s = h->held_at - h->held_before_at;
 
-	return s > 0 ? (double)h->held / s : 0;
+	return h->held_before_at > 0 && s > 0 ?
+	       (double)(h->held - h->held_before) / s : 0;
 }
 
 /* The members still running, in rank order, into g's arrays (n of them:
@@ -536,7 +541,7 @@ running_members(struct push *p, struct slow_group *g, struct phost **m,
 			return false;
 		m[g->n] = h;
 		bt[g->n] = h->block_us;
-		pace[g->n] = pace_of(p, h);
+		pace[g->n] = pace_of(h);
 		held[g->n++] = h->held;
 	}
 	return g->n >= 3;

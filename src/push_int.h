@@ -71,6 +71,8 @@ struct phost {
 	uint64_t held;			/* blocks it reported holding */
 	uint64_t block_us;		/* its median block time, 0: unknown */
 	double held_at;			/* when it said so, push seconds */
+	uint64_t held_before;		/* ... in the report before */
+	double held_before_at;		/* 0: one report at most */
 	enum slow_verdict slow;
 	int error;			/* -errno once failed */
 	char reason[480];		/* why it failed, or what was lost */

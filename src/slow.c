@@ -147,6 +147,20 @@ worth_it(const struct slow_group *g, const enum slow_verdict *v,
 	return again < 0.75 * stay && stay - again >= SLOW_MIN_GAIN_US;
 }
 
+/* Is every member's pace known (not 0), and its block time the median of
+ * SLOW_MIN_HELD blocks at least (early on, while the pipeline fills, the
+ * paces of a chain's later members are still climbing)? */
+static bool
+paces_known(const struct slow_group *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->pace[i] <= 0 || g->held[i] < SLOW_MIN_HELD)
+			return false;
+	return true;
+}
+
 ssize_t
 slow_find(const struct slow_group *g, enum slow_verdict *v,
 	  uint64_t *median_us)
@@ -160,7 +174,7 @@ slow_find(const struct slow_group *g, enum slow_verdict *v,
 	rc = median_of(g->block_us, g->n, g->chain, median_us);
 	if (rc < 0)
 		return rc;
-	if (*median_us == 0) {
+	if (*median_us == 0 || !paces_known(g)) {
 		memset(v, 0, g->n * sizeof(*v));
 		return 0;
 	}

@@ -14,7 +14,7 @@
  * from it: it may be slow (and as each slow member makes two look slow,
  * a chain's typical time is the lower quartile of the times, not their
  * median).  And a slow member's link is busy: it takes
- * blocks (its pace, blocks per second since data began to flow) about
+ * blocks (its pace, blocks per second between its last two reports) about
  * as fast as its link passes them, at least 1/SLOW_BUSY of its block
  * time's rate.  A member whose link idles between blocks waits for what
  * feeds it (in a chain, the sender's link maybe); its block times only
@@ -42,6 +42,9 @@
 
 #define SLOW_BUSY 1.5
 
+/* Nobody is judged before every member holds this many blocks. */
+#define SLOW_MIN_HELD 16
+
 /* Starting again must save this much at least. */
 #define SLOW_MIN_GAIN_US 200000
 
@@ -50,8 +53,8 @@ struct slow_group {
 	const uint64_t *block_us;	/* each one's median block time, 0:
 					 * not known yet */
 	const uint64_t *held;	/* blocks each one holds */
-	const double *pace;	/* each one's blocks per second since data
-				 * began to flow, from its last report */
+	const double *pace;	/* each one's blocks per second between its
+				 * last two reports, 0: not known yet */
 	uint64_t blocks;	/* in the transfer */
 	uint64_t restart_us;	/* what starting again costs before the
 				 * first block flows */

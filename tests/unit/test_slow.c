@@ -75,6 +75,18 @@ START_TEST(not_yet_known)
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
 	ck_assert_uint_eq(median, 0);
 	ck_assert_int_eq(v[4], SLOW_NO);
+	/* a pace not known yet (one report so far) */
+	bt[2] = 5000;
+	pace[6] = 0;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_int_eq(v[4], SLOW_NO);
+	pace[6] = 200;
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	/* a member holding fewer than SLOW_MIN_HELD blocks */
+	held[3] = SLOW_MIN_HELD - 1;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	held[3] = SLOW_MIN_HELD;
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
 	g.n = 0;
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
 }
