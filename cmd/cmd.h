@@ -118,6 +118,12 @@ int run_serve(const struct opts *o);
 int run_plan(const struct opts *o);
 int run_genkey(const struct opts *o);
 
+/* The schedule of a push of `bytes` to `members` (the sender included):
+ * -a's (or --topology's chain), else sched_auto_alg's choice for the
+ * block size -b gives or the chain's chosen one (modes.c). */
+enum sched_alg chosen_alg(const struct opts *o, uint64_t bytes,
+			  uint32_t members);
+
 struct manifest;
 /* --send-libs: if `exe` is a dynamically linked ELF file, add the shared
  * libraries it needs (but the C library's own, which must match the
@@ -223,14 +229,16 @@ struct dry_plan {
 	uint64_t bytes;
 	uint32_t block;
 	uint64_t blocks, steps;
+	enum sched_alg alg;
 	double setup;		/* measured */
 	double rate;		/* bytes/s a block moves at */
 	char rate_from[160];	/* where the rate comes from */
 	double step_s;		/* one block at that rate */
 	double seconds;		/* predicted */
 };
-void dry_plan_make(const struct opts *o, const struct push_summary *s,
-		   size_t would, const char *addr, struct dry_plan *pl);
+void dry_plan_make(const struct opts *o, enum sched_alg alg,
+		   const struct push_summary *s, size_t would,
+		   const char *addr, struct dry_plan *pl);
 void dry_plan_print(const struct opts *o, const struct dry_plan *pl,
 		    const struct push_summary *s);
 

@@ -106,21 +106,23 @@ plan_rate(const struct opts *o, const char *addr, char *from, size_t len)
 }
 
 void
-dry_plan_make(const struct opts *o, const struct push_summary *s,
-	      size_t would, const char *addr, struct dry_plan *pl)
+dry_plan_make(const struct opts *o, enum sched_alg alg,
+	      const struct push_summary *s, size_t would, const char *addr,
+	      struct dry_plan *pl)
 {
 	struct sched *sc = NULL;
 	uint32_t members = (uint32_t)would + 1;
 
 	memset(pl, 0, sizeof(*pl));
 	pl->would = would;
+	pl->alg = alg;
 	pl->bytes = s->bytes;
 	pl->block = s->block_size ? s->block_size : 1;
 	pl->blocks = (s->bytes + pl->block - 1) / pl->block;
 	pl->setup = s->setup;
 	pl->rate = plan_rate(o, addr, pl->rate_from, sizeof(pl->rate_from));
 	if (would > 0 && members <= SCHED_MAX_MEMBERS && pl->blocks > 0 &&
-	    sched_new(o->alg, members, 0, pl->blocks, &sc) == 0)
+	    sched_new(alg, members, 0, pl->blocks, &sc) == 0)
 		pl->steps = sched_steps(sc);
 	sched_free(sc);
 	pl->step_s = (double)pl->block / pl->rate;
@@ -145,7 +147,7 @@ dry_plan_print(const struct opts *o, const struct dry_plan *pl,
 	printf("plan: %llu block%s of %s, %s schedule of %llu steps for %zu "
 	       "members (the sender and %zu host%s)\n",
 	       (unsigned long long)pl->blocks, pl->blocks == 1 ? "" : "s", bs,
-	       sched_alg_name(o->alg), (unsigned long long)pl->steps,
+	       sched_alg_name(pl->alg), (unsigned long long)pl->steps,
 	       pl->would + 1, pl->would, pl->would == 1 ? "" : "s");
 	printf("predicted: %.3f s = set-up %.3f s (measured) + %llu steps x "
 	       "%.3f ms (one block at %.3f Gbit/s, %s)\n", pl->seconds,

@@ -325,8 +325,8 @@ out:
 
 /* Print the transfers of every member's schedule, step by step. */
 static void
-plan_print(const struct opts *o, struct sched **s, uint32_t n,
-	   uint64_t blocks)
+plan_print(const struct opts *o, enum sched_alg alg, struct sched **s,
+	   uint32_t n, uint64_t blocks)
 {
 	uint64_t step, steps = sched_steps(s[0]);
 	struct sched_xfer x;
@@ -341,7 +341,7 @@ plan_print(const struct opts *o, struct sched **s, uint32_t n,
 				       (unsigned long long)x.block);
 	printf("# steps %llu hosts %u blocks %llu algorithm %s",
 	       (unsigned long long)steps, n,
-	       (unsigned long long)blocks, sched_alg_name(o->alg));
+	       (unsigned long long)blocks, sched_alg_name(alg));
 	for (i = 0; i < o->plan_nracks; i++)
 		printf("%s%u", i ? "," : " racks ", o->plan_racks[i]);
 	printf("\n");
@@ -368,12 +368,26 @@ plan_racked_size(const struct opts *o, uint32_t *n)
 	return 0;
 }
 
+enum sched_alg
+chosen_alg(const struct opts *o, uint64_t bytes, uint32_t members)
+{
+	bool verbs = o->transport == TRANSPORT_VERBS;
+	uint32_t block;
+
+	if (o->alg_set || o->topology != NULL || o->plan_nracks > 0)
+		return o->alg;
+	block = o->block_size ? o->block_size
+		: sched_auto_block(SCHED_CHAIN, bytes, members, verbs);
+	return sched_auto_alg((bytes + block - 1) / block, members, verbs);
+}
+
 int
 run_plan(const struct opts *o)
 {
 	struct sched **s;
 	uint32_t r, n = o->plan_hosts, bs;
 	uint64_t blocks = o->plan_blocks;
+	enum sched_alg alg;
 	int rc = 0;
 
 	if (plan_racked_size(o, &n) < 0)
@@ -384,13 +398,20 @@ run_plan(const struct opts *o)
 		return EXIT_USAGE;
 	}
 	if (o->plan_size > 0) {
+		alg = chosen_alg(o, o->plan_size, n);
 		bs = o->block_size ? o->block_size
-			: sched_auto_block(o->alg, o->plan_size, n,
+			: sched_auto_block(alg, o->plan_size, n,
 					   o->transport == TRANSPORT_VERBS);
 		blocks = (o->plan_size + bs - 1) / bs;
-		printf("# block size %u for %llu bytes to %u hosts%s\n", bs,
-		       (unsigned long long)o->plan_size, n,
-		       o->block_size ? " (-b)" : " (chosen)");
+		printf("# block size %u for %llu bytes to %u hosts%s, %s%s\n",
+		       bs, (unsigned long long)o->plan_size, n,
+		       o->block_size ? " (-b)" : " (chosen)",
+		       sched_alg_name(alg), o->alg_set || o->plan_nracks > 0
+		       ? "" : " (chosen)");
+	} else {
+		alg = o->alg_set || o->plan_nracks > 0 ? o->alg
+			: sched_auto_alg(blocks, n,
+					 o->transport == TRANSPORT_VERBS);
 	}
 	s = calloc(n, sizeof(*s));
 	if (s == NULL) {
@@ -398,13 +419,13 @@ run_plan(const struct opts *o)
 		return EXIT_SENDER;
 	}
 	for (r = 0; r < n && rc == 0; r++)
-		rc = sched_new_racks(o->alg, n, r, blocks, o->plan_racks,
+		rc = sched_new_racks(alg, n, r, blocks, o->plan_racks,
 				     o->plan_nracks, &s[r]);
 	if (rc == 0)
-		plan_print(o, s, n, blocks);
+		plan_print(o, alg, s, n, blocks);
 	else
 		warnx_("--plan: no %s schedule for %u hosts and %llu blocks: "
-		       "%s", sched_alg_name(o->alg), n,
+		       "%s", sched_alg_name(alg), n,
 		       (unsigned long long)blocks, strerror(-rc));
 	for (r = 0; r < n; r++)
 		sched_free(s[r]);

@@ -79,6 +79,7 @@ struct sender {
 	bool regrouped;		/* the attempt stopped around slow hosts */
 	bool regroup_done;	/* ... once per push */
 	bool sender_failed;	/* some host failed for the sender's reason */
+	enum sched_alg alg;	/* the first attempt's schedule */
 	struct tracefile *tf;	/* --trace */
 	struct host_racks racks;	/* --topology */
 	size_t *pending;
@@ -431,7 +432,7 @@ finish(struct sender *sd, bool ran)
 	if (!sd->o->json)
 		outcomes_print(sd->outcomes, sd->o->verbose < 0);
 	if (ran && sd->o->dry_run) {
-		dry_plan_make(sd->o, &sd->total, sd->would,
+		dry_plan_make(sd->o, sd->alg, &sd->total, sd->would,
 			      sd->would ? sd->would_addr : NULL, &sd->dry);
 		dry_plan_print(sd->o, &sd->dry, &sd->total);
 	} else if (ran || sd->total.ok > 0) {
@@ -612,17 +613,35 @@ read_sources(struct sender *sd)
 	return rc;
 }
 
+/* The bytes of the regular files in mf; *nfiles gets how many there are. */
+static uint64_t
+manifest_bytes(const struct manifest *mf, size_t *nfiles)
+{
+	const struct job_file *e = mf_entries(mf);
+	size_t i, n = mf_count(mf);
+	uint64_t bytes = 0;
+
+	*nfiles = 0;
+	for (i = 0; i < n; i++)
+		if (e[i].type == JF_FILE) {
+			(*nfiles)++;
+			bytes += e[i].size;
+		}
+	return bytes;
+}
+
 /* What push_run needs from the options. */
 static void
 push_settings(struct sender *sd, const struct manifest *mf,
 	      const struct auth_key *key, struct push_cfg *cfg)
 {
 	const struct opts *o = sd->o;
+	size_t nfiles;
 
 	*cfg = (struct push_cfg){
 		.files = mf_entries(mf), .sources = mf_sources(mf),
 		.nfiles = mf_count(mf), .times = o->preserve,
-		.default_port = o->port, .alg = o->alg,
+		.default_port = o->port,
 		.block_size = o->block_size, .verify = o->verify,
 		.force = o->force, .timeout_ms = o->timeout_ms,
 		.sparse = o->sparse, .dry_run = o->dry_run,
@@ -636,6 +655,8 @@ push_settings(struct sender *sd, const struct manifest *mf,
 		.progress = progress_on() ? on_progress : NULL,
 		.trace = sd->tf != NULL ? on_trace : NULL,
 	};
+	cfg->alg = sd->alg = chosen_alg(o, manifest_bytes(mf, &nfiles),
+					(uint32_t)sd->npending + 1);
 	if (use_rsh(o))
 		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time "
 			 "key");
@@ -666,35 +687,31 @@ schedule_steps(enum sched_alg alg, size_t n, uint64_t k)
 /* -v: what is sent, to how many hosts, and how: block size, schedule,
  * transport asked for (the summary says which one the group used). */
 static void
-announce(const struct sender *sd, const struct manifest *mf)
+announce(const struct sender *sd, const struct manifest *mf,
+	 enum sched_alg alg)
 {
 	const struct opts *o = sd->o;
-	const struct job_file *e = mf_entries(mf);
-	size_t i, n = mf_count(mf), nfiles = 0;
-	uint64_t bytes = 0, blocks;
+	size_t nfiles, n = mf_count(mf);
+	uint64_t bytes = manifest_bytes(mf, &nfiles), blocks;
 	uint32_t block;
 	char size[32], bs[32];
 
 	if (o->verbose < 1)
 		return;
-	for (i = 0; i < n; i++)
-		if (e[i].type == JF_FILE) {
-			nfiles++;
-			bytes += e[i].size;
-		}
 	block = o->block_size ? o->block_size
-		: sched_auto_block(o->alg, bytes, (uint32_t)sd->npending + 1,
+		: sched_auto_block(alg, bytes, (uint32_t)sd->npending + 1,
 				   o->transport == TRANSPORT_VERBS);
 	blocks = (bytes + block - 1) / block;
 	format_bytes(size, sizeof(size), (double)bytes);
 	format_bytes(bs, sizeof(bs), (double)block);
 	warnx_("sending %zu file%s (%zu entries, %s) to %zu host%s: %llu "
-	       "block%s of %s%s, %s schedule of %llu steps, transport %s%s%s%s",
-	       nfiles, nfiles == 1 ? "" : "s", n, size, sd->npending,
-	       sd->npending == 1 ? "" : "s", (unsigned long long)blocks,
-	       blocks == 1 ? "" : "s", bs, o->block_size ? "" : " (chosen)",
-	       sched_alg_name(o->alg),
-	       (unsigned long long)schedule_steps(o->alg, sd->npending + 1,
+	       "block%s of %s%s, %s schedule%s of %llu steps, transport "
+	       "%s%s%s%s", nfiles, nfiles == 1 ? "" : "s", n, size,
+	       sd->npending, sd->npending == 1 ? "" : "s",
+	       (unsigned long long)blocks, blocks == 1 ? "" : "s", bs,
+	       o->block_size ? "" : " (chosen)", sched_alg_name(alg),
+	       o->alg_set || o->topology ? "" : " (chosen)",
+	       (unsigned long long)schedule_steps(alg, sd->npending + 1,
 						  blocks),
 	       transport_names[o->transport], o->verify ? ", --verify" : "",
 	       o->force ? ", --force" : "", o->preserve ? ", -p" : "");
@@ -750,7 +767,7 @@ run_push(const struct opts *o)
 		sd.targets = NULL;
 	}
 	push_settings(&sd, mf, &key, &cfg);
-	announce(&sd, mf);
+	announce(&sd, mf, cfg.alg);
 	rc = run_attempts(&sd, &cfg);
 	rsh_finish(rsh);	/* the receivers end with the transfer */
 	if (tracefile_close(sd.tf) < 0)

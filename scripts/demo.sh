@@ -6,7 +6,8 @@
 # data, checked with --verify, three ways and shows them side by side:
 #
 #   to 1 host                     the time of one copy
-#   to 8 hosts, binomial pipeline rdmcp: the hosts relay blocks
+#   to 8 hosts, chain (chosen)    rdmcp: the hosts relay blocks (the
+#                                 schedule rdmcp picks for the size)
 #   to 8 hosts, -a sequential     what a loop of copies does
 #
 # with each one's time, its ratio to the 1-host time, and what the sender
@@ -157,7 +158,15 @@ all=${all%,}
 say "pushing it to 1 host: rdmcp --verify -d $DIR/to/one/ $SRC ${ADDRS[0]}:$PORT"
 push one "${ADDRS[0]}:$PORT" -q
 ONE_MS=$MS ONE_UP=$UP
-say "pushing it to $N hosts at once, binomial pipeline, crc32 verified before landing:"
+# the schedule rdmcp chooses for this size and group (--plan's first line)
+ALG=$("$RDMCP" --plan --hosts $((N + 1)) --size $((SIZE_MIB << 20)) |
+	sed -n '1s/^# block size .*, \([a-z]*\) (chosen)$/\1/p')
+case $ALG in
+binomial) ALG="binomial pipeline (chosen)" ;;
+chain) ALG="chain (chosen)" ;;
+*) die "rdmcp --plan did not say which schedule it would choose" ;;
+esac
+say "pushing it to $N hosts at once, $ALG, crc32 verified before landing:"
 say "  rdmcp --verify -d $DIR/to/all/ $SRC $all"
 echo
 push all "$all"
@@ -171,7 +180,8 @@ SEQ_MS=$MS SEQ_UP=$UP
 bytes=$((SIZE_MIB << 20))
 echo
 awk -v n="$N" -v b="$bytes" -v one="$ONE_MS" -v oneu="$ONE_UP" \
-	-v all="$ALL_MS" -v allu="$ALL_UP" -v seq="$SEQ_MS" -v sequ="$SEQ_UP" '
+	-v all="$ALL_MS" -v allu="$ALL_UP" -v seq="$SEQ_MS" -v sequ="$SEQ_UP" \
+	-v alg="$ALG" '
 function row(what, ms, up) {
 	printf "demo:   %-30s %8.3f s   %5.2f   %5.2f x the file\n",
 		what, ms / 1000, ms / one, up / b
@@ -179,7 +189,7 @@ function row(what, ms, up) {
 BEGIN {
 	printf "demo:   %-30s %10s   %5s   %s\n", "push", "time", "ratio", "the sender uploaded"
 	row("1 host", one, oneu)
-	row(n " hosts, binomial pipeline", all, allu)
+	row(n " hosts, " alg, all, allu)
 	row(n " hosts, one after another", seq, sequ)
 }'
 echo

@@ -671,3 +671,16 @@ sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n, bool verbs)
 		;
 	return (uint32_t)b;
 }
+
+/* The chain's fill may cost at most 1/AUTO_CHAIN_BLOCKS_PER_STEP of the
+ * data's steps (sched_auto_alg). */
+#define AUTO_CHAIN_BLOCKS_PER_STEP 16u
+
+enum sched_alg
+sched_auto_alg(uint64_t blocks, uint32_t n, bool verbs)
+{
+	if (verbs || n < 3)
+		return SCHED_BINOMIAL;
+	return blocks >= AUTO_CHAIN_BLOCKS_PER_STEP * (uint64_t)(n - 2)
+	       ? SCHED_CHAIN : SCHED_BINOMIAL;
+}

@@ -40,7 +40,7 @@ grep -q "^3 of 5 replicas complete" "$WORK/out" || fail "-q: $(cat "$WORK/out")"
 # -v on success: what is sent and how, one line per host, the set-up time
 clear
 expect_status 0 "$RDMCP" -v -b 64K "$src/data" "$(hosts 4)"
-grep -qx "rdmcp: sending 1 file (1 entries, 97.7 KiB) to 4 hosts: 2 blocks of 64.0 KiB, binomial schedule of [0-9]* steps, transport auto" \
+grep -qx "rdmcp: sending 1 file (1 entries, 97.7 KiB) to 4 hosts: 2 blocks of 64.0 KiB, binomial schedule (chosen) of [0-9]* steps, transport auto" \
 	"$WORK/err" || fail "-v: what is sent: $(cat "$WORK/err")"
 grep -q "^rdmcp: set-up (resolve, connect, authenticate, prepare) took [0-9.]* s of [0-9.]* s$" \
 	"$WORK/err" || fail "-v: set-up: $(cat "$WORK/err")"
@@ -57,4 +57,4 @@ for i in 1 2 3 4; do
 	grep -Eq "^$(host_addr "$i"):$PORT +ok +[0-9.]+ s .*\($(host_addr "$i"):$PORT, rank $i\)$" \
 		"$WORK/out" || fail "-vv: host $i: $(cat "$WORK/out")"
 done
-grep -q "chain schedule of" "$WORK/err" || fail "-vv: $(cat "$WORK/err")"
+grep -q "chain schedule of" "$WORK/err" || fail "-vv: -a chain: $(cat "$WORK/err")"

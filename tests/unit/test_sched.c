@@ -437,6 +437,34 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+/* The chosen block size and schedule: the chain over TCP when its fill is
+ * at most a sixteenth of the data's steps, the binomial pipeline
+ * otherwise and over verbs. */
+START_TEST(auto_choices)
+{
+	const uint64_t mib = 1ull << 20;
+
+	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 128 * mib, 16,
+					   false), 128u << 10);
+	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, 4096 * mib, 4, false),
+			  1u << 20);
+	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 1024, 1024, true),
+			  256u << 10);
+	ck_assert_uint_eq(sched_auto_block(SCHED_TREE, 1024, 4, false),
+			  1u << 20);
+	/* 16 hosts, 128 MiB in 128 KiB blocks: 1,024 blocks, 14 fill steps */
+	ck_assert_int_eq(sched_auto_alg(1024, 16, false), SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(1024, 16, true), SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(16 * 62, 64, false), SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(16 * 62 - 1, 64, false),
+			 SCHED_BINOMIAL);
+	/* 1,024 hosts, 4 MiB; one host; two */
+	ck_assert_int_eq(sched_auto_alg(32, 1025, false), SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(1u << 20, 2, false), SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(1u << 20, 3, false), SCHED_CHAIN);
+}
+END_TEST
+
 static Suite *
 sched_suite(void)
 {
@@ -450,6 +478,7 @@ sched_suite(void)
 	tcase_add_test(tc, racks);
 	tcase_add_test(tc, formula_at_scale);
 	tcase_add_test(tc, bad_arguments);
+	tcase_add_test(tc, auto_choices);
 	suite_add_tcase(s, tc);
 	return s;
 }
