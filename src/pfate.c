@@ -563,6 +563,7 @@ judge_members(struct push *p, struct phost **m, uint64_t *bt,
 
 	if (!running_members(p, &g, m, bt, held, pace))
 		return;
+	g.head = g.chain && m[0]->rank == 1;
 	nslow = slow_find(&g, v, &median);
 	if (nslow <= 0)
 		return;

@@ -76,7 +76,9 @@ busy(const struct slow_group *g, size_t i)
  * what feeds it (on links that pass bursts faster than their rate, the
  * blocks a relay forwards as they come pass in one burst, and those a
  * member gets back to back, from the sender say, at the link's rate: it
- * would look slow against the others). */
+ * would look slow against the others).  And so may a chain's head: it
+ * gets every block from the sender, back to back, and its link is busy
+ * whether the sender's link or its own is the slower. */
 static size_t
 judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 {
@@ -90,7 +92,7 @@ judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median)
 			continue;
 		v[i] = SLOW_MAYBE;
-		if ((g->chain && i > 0 && v[i - 1] != SLOW_NO) ||
+		if ((g->chain && (i == 0 ? g->head : v[i - 1] != SLOW_NO)) ||
 		    !busy(g, i) ||
 		    (double)g->block_us[i] < SLOW_GAP * (double)top)
 			continue;

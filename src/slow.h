@@ -59,6 +59,8 @@ struct slow_group {
 	uint64_t restart_us;	/* what starting again costs before the
 				 * first block flows */
 	bool chain;		/* the members form a chain in this order */
+	bool head;		/* ... and member 0 is its head, fed by the
+				 * sender (not a member after one done) */
 };
 
 enum slow_verdict {

@@ -1,7 +1,8 @@
 # Shared by the N=16 fault tests (relay_kill16.sh, relay_freeze16.sh,
 # link_cut16.sh):
 # a 16-host binomial pipeline (the sender on host 1, daemons on hosts
-# 2..16) on an emulated 200 Mbit/s network, a fault injected into the
+# 2..16; FAULT_ALG=chain for the chain rdmcp picks by itself for a file
+# this size) on an emulated 200 Mbit/s network, a fault injected into the
 # relay of rank 1 (host 2) mid-transfer, and what must follow: everyone
 # learns of it in bounded time, the report matches the disks, nothing is
 # left behind, and the daemons go on serving.  Source after lib.sh.
@@ -41,7 +42,8 @@ fault_push() {
 	rm -f "$WORK/push.rc"
 	{
 		local rc=0
-		on_host 1 "$RDMCP" -v --retries 0 "$@" "$SRC/data" \
+		on_host 1 "$RDMCP" -v --retries 0 -a "${FAULT_ALG:-binomial}" \
+			"$@" "$SRC/data" \
 			"$(cluster_hosts $N)" 2>"$WORK/push.err" || rc=$?
 		echo "$rc" >"$WORK/push.rc"
 	} | stamp_lines >"$WORK/report" &

@@ -189,14 +189,23 @@ START_TEST(chain)
 	ck_assert_int_eq(v[7], SLOW_MAYBE);
 	bt[5] = 5000;
 	held[5] = 24;
-	/* the head of a chain, its link busy: slow too */
+	/* the head of a chain: busy whether its link or the sender's is
+	 * the slower, so it may be slow, never slow; in the binomial
+	 * pipeline it is */
 	g = group();
-	g.chain = true;
+	g.chain = g.head = true;
 	bt[4] = 5000;
 	held[4] = 24;
 	bt[0] = 20000;
 	held[0] = 20;
 	chain_slow_from(0);
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	ck_assert_int_eq(v[0], SLOW_MAYBE);
+	/* the first one running after a head that is done: slow */
+	g.head = false;
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	ck_assert_int_eq(v[0], SLOW_YES);
+	g.chain = false;
 	ck_assert_int_eq(slow_find(&g, v, &median), 1);
 	ck_assert_int_eq(v[0], SLOW_YES);
 	/* slow blocks on a link that idles between them: what feeds it is
