@@ -118,9 +118,13 @@ int run_serve(const struct opts *o);
 int run_plan(const struct opts *o);
 int run_genkey(const struct opts *o);
 
+/* Is the schedule chosen per push (sched_auto_alg), not given by -a,
+ * --topology (its chain) or --plan --racks (modes.c)? */
+bool alg_is_chosen(const struct opts *o);
+
 /* The schedule of a push of `bytes` to `members` (the sender included):
- * -a's (or --topology's chain), else sched_auto_alg's choice for the
- * block size -b gives or the chain's chosen one (modes.c). */
+ * the one given, else sched_auto_alg's choice for the block size -b gives
+ * or the chain's chosen one (modes.c). */
 enum sched_alg chosen_alg(const struct opts *o, uint64_t bytes,
 			  uint32_t members);
 

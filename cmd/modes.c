@@ -368,13 +368,19 @@ plan_racked_size(const struct opts *o, uint32_t *n)
 	return 0;
 }
 
+bool
+alg_is_chosen(const struct opts *o)
+{
+	return !o->alg_set && o->topology == NULL && o->plan_nracks == 0;
+}
+
 enum sched_alg
 chosen_alg(const struct opts *o, uint64_t bytes, uint32_t members)
 {
 	bool verbs = o->transport == TRANSPORT_VERBS;
 	uint32_t block;
 
-	if (o->alg_set || o->topology != NULL || o->plan_nracks > 0)
+	if (!alg_is_chosen(o))
 		return o->alg;
 	block = o->block_size ? o->block_size
 		: sched_auto_block(SCHED_CHAIN, bytes, members, verbs);
@@ -406,12 +412,10 @@ run_plan(const struct opts *o)
 		printf("# block size %u for %llu bytes to %u hosts%s, %s%s\n",
 		       bs, (unsigned long long)o->plan_size, n,
 		       o->block_size ? " (-b)" : " (chosen)",
-		       sched_alg_name(alg), o->alg_set || o->plan_nracks > 0
-		       ? "" : " (chosen)");
+		       sched_alg_name(alg), alg_is_chosen(o) ? " (chosen)" : "");
 	} else {
-		alg = o->alg_set || o->plan_nracks > 0 ? o->alg
-			: sched_auto_alg(blocks, n,
-					 o->transport == TRANSPORT_VERBS);
+		alg = alg_is_chosen(o) ? sched_auto_alg(blocks, n,
+				o->transport == TRANSPORT_VERBS) : o->alg;
 	}
 	s = calloc(n, sizeof(*s));
 	if (s == NULL) {

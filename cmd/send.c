@@ -613,30 +613,31 @@ read_sources(struct sender *sd)
 	return rc;
 }
 
-/* The bytes of the regular files in mf; *nfiles gets how many there are. */
+/* The bytes of the regular files in mf; *nfiles (unless NULL) gets how
+ * many there are. */
 static uint64_t
 manifest_bytes(const struct manifest *mf, size_t *nfiles)
 {
 	const struct job_file *e = mf_entries(mf);
-	size_t i, n = mf_count(mf);
+	size_t i, n = mf_count(mf), files = 0;
 	uint64_t bytes = 0;
 
-	*nfiles = 0;
 	for (i = 0; i < n; i++)
 		if (e[i].type == JF_FILE) {
-			(*nfiles)++;
+			files++;
 			bytes += e[i].size;
 		}
+	if (nfiles != NULL)
+		*nfiles = files;
 	return bytes;
 }
 
 /* What push_run needs from the options. */
 static void
-push_settings(struct sender *sd, const struct manifest *mf,
+push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
 	      const struct auth_key *key, struct push_cfg *cfg)
 {
 	const struct opts *o = sd->o;
-	size_t nfiles;
 
 	*cfg = (struct push_cfg){
 		.files = mf_entries(mf), .sources = mf_sources(mf),
@@ -655,8 +656,7 @@ push_settings(struct sender *sd, const struct manifest *mf,
 		.progress = progress_on() ? on_progress : NULL,
 		.trace = sd->tf != NULL ? on_trace : NULL,
 	};
-	cfg->alg = sd->alg = chosen_alg(o, manifest_bytes(mf, &nfiles),
-					(uint32_t)sd->npending + 1);
+	cfg->alg = sd->alg = chosen_alg(o, bytes, (uint32_t)sd->npending + 1);
 	if (use_rsh(o))
 		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time "
 			 "key");
@@ -710,7 +710,7 @@ announce(const struct sender *sd, const struct manifest *mf,
 	       sd->npending, sd->npending == 1 ? "" : "s",
 	       (unsigned long long)blocks, blocks == 1 ? "" : "s", bs,
 	       o->block_size ? "" : " (chosen)", sched_alg_name(alg),
-	       o->alg_set || o->topology ? "" : " (chosen)",
+	       alg_is_chosen(o) ? " (chosen)" : "",
 	       (unsigned long long)schedule_steps(alg, sd->npending + 1,
 						  blocks),
 	       transport_names[o->transport], o->verify ? ", --verify" : "",
@@ -766,7 +766,7 @@ run_push(const struct opts *o)
 		free(sd.targets);
 		sd.targets = NULL;
 	}
-	push_settings(&sd, mf, &key, &cfg);
+	push_settings(&sd, mf, manifest_bytes(mf, NULL), &key, &cfg);
 	announce(&sd, mf, cfg.alg);
 	rc = run_attempts(&sd, &cfg);
 	rsh_finish(rsh);	/* the receivers end with the transfer */

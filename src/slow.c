@@ -65,6 +65,16 @@ busy(const struct slow_group *g, size_t i)
 	return g->pace[i] * (double)g->block_us[i] * SLOW_BUSY >= 1e6;
 }
 
+/* In a chain, does member i get its blocks through a link that may be
+ * what holds it back: the sender's (the head's) or that of the member
+ * before it, whose blocks are slow too? */
+static bool
+fed_through_slow(const struct slow_group *g, const enum slow_verdict *v,
+		 size_t i)
+{
+	return g->chain && (i == 0 ? g->head : v[i - 1] != SLOW_NO);
+}
+
 /* Judge every member; returns how many are slow.  If the others' times
  * spread over a range, they say nothing (links that pass bursts faster
  * than their rate: each time says how long a link was idle before):
@@ -92,8 +102,7 @@ judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median)
 			continue;
 		v[i] = SLOW_MAYBE;
-		if ((g->chain && (i == 0 ? g->head : v[i - 1] != SLOW_NO)) ||
-		    !busy(g, i) ||
+		if (fed_through_slow(g, v, i) || !busy(g, i) ||
 		    (double)g->block_us[i] < SLOW_GAP * (double)top)
 			continue;
 		v[i] = SLOW_YES;

@@ -40,6 +40,9 @@
 #define SLOW_GAP 2.0
 #define SLOW_BUNCH 2.0
 
+/* A slow member takes blocks at least 1/SLOW_BUSY as fast as its block
+ * time says its link passes them (its link idles a third of the time at
+ * most). */
 #define SLOW_BUSY 1.5
 
 /* Nobody is judged before every member holds this many blocks. */

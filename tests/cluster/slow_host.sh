@@ -1,6 +1,7 @@
 # One host of six much slower than the others (its NIC at 1/8 of theirs):
-# rdmcp finds it during the push (the chain chosen for this size, and the
-# binomial pipeline), says so, and sends again with it last in a chain; every host gets an identical copy and is reported ok, the slow
+# rdmcp finds it during the push (in the chain chosen for this size, and
+# in the binomial pipeline), says so, and sends again with it last in a
+# chain; every host gets an identical copy and is reported ok, the slow
 # one as slow.  With --slow wait, and on a uniform cluster, nothing is
 # found slow (or this test could not fail on a detector that always
 # fires).
