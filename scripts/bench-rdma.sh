@@ -10,8 +10,10 @@
 #   - the same two pushes over TCP inside the VM;
 # medians of RUNS runs after a warm-up push (the VM makes the first
 # rdma_cm contact between two devices take seconds).  Also prints how busy
-# the VM's CPUs were, and how much of that was rdmcp itself rather than the
-# kernel, since Soft-RoCE under emulation is CPU-bound.
+# the VM's CPUs were, how much of that was rdmcp itself rather than the
+# kernel, since Soft-RoCE under emulation is CPU-bound, and rdmcp's own
+# user-space CPU time per MiB landed (block copies in our code show there;
+# busy polling too: compare with BENCH_INTERRUPTS=1).
 #
 # Settings: BENCH_MIB (128), BENCH_RUNS (3), BENCH_BLOCK (1M),
 # BENCH_INTERRUPTS (0; 1: --interrupts everywhere).  Needs root.
@@ -94,49 +96,58 @@ busy_ticks() {		# CPU ticks not idle, machine-wide
 	awk 'NR == 1 { t = 0; for (i = 2; i <= NF; i++) if (i != 5) t += $i; print t }' /proc/stat
 }
 
-rdmcp_ticks() {		# user + system ticks of the daemons and of our
-	local p t=0	# reaped children (the senders)
+rdmcp_ticks() {		# user + system ticks (user only: $1 = user) of the
+	local p t=0	# daemons and of our reaped children (the senders)
 	for p in "${DPIDS[@]}" "$BASHPID"; do
 		t=$((t + $(awk -v self="$([ "$p" = "$BASHPID" ] && echo 1)" \
-			'{ sub(/.*\) /, ""); print self ? $14 + $15 : $12 + $13 }' \
+			-v user="${1:-}" '{ sub(/.*\) /, "");
+			if (user) print self ? $14 : $12
+			else print self ? $14 + $15 : $12 + $13 }' \
 			"/proc/$p/stat")))
 	done
 	echo "$t"
 }
 
-# median seconds, VM CPU busy %, and the share of that busy time spent in
-# rdmcp processes (the rest is mostly the kernel: rxe, TCP, copies)
+# median seconds, VM CPU busy %, the share of that busy time spent in
+# rdmcp processes (the rest is mostly the kernel: rxe, TCP, copies), and
+# rdmcp's user-space CPU ms per MiB landed (where copies of block data in
+# our own code would show) for `replicas` receivers
 measure() {
-	local hosts=$1 r t snap b0 r0
-	shift
+	local hosts=$1 replicas=$2 r t snap b0 r0 u0
+	shift 2
 	snap=$(head -1 /proc/stat)
 	b0=$(busy_ticks)
 	r0=$(rdmcp_ticks)
+	u0=$(rdmcp_ticks user)
 	t=$(for r in $(seq "$RUNS"); do push "$hosts" "$@"; done | median)
 	echo "$t $(cpu_busy "$snap") $(awk -v b="$(($(busy_ticks) - b0))" \
-		-v r="$(($(rdmcp_ticks) - r0))" 'BEGIN { printf "%.0f", b ? 100 * r / b : 0 }')"
+		-v r="$(($(rdmcp_ticks) - r0))" 'BEGIN { printf "%.0f", b ? 100 * r / b : 0 }') \
+		$(awk -v u="$(($(rdmcp_ticks user) - u0))" -v hz="$(getconf CLK_TCK)" \
+		-v mib="$((MIB * replicas * RUNS))" 'BEGIN { printf "%.2f", 1000 * u / hz / mib }')"
 }
 
-read -r v1 c1 u1 <<<"$(measure "$one" --transport verbs)"
-read -r v3 c3 u3 <<<"$(measure "$three" --transport verbs)"
-read -r t1 ct1 ut1 <<<"$(measure "$one" --transport tcp)"
-read -r t3 ct3 ut3 <<<"$(measure "$three" --transport tcp)"
+read -r v1 c1 u1 m1 <<<"$(measure "$one" 1 --transport verbs)"
+read -r v3 c3 u3 m3 <<<"$(measure "$three" 3 --transport verbs)"
+read -r t1 ct1 ut1 mt1 <<<"$(measure "$one" 1 --transport tcp)"
+read -r t3 ct3 ut3 mt3 <<<"$(measure "$three" 3 --transport tcp)"
 
 rate() {	# MB/s (10^6) of MIB MiB in $1 seconds
 	awk -v s="$1" -v m="$MIB" 'BEGIN { printf "%.1f", m * 1048576 / s / 1e6 }'
 }
 
 echo "rdmcp bench-rdma: ${MIB} MiB, ${BLOCK} blocks, Soft-RoCE in QEMU (TCG, $(nproc) vCPUs), $RUNS runs, medians${POLL:+, $POLL}"
-printf '%-34s %10s %9s  %s\n' "" "MB/s" "ratio" "VM CPU busy (in rdmcp)"
+printf '%-34s %10s %9s  %-22s %s\n' "" "MB/s" "ratio" "VM CPU busy (in rdmcp)" \
+	"rdmcp user ms/MiB"
 printf '%-34s %10s %9s\n' "ib_send_bw rxe0 -> rxe1 (1 MiB)" "$perf_mbs" ""
-printf '%-34s %10s %9s  %s%% (%s%%)\n' "rdmcp verbs 1 -> 1" "$(rate "$v1")" \
-	"$(awk -v a="$(rate "$v1")" -v b="$perf_mbs" 'BEGIN { printf "%.2f", a / b }')" "$c1" "$u1"
-printf '%-34s %10s %9s  %s%% (%s%%)\n' "rdmcp verbs 1 -> 3 (binomial)" "$(rate "$v3")" \
-	"$(awk -v a="$v1" -v b="$v3" 'BEGIN { printf "%.2f", a / b }')" "$c3" "$u3"
-printf '%-34s %10s %9s  %s%% (%s%%)\n' "rdmcp tcp 1 -> 1" "$(rate "$t1")" "" "$ct1" "$ut1"
-printf '%-34s %10s %9s  %s%% (%s%%)\n' "rdmcp tcp 1 -> 3 (binomial)" "$(rate "$t3")" \
-	"$(awk -v a="$t1" -v b="$t3" 'BEGIN { printf "%.2f", a / b }')" "$ct3" "$ut3"
+printf '%-34s %10s %9s  %-22s %s\n' "rdmcp verbs 1 -> 1" "$(rate "$v1")" \
+	"$(awk -v a="$(rate "$v1")" -v b="$perf_mbs" 'BEGIN { printf "%.2f", a / b }')" "$c1% ($u1%)" "$m1"
+printf '%-34s %10s %9s  %-22s %s\n' "rdmcp verbs 1 -> 3 (binomial)" "$(rate "$v3")" \
+	"$(awk -v a="$v1" -v b="$v3" 'BEGIN { printf "%.2f", a / b }')" "$c3% ($u3%)" "$m3"
+printf '%-34s %10s %9s  %-22s %s\n' "rdmcp tcp 1 -> 1" "$(rate "$t1")" "" "$ct1% ($ut1%)" "$mt1"
+printf '%-34s %10s %9s  %-22s %s\n' "rdmcp tcp 1 -> 3 (binomial)" "$(rate "$t3")" \
+	"$(awk -v a="$t1" -v b="$t3" 'BEGIN { printf "%.2f", a / b }')" "$ct3% ($ut3%)" "$mt3"
 echo "(ratios: verbs 1->1 to ib_send_bw; 1->3 to 1->1 of the same transport;"
-echo " in rdmcp: the share of the busy CPU time spent in rdmcp processes)"
+echo " in rdmcp: the share of the busy CPU time spent in rdmcp processes;"
+echo " user ms/MiB: rdmcp's own user-space CPU per MiB landed, all replicas)"
 kill $(jobs -p) 2>/dev/null || true
 wait 2>/dev/null || true

@@ -290,6 +290,23 @@ on_complete(void *ctx)
 	maybe_land(j);
 }
 
+/* Over verbs: how many block bytes were copied on their way (none when
+ * the mappings could be registered). */
+static void
+log_copies(const struct rjob *j)
+{
+	struct xp_stats s;
+
+	if (j->eng == NULL || !xp_stats(eng_xport(j->eng), &s))
+		return;
+	log_info("job %s: %llu bytes received in place, %llu copied from "
+		 "bounce buffers; %llu sent in place, %llu copied to send "
+		 "buffers", j->tag, (unsigned long long)s.recv_placed,
+		 (unsigned long long)s.recv_copied,
+		 (unsigned long long)s.send_direct,
+		 (unsigned long long)s.send_copied);
+}
+
 static void
 on_done(void *ctx, int status, uint32_t peer)
 {
@@ -297,6 +314,7 @@ on_done(void *ctx, int status, uint32_t peer)
 	char addr[NET_ADDRSTRLEN] = "?";
 
 	j->eng_done = true;
+	log_copies(j);
 	if (status == 0) {
 		if (j->landed)
 			job_end(j);
@@ -318,8 +336,9 @@ on_done(void *ctx, int status, uint32_t peer)
 }
 
 /* This member's engine, over the group's transport (member.h). */
-/* Over TCP, blocks come in and go out through the temporaries' files
- * (xp_reg); over verbs, through the bounce rings (see xverbs.c). */
+/* Blocks land in and leave from the temporaries' mappings: over TCP
+ * through the files (xp_reg's fd: splice and sendfile), over verbs
+ * straight from and into the registered memory (xverbs.c). */
 static int
 register_temporaries(void *ctx, struct xp *xp, struct rd_err *err)
 {
@@ -328,13 +347,12 @@ register_temporaries(void *ctx, struct xp *xp, struct rd_err *err)
 	void *map;
 	int rc = 0, fd;
 
-	if (j->ro->transport != TRANSPORT_TCP)
-		return 0;
 	for (i = 0; rc == 0 && i < store_nfiles(j->st); i++) {
 		store_mapping(j->st, i, &map, &len, &fd);
 		rc = xp_reg(xp, map, len, true, fd, 0);
 	}
-	return rc < 0 ? rd_errf(err, rc, "%s", strerror(-rc)) : 0;
+	return rc < 0 ? rd_errf(err, rc, "%s", xp_errmsg(xp) != NULL ?
+				xp_errmsg(xp) : strerror(-rc)) : 0;
 }
 
 static int

@@ -60,6 +60,16 @@ xp_errmsg(const struct xp *x)
 	return x->errmsg[0] != '\0' ? x->errmsg : NULL;
 }
 
+bool
+xp_stats(const struct xp *x, struct xp_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (x == NULL || x->ops->stats == NULL)
+		return false;
+	x->ops->stats(x, out);
+	return true;
+}
+
 const char *
 xp_name(const struct xp *x)
 {

@@ -67,6 +67,16 @@ struct xp_events {
 	void (*lost)(void *ctx, uint32_t peer, int status);
 };
 
+/* Where block bytes went, counted by transports that can tell (verbs):
+ * straight between the network and the caller's memory, or through a
+ * copy in a buffer of the transport's own. */
+struct xp_stats {
+	uint64_t recv_placed;	/* received into their final memory */
+	uint64_t recv_copied;	/* received into a bounce buffer, copied */
+	uint64_t send_direct;	/* sent from the caller's memory */
+	uint64_t send_copied;	/* copied into a send buffer, sent */
+};
+
 struct xp_ops {
 	const char *name;
 	int (*reg)(struct xp *x, void *addr, size_t len, bool writable,
@@ -79,6 +89,7 @@ struct xp_ops {
 	int (*signal)(struct xp *x, uint32_t peer, uint64_t value);
 	void (*finish)(struct xp *x, uint32_t peer);
 	void (*free)(struct xp *x);
+	void (*stats)(const struct xp *x, struct xp_stats *out); /* optional */
 };
 
 /* A posted receive as both transports keep it: a copy of the caller's
@@ -149,6 +160,10 @@ void xp_finish(struct xp *x, uint32_t peer);
 /* Why the last call failed, in words, or NULL if the transport cannot
  * say more than the error number. */
 const char *xp_errmsg(const struct xp *x);
+
+/* Where the block bytes moved so far went (struct xp_stats); false, and
+ * *out zeroed, if the transport does not count them (TCP). */
+bool xp_stats(const struct xp *x, struct xp_stats *out);
 
 /* The transport's name ("tcp", "verbs"). */
 const char *xp_name(const struct xp *x);

@@ -168,13 +168,14 @@ xv_create_qp(struct vqp *q)
 		attr.cap.max_send_wr = x->sq_cap;
 		attr.cap.max_recv_wr = x->cfg.window + 2;
 		attr.cap.max_send_sge = (uint32_t)x->max_sge;
+		attr.cap.max_recv_sge = (uint32_t)x->max_sge;
 	} else {
 		attr.cap.max_send_wr = q->p->nsigbuf + 8;	/* see flush_signals */
 		attr.cap.max_recv_wr = q->p->nsigbuf;
 		attr.cap.max_send_sge = 1;
 		attr.cap.max_inline_data = MSG_LEN;
+		attr.cap.max_recv_sge = 1;
 	}
-	attr.cap.max_recv_sge = 1;
 	if (rdma_create_qp(q->id, vb_pd(x->dev), &attr) != 0)
 		return -errno;
 	q->qp = true;

@@ -18,7 +18,7 @@
 
 
 /* ---------------------------------------------------------------------
- * Rings and regions
+ * Rings
  */
 
 unsigned
@@ -67,24 +67,6 @@ static uint8_t *
 ring_at(const struct ring *r, uint32_t slot)
 {
 	return r->mem + (size_t)slot * r->slot_size;
-}
-
-/* The lkey covering [addr, addr + len), or false if unregistered. */
-static bool
-region_lkey(const struct xvb *x, const void *addr, size_t len, uint32_t *lkey)
-{
-	const uint8_t *a = addr;
-	size_t i;
-
-	for (i = 0; i < x->nregions; i++) {
-		const struct region *r = &x->regions[i];
-
-		if (a >= r->addr && a + len <= r->addr + r->len) {
-			*lkey = r->mr->lkey;
-			return true;
-		}
-	}
-	return false;
 }
 
 /* ---------------------------------------------------------------------
@@ -243,19 +225,24 @@ xv_on_sig_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc)
  * Blocks
  */
 
+/* Post receive r: straight into its memory when that is registered for
+ * receives, else into bounce slot r->slot. */
 static int
 post_block_recv(struct vpeer *p, struct xp_recv *r)
 {
 	struct xvb *x = p->x;
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)ring_at(&x->rring, r->slot),
-		.length = x->rring.slot_size, .lkey = x->rring.mr->lkey,
-	};
-	struct ibv_recv_wr wr = {
-		.wr_id = vb_wr_id(p->data.slot, r->slot), .sg_list = &sge,
-		.num_sge = 1,
-	}, *bad;
+	struct ibv_sge sge[MAX_SGE];
+	struct ibv_recv_wr wr = { .sg_list = sge, .num_sge = 1 }, *bad;
 
+	if (r->slot == UINT32_MAX) {
+		wr.num_sge = xv_in_place(x, r->iov, r->niov, true, sge);
+		wr.wr_id = vb_wr_id(p->data.slot, TAG_PLACED);
+	} else {
+		sge[0].addr = (uintptr_t)ring_at(&x->rring, r->slot);
+		sge[0].length = x->rring.slot_size;
+		sge[0].lkey = x->rring.mr->lkey;
+		wr.wr_id = vb_wr_id(p->data.slot, r->slot);
+	}
 	return -ibv_post_recv(p->data.id->qp, &wr, &bad);	/* 0 or errno */
 }
 
@@ -288,14 +275,19 @@ on_block_arrived(struct vpeer *p, uint32_t tag, const struct ibv_wc *wc)
 	struct xp_recv *r = p->recvs.head;
 	uint64_t cookie;
 
-	if (r == NULL || r->slot != tag || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
-	    wc->byte_len != r->len) {
+	if (r == NULL || (r->slot == UINT32_MAX ? TAG_PLACED : r->slot) != tag ||
+	    !(wc->wc_flags & IBV_WC_WITH_IMM) || wc->byte_len != r->len) {
 		log_warn("rdma: rank %u sent an unexpected block", p->rank);
 		xv_emit_lost(p, -EPROTO);
 		return;
 	}
-	scatter(ring_at(&x->rring, r->slot), r->iov, r->niov);
-	slots_put(x->rring.free, r->slot);
+	if (r->slot == UINT32_MAX) {
+		x->stats.recv_placed += r->len;
+	} else {
+		scatter(ring_at(&x->rring, r->slot), r->iov, r->niov);
+		slots_put(x->rring.free, r->slot);
+		x->stats.recv_copied += r->len;
+	}
 	xp_recvq_pop(&p->recvs);
 	cookie = r->cookie;
 	free(r);
@@ -315,22 +307,18 @@ post_block_send(struct xvb *x, struct psend *s)
 	uint64_t len = 0;
 	int i, rc;
 
+	for (i = 0; i < s->niov; i++)
+		len += s->iov[i].iov_len;
 	if (s->slot == UINT32_MAX) {
-		for (i = 0; i < s->niov; i++) {
-			sge[i].addr = (uintptr_t)s->iov[i].iov_base;
-			sge[i].length = (uint32_t)s->iov[i].iov_len;
-			region_lkey(x, s->iov[i].iov_base, s->iov[i].iov_len,
-				    &sge[i].lkey);
-		}
-		wr.num_sge = s->niov;
+		wr.num_sge = xv_in_place(x, s->iov, s->niov, false, sge);
+		x->stats.send_direct += len;
 	} else {
-		for (i = 0; i < s->niov; i++)
-			len += s->iov[i].iov_len;
 		gather(ring_at(&x->sring, s->slot), s->iov, s->niov);
 		sge[0].addr = (uintptr_t)ring_at(&x->sring, s->slot);
 		sge[0].length = (uint32_t)len;
 		sge[0].lkey = x->sring.mr->lkey;
 		wr.num_sge = 1;
+		x->stats.send_copied += len;
 	}
 	rc = ibv_post_send(s->p->data.id->qp, &wr, &bad);	/* 0 or errno */
 	if (rc != 0)
@@ -432,32 +420,6 @@ xv_on_data_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc)
  * Operations
  */
 
-static int
-xvb_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
-	uint64_t off)
-{
-	struct xvb *x = (struct xvb *)xp;
-	struct region *grown;
-	struct rd_err err = { 0 };
-	int rc;
-
-	if (len == 0)
-		return 0;
-	grown = realloc(x->regions, (x->nregions + 1) * sizeof(*grown));
-	if (grown == NULL)
-		return -ENOMEM;
-	x->regions = grown;
-	rc = vb_reg(x->dev, addr, len, writable ? IBV_ACCESS_LOCAL_WRITE : 0,
-		    &grown[x->nregions].mr, &err);
-	if (rc < 0) {
-		snprintf(x->base.errmsg, sizeof(x->base.errmsg), "%s", err.msg);
-		return rc;
-	}
-	grown[x->nregions].addr = addr;
-	grown[x->nregions].len = len;
-	x->nregions++;
-	return 0;
-}
 static struct vpeer *
 peer_up(const struct xvb *x, uint32_t rank)
 {
@@ -472,6 +434,7 @@ xvb_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 {
 	struct xvb *x = (struct xvb *)xp;
 	struct vpeer *p = peer_up(x, peer);
+	struct ibv_sge sge[MAX_SGE];
 	struct xp_recv *r;
 	int rc;
 
@@ -480,33 +443,22 @@ xvb_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 	r = xp_recv_new(iov, niov, cookie);
 	if (r == NULL)
 		return -ENOMEM;
-	if (r->len > x->rring.slot_size || !slots_get(x->rring.free, &r->slot)) {
+	if (xv_in_place(x, iov, niov, true, sge) > 0) {
+		r->slot = UINT32_MAX;
+	} else if (r->len > x->rring.slot_size ||
+		   !slots_get(x->rring.free, &r->slot)) {
 		free(r);
 		return -ENOBUFS;
 	}
 	rc = post_block_recv(p, r);
 	if (rc < 0) {
-		slots_put(x->rring.free, r->slot);
+		if (r->slot != UINT32_MAX)
+			slots_put(x->rring.free, r->slot);
 		free(r);
 		return rc;
 	}
 	xp_recvq_push(&p->recvs, r);
 	return 0;
-}
-
-/* Zero copy when every piece lies in registered memory. */
-static bool
-zero_copy(const struct xvb *x, const struct iovec *iov, int niov)
-{
-	uint32_t lkey;
-	int i;
-
-	if (niov > x->max_sge)
-		return false;
-	for (i = 0; i < niov; i++)
-		if (!region_lkey(x, iov[i].iov_base, iov[i].iov_len, &lkey))
-			return false;
-	return true;
 }
 
 static int
@@ -515,6 +467,7 @@ xvb_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
 {
 	struct xvb *x = (struct xvb *)xp;
 	struct vpeer *p = peer_up(x, peer);
+	struct ibv_sge sge[MAX_SGE];
 	struct psend *s;
 
 	if (p == NULL)
@@ -527,7 +480,7 @@ xvb_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
 	s->imm = imm;
 	s->niov = niov;
 	memcpy(s->iov, iov, (size_t)niov * sizeof(*iov));
-	if (zero_copy(x, iov, niov) && x->whead == NULL) {
+	if (xv_in_place(x, iov, niov, false, sge) > 0 && x->whead == NULL) {
 		s->slot = UINT32_MAX;
 		return launch(x, s);
 	}
@@ -589,22 +542,27 @@ xvb_free(struct xp *xp)
 	}
 	ring_fini(&x->sring);
 	ring_fini(&x->rring);
-	for (i = 0; i < x->nregions; i++)
-		ibv_dereg_mr(x->regions[i].mr);
-	free(x->regions);
+	xv_regions_free(x);
 	free(x->addrs);
 	uv_close((uv_handle_t *)&x->timer, on_timer_closed);
 }
 
+static void
+xvb_stats(const struct xp *xp, struct xp_stats *out)
+{
+	*out = ((const struct xvb *)xp)->stats;
+}
+
 const struct xp_ops xvb_ops = {
 	.name = "verbs",
-	.reg = xvb_reg,
+	.reg = xv_reg,
 	.connect = xv_connect,
 	.post_recv = xvb_post_recv,
 	.send = xvb_send,
 	.signal = xvb_signal,
 	.finish = xvb_finish,
 	.free = xvb_free,
+	.stats = xvb_stats,
 };
 
 static int

@@ -10,12 +10,13 @@
  * it to the job (xvb_accept).
  *
  * Memory: blocks are sent straight from memory registered with xp_reg()
- * (the sender's mapped source files, read-only: no copy), unless a block
- * is made of more pieces than a work request takes (many small files):
- * those are copied into a small send ring.  Receivers receive into a
- * ring of registered bounce buffers, copy each block into place (the
- * destination mapping) and relay from the send ring; the rings are
- * registered when the transport is created, before data flows.
+ * (the sender's mapped source files, read-only; a receiver's destination
+ * mappings, writable) and received straight into it: no copy.  A block
+ * made of more pieces than a work request takes (many small files), or
+ * in memory that is not registered (a receiver's mapping the device
+ * could not register), goes through a ring of registered bounce buffers
+ * and a copy; the rings are registered when the transport is created,
+ * before data flows.  xp_stats() counts the bytes that took each way.
  */
 #ifndef RDMCP_XVERBS_H
 #define RDMCP_XVERBS_H

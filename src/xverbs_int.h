@@ -1,7 +1,8 @@
 /*
  * xverbs_int - what the parts of the verbs transport share: its state,
- * and the calls between xverbs.c (memory, signals, blocks, the xp
- * operations) and xvconn.c (peers and their queue pairs' connections).
+ * and the calls between xverbs.c (rings, signals, blocks, the xp
+ * operations), xvconn.c (peers and their queue pairs' connections) and
+ * xvmem.c (the registered memory blocks are sent from and land in).
  * Not for other modules.
  *
  * Events are always the last thing a function does: the owner may react
@@ -31,6 +32,7 @@
 #define SEND_RING 4
 #define RING_BUDGET (64u << 20)		/* bytes of receive bounce buffers */
 #define TAG_SEND VB_TAG_MAX		/* sends complete in order: no tag */
+#define TAG_PLACED (VB_TAG_MAX - 1)	/* a receive into its final memory */
 #define MAX_SGE 16
 
 struct ring {
@@ -41,10 +43,15 @@ struct ring {
 	struct ibv_mr *mr;
 };
 
+/* Memory given with xp_reg() (xvmem.c). */
 struct region {
 	uint8_t *addr;
 	size_t len;
-	struct ibv_mr *mr;
+	bool writable;		/* receives may land in it */
+	bool failed;		/* a chunk could not be registered */
+	size_t chunk;		/* bytes per registration */
+	size_t nchunks;
+	struct ibv_mr **mrs;	/* per chunk; NULL: not (yet) registered */
 };
 
 /* A block send, waiting for a bounce buffer or in flight.  (A posted
@@ -99,14 +106,30 @@ struct xvb {
 	struct ranktab peers;		/* struct vpeer by rank */
 	struct region *regions;
 	size_t nregions;
+	size_t region_hint;		/* where the last lookup found one */
 	struct ring rring, sring;	/* receive and send bounce buffers */
 	struct psend *whead, *wtail;	/* sends waiting for a bounce slot */
 	int max_sge;
 	uint32_t sq_cap;		/* data send queue entries per peer */
 	uv_timer_t timer;		/* connect deadlines */
+	struct xp_stats stats;
 };
 
 extern const struct xp_ops xvb_ops;
+
+/* xp_reg() of the verbs transport: read-only memory is registered at
+ * once, writable memory chunk by chunk as receives reach it. */
+int xv_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
+	   uint64_t off);
+
+/* The pieces as scatter-gather entries (at most x->max_sge) if all lie in
+ * registered memory (writable, for a receive: its chunks are registered
+ * now if need be); the number of entries, or 0 if they do not. */
+int xv_in_place(struct xvb *x, const struct iovec *iov, int niov, bool write,
+		struct ibv_sge *sge);
+
+/* Deregister and forget every region. */
+void xv_regions_free(struct xvb *x);
 
 /* xverbs.c */
 

@@ -18,6 +18,21 @@ for n in 1 2 3 5; do
 	note "$n receivers: $(tail -1 "$WORK/out")"
 	rm -f "$WORK"/h*"$src"/big
 done
+# blocks land in their final memory and relays send from there: no copy
+# through a bounce or send buffer on any receiver (the daemons count them)
+relayed=0
+for i in 1 2 3 4 5; do
+	grep -q "bytes received in place" "$WORK/daemon$i.log" ||
+		fail "daemon $i logged no copy counts: $(daemon_log_tail "$i")"
+	if grep "bytes received in place" "$WORK/daemon$i.log" |
+		grep -v " 0 copied from bounce buffers; [0-9]* sent in place, 0 copied to send buffers"; then
+		fail "daemon $i copied block data"
+	fi
+	grep -q "bytes received in place.* [1-9][0-9]* sent in place" \
+		"$WORK/daemon$i.log" && relayed=$((relayed + 1))
+done
+[ "$relayed" -gt 0 ] || fail "no receiver relayed a block"
+note "zero copy: $(grep -h "bytes received in place" "$WORK/daemon1.log" | tail -1 | sed 's/.*job [^:]*: //')"
 # 1 MiB blocks to one receiver: the send queue must not overflow when the
 # receiver asks for blocks faster than send completions come back
 make_file "$src/mib" $((64 << 20))

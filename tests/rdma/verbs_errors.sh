@@ -1,5 +1,7 @@
 # The classic RDMA failures get clear, actionable errors: a locked-memory
-# limit too low to register (on the sender and on a receiver), a device
+# limit too low to register (on the sender and on a receiver; a receiver
+# whose limit holds its bounce buffers but not all of its destination
+# lands the blocks that do not fit through them), a device
 # that does not serve the address, an address on no RDMA device; and
 # --transport auto picks verbs here, tcp when told.
 . "$(dirname "$0")/rlib.bash"
@@ -24,6 +26,31 @@ expect_status 1 push --transport verbs "$src/data" "$(hosts 2)"
 grep -q "$(host_addr 2):$PORT *FAILED.*locked-memory limit" "$WORK/out" ||
 	fail "receiver memlock: $(cat "$WORK/out")"
 note "receiver: $(grep FAILED "$WORK/out" | cut -c1-150)"
+# a limit that holds the receiver's bounce buffers (64 KiB blocks) but not
+# the 4 MiB destination: the blocks come through the buffers, with a copy
+DAEMON_WRAP=(prlimit --memlock=$((3 << 20)) setpriv --bounding-set=-ipc_lock
+	--inh-caps=-ipc_lock --)
+restart_daemon 2 --transport verbs
+DAEMON_WRAP=()
+expect_status 0 push --transport verbs -b 64K "$src/data" "$(hosts 2)"
+assert_copies 2 "$src/data"
+grep -q "locked-memory limit.*: blocks land in bounce buffers" \
+	"$WORK/daemon2.log" || fail "fallback: $(daemon_log_tail 2)"
+grep -q "0 bytes received in place, 4194304 copied from bounce buffers" \
+	"$WORK/daemon2.log" || fail "fallback counts: $(daemon_log_tail 2)"
+note "receiver under a 3 MiB limit: $(grep -h "copied from bounce" "$WORK/daemon2.log" | tail -1 | sed 's/.*job [^:]*: //')"
+# a 12 MiB limit holds the first 8 MiB of a 20 MiB destination (the
+# transport registers it 8 MiB at a time, as receives reach it): those
+# blocks land in place, the rest through the bounce buffers
+make_file "$src/mixed" $((20 << 20))
+DAEMON_WRAP=(prlimit --memlock=$((12 << 20)) setpriv --bounding-set=-ipc_lock
+	--inh-caps=-ipc_lock --)
+restart_daemon 2 --transport verbs
+DAEMON_WRAP=()
+expect_status 0 push --transport verbs -b 64K "$src/mixed" "$(hosts 2)"
+assert_copies 2 "$src/mixed"
+grep -q "8388608 bytes received in place, 12582912 copied from bounce buffers" \
+	"$WORK/daemon2.log" || fail "partly in place: $(daemon_log_tail 2)"
 # the wrong device for the address
 restart_daemon 2 --transport verbs --device rxe3
 expect_status 1 push --transport verbs "$src/data" "$(host_addr 2):$PORT"
