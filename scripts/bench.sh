@@ -19,13 +19,17 @@
 # Times run to the last complete replica: rdmcp's "last" (--json);
 # tcpcopy and tcpchain from the connect until the last host acknowledged.
 # For every run it also records the TCP retransmissions summed over all N
-# hosts, and the bytes host 1's eth0 sent (headers included) over the
-# file size: the sender's upload, about 1 for rdmcp and the chains.
+# hosts, the bytes host 1's eth0 sent (headers included) over the file
+# size: the sender's upload, about 1 for rdmcp and the chains; the packets
+# the links dropped (the tbf queues of every NIC, both ways: incast shows
+# here); and the DSACKs the hosts received, each a retransmission that
+# proved needless (a tail loss probe fired while the segment waited in a
+# queue, not lost).
 #
 # Prints, per scenario, the medians of the runs and their ratio to
 # tcpcopy, then a summary of all scenarios; writes one line per run to the
 # TSV BENCH_OUT (scenario, n, rate, mib, tool, run, seconds, ratio,
-# retrans, upload; '#' lines say when and what) and, with gnuplot, plots
+# retrans, upload, drops, dsack; '#' lines say when and what) and, with gnuplot, plots
 # ratio against N to BENCH_PLOT (scripts/bench-plot.sh TSV PNG redraws
 # it).  'bench.sh --table TSV' prints the summary of an earlier run.
 #
@@ -68,6 +72,7 @@ function median(list,    v, n, i, j, x) {
 	if ($7 == "NA") { fails[k]++; next }
 	sec[k] = sec[k] " " $7; ratio[k] = ratio[k] " " $8
 	retr[k] = retr[k] " " $9; up[k] = up[k] " " $10
+	if (NF >= 12) { drop[k] = drop[k] " " $11; dsack[k] = dsack[k] " " $12 }
 }
 '
 
@@ -75,12 +80,14 @@ function median(list,    v, n, i, j, x) {
 block() {
 	awk -F '\t' "$AWK_LIB"'
 	END {
-		printf "   %-16s %8s %7s %8s %7s\n", "tool", "seconds", "ratio", "retrans", "upload"
+		printf "   %-16s %8s %7s %8s %7s %6s %6s\n", "tool", "seconds", "ratio",
+			"retrans", "upload", "drops", "dsack"
 		for (t = 1; t <= ntool; t++) {
 			k = sc[1] SUBSEP tool[t]
 			if (k in sec)
-				printf "   %-16s %8.2f %7.3f %8d %7.3f", tool[t], median(sec[k]),
-					median(ratio[k]), median(retr[k]), median(up[k])
+				printf "   %-16s %8.2f %7.3f %8d %7.3f %6s %6s", tool[t], median(sec[k]),
+					median(ratio[k]), median(retr[k]), median(up[k]),
+					median(drop[k]), median(dsack[k])
 			else
 				printf "   %-16s %8s", tool[t], "failed"
 			printf "%s\n", fails[k] ? "  (" fails[k] " failed runs left out)" : ""
@@ -108,6 +115,10 @@ tables() {
 					v = sprintf("%.3f", median(ratio[k]))
 				else if (what == "retrans")
 					v = sprintf("%d", median(retr[k]))
+				else if (what == "drops")
+					v = median(drop[k])
+				else if (what == "dsack")
+					v = median(dsack[k])
 				else
 					v = sprintf("%.3f", median(up[k]))
 				if (fails[k])
@@ -120,6 +131,8 @@ tables() {
 	END {
 		table("time to the last replica / tcpcopy (for tcpcopy: its seconds)", "ratio")
 		table("TCP retransmissions, all hosts together", "retrans")
+		table("of them needless (DSACKs received, all hosts)", "dsack")
+		table("packets the links dropped (every NIC, both ways)", "drops")
 		table("host 1 upload (eth0 TX bytes, headers included) / file size", "upload")
 		printf "\nmedians of the runs; nF: n failed runs, left out\n"
 	}' "$1"
@@ -206,12 +219,15 @@ listening() {
 	return 1
 }
 
-# counters: "RETRANS TX": TCP segments retransmitted by all hosts together,
-# and bytes sent by host 1's eth0
+# counters: "RETRANS TX DROPS DSACK": TCP segments retransmitted by all
+# hosts together, bytes sent by host 1's eth0, packets dropped by the
+# queues of every NIC (hosts' uploads and the switch ports: downloads),
+# DSACKs received by all hosts
 counters() {
-	local files=() i
+	local files=() nets=() i
 	for i in $(seq 1 "$N"); do
 		files+=("/proc/${ANCHOR[i]}/net/snmp")
+		nets+=("/proc/${ANCHOR[i]}/net/netstat")
 	done
 	awk 'FNR == 1 { col = 0 }
 	$1 == "Tcp:" {
@@ -221,7 +237,22 @@ counters() {
 				col = f
 	}
 	END { printf "%d ", sum }' "${files[@]}"
-	awk '{ sub(/:/, " ") } $1 == "eth0" { print $10 }' "/proc/${ANCHOR[1]}/net/dev"
+	awk '{ sub(/:/, " ") } $1 == "eth0" { printf "%s ", $10 }' "/proc/${ANCHOR[1]}/net/dev"
+	{
+		for i in $(seq 1 "$N"); do
+			nsenter -t "${ANCHOR[i]}" -n tc -s qdisc show dev eth0
+		done
+		ip netns exec "$RDMCP_NS-sw" tc -s qdisc show
+	} | awk '{ for (f = 1; f < NF; f++) if ($f == "dropped") { v = $(f + 1); sub(/,/, "", v); d += v } }
+	END { printf "%d ", d }'
+	awk 'FNR == 1 { col = 0 }
+	$1 == "TcpExt:" {
+		if (col) { sum += $col; next }
+		for (f = 2; f <= NF; f++)
+			if ($f == "TCPDSACKRecv")
+				col = f
+	}
+	END { printf "%d\n", sum }' "${nets[@]}"
 }
 
 # The runs: each prints the seconds to the last replica, or NA (and why,
@@ -303,7 +334,7 @@ measure() {
 	t=${t:-NA}
 	a=$(counters)
 	echo "$tool $run $t $b $a" |
-		awk '{ print $1 "\t" $2 "\t" $3 "\t" $6 - $4 "\t" $7 - $5 }' >>"$DATA/raw"
+		awk '{ print $1 "\t" $2 "\t" $3 "\t" $8 - $4 "\t" $9 - $5 "\t" $10 - $6 "\t" $11 - $7 }' >>"$DATA/raw"
 	printf '.' >&2
 }
 
@@ -348,7 +379,7 @@ scenario() {
 	BEGIN { OFS = "\t" }
 	{
 		ratio = $3 == "NA" ? "NA" : sprintf("%.4f", $3 / uni)
-		print s, n, rate, mib, $1, $2, $3, ratio, $4, sprintf("%.4f", $5 / size)
+		print s, n, rate, mib, $1, $2, $3, ratio, $4, sprintf("%.4f", $5 / size), $6, $7
 	}' "$DATA/raw" >>"$OUT"
 	awk -F '\t' -v s="$s" '$1 == s' "$OUT" >"$DATA/one.tsv"
 	block "$DATA/one.tsv"
@@ -362,7 +393,7 @@ mkdir -p "$(dirname "$OUT")"
 		"$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 	printf '# runs %s, algorithms %s, block %s, extra options "%s"\n' \
 		"$RUNS" "$ALGS" "$BLOCK" "$OPTS"
-	printf '# scenario\tn\trate\tmib\ttool\trun\tseconds\tratio\tretrans\tupload\n'
+	printf '# scenario\tn\trate\tmib\ttool\trun\tseconds\tratio\tretrans\tupload\tdrops\tdsack\n'
 } >"$OUT"
 echo "rdmcp bench: scenarios $SCENARIOS; $RUNS runs each, medians"
 echo "load:$(uptime | sed 's/.*load/ load/')"
