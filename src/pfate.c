@@ -547,6 +547,79 @@ running_members(struct push *p, struct slow_group *g, struct phost **m,
 	return g->n >= 3;
 }
 
+/* Receives of a member's schedule looked at to find who feeds it: the
+ * binomial pipeline's pattern repeats every few steps. */
+#define FEED_LOOK 256u
+
+/* The rank that sends `rank` half its first FEED_LOOK blocks or more
+ * under the binomial pipeline of k blocks, or UINT32_MAX. */
+static uint32_t
+main_feeder(const struct push *p, uint32_t rank, uint64_t k)
+{
+	uint32_t peer[64], best = UINT32_MAX;
+	uint64_t step = 0, got = 0, cnt[64];
+	struct sched_xfer x;
+	struct sched *s;
+	size_t np = 0, j;
+
+	if (sched_new(SCHED_BINOMIAL, p->members, rank, k, &s) < 0)
+		return UINT32_MAX;
+	while (got < FEED_LOOK && sched_next_recv(s, step, &step, &x)) {
+		for (j = 0; j < np && peer[j] != x.peer; j++)
+			;
+		if (j == np && np == 64)
+			break;
+		if (j == np) {
+			peer[np] = x.peer;
+			cnt[np++] = 0;
+		}
+		cnt[j]++;
+		got++;
+		step++;
+	}
+	sched_free(s);
+	for (j = 0; j < np; j++)
+		if (2 * cnt[j] >= got)
+			best = peer[j];
+	return best;
+}
+
+/* For each of the g->n members in m (rank order), the index of the one
+ * that feeds it half its blocks or more (slow.h), into f; false if that
+ * cannot be worked out (then nobody is judged by it). */
+static bool
+feeders_of(struct push *p, const struct slow_group *g, struct phost **m,
+	   size_t *f)
+{
+	size_t i, lo, hi, mid;
+	uint32_t r, want;
+
+	if (p->cfg->alg != SCHED_BINOMIAL)
+		return false;
+	if (p->feeders == NULL) {
+		p->feeders = malloc(p->members * sizeof(*p->feeders));
+		if (p->feeders == NULL)
+			return false;
+		for (r = 0; r < p->members; r++)
+			p->feeders[r] = r == 0 ? UINT32_MAX
+					       : main_feeder(p, r, g->blocks);
+	}
+	for (i = 0; i < g->n; i++) {
+		want = p->feeders[m[i]->rank];
+		f[i] = SLOW_NO_FEEDER;
+		for (lo = 0, hi = g->n; lo < hi;) {	/* m is in rank order */
+			mid = (lo + hi) / 2;
+			if (m[mid]->rank < want)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < g->n && m[lo]->rank == want)
+			f[i] = lo;
+	}
+	return true;
+}
+
 static void
 judge_members(struct push *p, struct phost **m, uint64_t *bt,
 	      uint64_t *held, double *pace, enum slow_verdict *v)
@@ -559,12 +632,16 @@ judge_members(struct push *p, struct phost **m, uint64_t *bt,
 		.chain = p->cfg->alg == SCHED_CHAIN,
 	};
 	ssize_t nslow;
-	size_t i;
+	size_t i, *f;
 
 	if (!running_members(p, &g, m, bt, held, pace))
 		return;
 	g.head = g.chain && m[0]->rank == 1;
+	f = malloc(g.n * sizeof(*f));
+	if (f != NULL && feeders_of(p, &g, m, f))
+		g.feeder = f;
 	nslow = slow_find(&g, v, &median);
+	free(f);
 	if (nslow <= 0)
 		return;
 	for (i = 0; i < g.n; i++) {

@@ -542,6 +542,7 @@ out:
 	free(p.by_rank);
 	free(p.all);
 	free(p.racks);
+	free(p.feeders);
 	free(p.h);
 	store_free(p.st);
 	return rc;

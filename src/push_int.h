@@ -103,6 +103,8 @@ struct push {
 	struct phost **by_rank;
 	struct roster_peer *all;	/* every member: rank r at all[r - 1] */
 	uint32_t *racks;	/* racks' sizes in rank order (--topology) */
+	uint32_t *feeders;	/* per rank, who sends it half its blocks or
+				 * more (pfate.c); NULL: not worked out yet */
 	size_t nracks;		/* 0: no racks */
 	uv_idle_t starter;	/* sends the STARTs, a slice per turn; while
 				 * it is active, no go */

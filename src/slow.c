@@ -75,12 +75,25 @@ fed_through_slow(const struct slow_group *g, const enum slow_verdict *v,
 	return g->chain && (i == 0 ? g->head : v[i - 1] != SLOW_NO);
 }
 
+/* Is member i fed half its blocks or more by a member whose blocks are
+ * slower still and slow-looking (v: the verdicts by time alone)?  Its
+ * own block times are then, half of them or more, that member's link. */
+static bool
+fed_by_slower(const struct slow_group *g, const enum slow_verdict *v,
+	      size_t i)
+{
+	size_t f = g->feeder != NULL ? g->feeder[i] : SLOW_NO_FEEDER;
+
+	return f < g->n && v[f] != SLOW_NO && g->block_us[f] > g->block_us[i];
+}
+
 /* Judge every member; returns how many are slow.  If the others' times
  * spread over a range, they say nothing (links that pass bursts faster
  * than their rate: each time says how long a link was idle before):
  * nobody is slow.  Slow blocks that do not stand SLOW_GAP clear of the
  * others', or that come in a chain right after one with slow blocks
- * (they come through its link), may be slow: such
+ * (they come through its link), or that come half of them or more from
+ * a member slower still (the binomial pipeline's relays), may be slow: such
  * a member is neither called slow nor counted as one the slow ones hold
  * back.  So may a member whose link is not busy: what holds it back is
  * what feeds it (on links that pass bursts faster than their rate, the
@@ -108,6 +121,11 @@ judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 		v[i] = SLOW_YES;
 		nslow++;
 	}
+	for (i = 0; i < g->n; i++)
+		if (v[i] == SLOW_YES && fed_by_slower(g, v, i)) {
+			v[i] = SLOW_MAYBE;
+			nslow--;
+		}
 	return nslow;
 }
 

@@ -64,11 +64,18 @@ struct slow_group {
 	bool chain;		/* the members form a chain in this order */
 	bool head;		/* ... and member 0 is its head, fed by the
 				 * sender (not a member after one done) */
+	/* Optional (NULL: not known): for each member, the one (by index
+	 * here) that sends it half its blocks or more, or SLOW_NO_FEEDER
+	 * (the sender, a member not running, or no such one). */
+	const size_t *feeder;
 };
+
+#define SLOW_NO_FEEDER SIZE_MAX
 
 enum slow_verdict {
 	SLOW_NO,
 	SLOW_MAYBE,	/* slow blocks, but in a chain after a slow one,
+			 * fed half its blocks or more by a slower one,
 			 * or not clear of the others' */
 	SLOW_YES,
 };

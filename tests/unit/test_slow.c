@@ -2,7 +2,8 @@
  * Slow members: a member whose blocks take SLOW_FACTOR times the group's
  * median, clear of the others' times by SLOW_GAP, is slow, but only when
  * starting again pays; in a chain the member after a slow one may be slow,
- * and a slow one's link is busy; nothing is
+ * and a slow one's link is busy; one fed half its blocks by a slower one
+ * may be slow; nothing is
  * judged before every member's time is known.
  */
 #include <check.h>
@@ -268,6 +269,34 @@ START_TEST(half_slow)
 }
 END_TEST
 
+/* In the binomial pipeline a member that gets half its blocks from a
+ * slow one looks slow too (those blocks come at the slow one's pace): it
+ * may be slow, it is not called slow; the one feeding it still is, even
+ * though it feeds the slow one in turn. */
+START_TEST(fed_by_slower)
+{
+	struct slow_group g = group();
+	size_t feeder[N], i;
+	enum slow_verdict v[N];
+	uint64_t median;
+
+	bt[6] = 13000;
+	ck_assert_int_eq(slow_find(&g, v, &median), 2);
+	ck_assert_int_eq(v[6], SLOW_YES);
+	for (i = 0; i < N; i++)
+		feeder[i] = SLOW_NO_FEEDER;
+	feeder[6] = 4;
+	feeder[4] = 6;
+	g.feeder = feeder;
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	ck_assert_int_eq(v[4], SLOW_YES);
+	ck_assert_int_eq(v[6], SLOW_MAYBE);
+	for (i = 0; i < N; i++)
+		if (i != 4 && i != 6)
+			ck_assert_int_eq(v[i], SLOW_NO);
+}
+END_TEST
+
 /* Sent again last: still slow if its copy took half as long again as
  * the others' last one; nothing to compare with keeps the verdict. */
 START_TEST(confirm)
@@ -292,6 +321,7 @@ slow_suite(void)
 	tcase_add_test(tc, not_worth_it);
 	tcase_add_test(tc, chain);
 	tcase_add_test(tc, half_slow);
+	tcase_add_test(tc, fed_by_slower);
 	tcase_add_test(tc, confirm);
 	suite_add_tcase(s, tc);
 	return s;
