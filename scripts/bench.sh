@@ -219,40 +219,42 @@ listening() {
 	return 1
 }
 
+# sum_of LINE NAME FILE...: the counter NAME of the /proc/net tables (snmp,
+# netstat) whose rows start with LINE ("Tcp:", "TcpExt:"), summed over the
+# files
+sum_of() {
+	local line=$1 name=$2
+	shift 2
+	awk -v line="$line" -v name="$name" 'FNR == 1 { col = 0 }
+	$1 == line {
+		if (col) { sum += $col; next }
+		for (f = 2; f <= NF; f++)
+			if ($f == name)
+				col = f
+	}
+	END { printf "%d", sum }' "$@"
+}
+
 # counters: "RETRANS TX DROPS DSACK": TCP segments retransmitted by all
 # hosts together, bytes sent by host 1's eth0, packets dropped by the
 # queues of every NIC (hosts' uploads and the switch ports: downloads),
 # DSACKs received by all hosts
 counters() {
-	local files=() nets=() i
+	local snmp=() netstat=() i drops
 	for i in $(seq 1 "$N"); do
-		files+=("/proc/${ANCHOR[i]}/net/snmp")
-		nets+=("/proc/${ANCHOR[i]}/net/netstat")
+		snmp+=("/proc/${ANCHOR[i]}/net/snmp")
+		netstat+=("/proc/${ANCHOR[i]}/net/netstat")
 	done
-	awk 'FNR == 1 { col = 0 }
-	$1 == "Tcp:" {
-		if (col) { sum += $col; next }
-		for (f = 2; f <= NF; f++)
-			if ($f == "RetransSegs")
-				col = f
-	}
-	END { printf "%d ", sum }' "${files[@]}"
-	awk '{ sub(/:/, " ") } $1 == "eth0" { printf "%s ", $10 }' "/proc/${ANCHOR[1]}/net/dev"
-	{
+	drops=$({
 		for i in $(seq 1 "$N"); do
 			nsenter -t "${ANCHOR[i]}" -n tc -s qdisc show dev eth0
 		done
 		ip netns exec "$RDMCP_NS-sw" tc -s qdisc show
-	} | awk '{ for (f = 1; f < NF; f++) if ($f == "dropped") { v = $(f + 1); sub(/,/, "", v); d += v } }
-	END { printf "%d ", d }'
-	awk 'FNR == 1 { col = 0 }
-	$1 == "TcpExt:" {
-		if (col) { sum += $col; next }
-		for (f = 2; f <= NF; f++)
-			if ($f == "TCPDSACKRecv")
-				col = f
-	}
-	END { printf "%d\n", sum }' "${nets[@]}"
+	} | awk '{ for (f = 1; f < NF; f++) if ($f ~ /^\(?dropped$/) { v = $(f + 1); sub(/,/, "", v); d += v } }
+	END { printf "%d", d }')
+	echo "$(sum_of Tcp: RetransSegs "${snmp[@]}")" \
+		"$(awk '{ sub(/:/, " ") } $1 == "eth0" { print $10 }' "/proc/${ANCHOR[1]}/net/dev")" \
+		"$drops" "$(sum_of TcpExt: TCPDSACKRecv "${netstat[@]}")"
 }
 
 # The runs: each prints the seconds to the last replica, or NA (and why,

@@ -9,29 +9,31 @@ need_rxe 4
 src=$WORK/src
 mkdir -p "$src"
 make_file "$src/data" $((4 << 20))
+# a command prefix: no CAP_IPC_LOCK (which lifts the locked-memory limit)
+nocap=(setpriv --bounding-set=-ipc_lock --inh-caps=-ipc_lock --)
+# limit_daemon2 BYTES: host 2's daemon again, without CAP_IPC_LOCK and
+# under a locked-memory limit of BYTES
+limit_daemon2() {
+	DAEMON_WRAP=(prlimit --memlock="$1" "${nocap[@]}")
+	restart_daemon 2 --transport verbs
+	DAEMON_WRAP=()
+}
 # without CAP_IPC_LOCK and a 1 MiB limit, neither side can register
-nolock=(prlimit --memlock=1048576 setpriv --bounding-set=-ipc_lock
-	--inh-caps=-ipc_lock --)
 start_daemons 2 --transport verbs
 prepare_dirs 2 "$src"
-expect_status 3 "${nolock[@]}" "$RDMCP" "${SENDER[@]}" --transport verbs \
-	"$src/data" "$(hosts 2)"
+expect_status 3 prlimit --memlock=$((1 << 20)) "${nocap[@]}" \
+	"$RDMCP" "${SENDER[@]}" --transport verbs "$src/data" "$(hosts 2)"
 grep -q "locked-memory limit (ulimit -l, RLIMIT_MEMLOCK) is 1.0 MiB; raise it" \
 	"$WORK/err" || fail "sender memlock: $(cat "$WORK/err")"
 note "sender: $(head -1 "$WORK/err" | cut -c1-150)"
-DAEMON_WRAP=("${nolock[@]}")
-restart_daemon 2 --transport verbs
-DAEMON_WRAP=()
+limit_daemon2 $((1 << 20))
 expect_status 1 push --transport verbs "$src/data" "$(hosts 2)"
 grep -q "$(host_addr 2):$PORT *FAILED.*locked-memory limit" "$WORK/out" ||
 	fail "receiver memlock: $(cat "$WORK/out")"
 note "receiver: $(grep FAILED "$WORK/out" | cut -c1-150)"
 # a limit that holds the receiver's bounce buffers (64 KiB blocks) but not
 # the 4 MiB destination: the blocks come through the buffers, with a copy
-DAEMON_WRAP=(prlimit --memlock=$((3 << 20)) setpriv --bounding-set=-ipc_lock
-	--inh-caps=-ipc_lock --)
-restart_daemon 2 --transport verbs
-DAEMON_WRAP=()
+limit_daemon2 $((3 << 20))
 expect_status 0 push --transport verbs -b 64K "$src/data" "$(hosts 2)"
 assert_copies 2 "$src/data"
 grep -q "locked-memory limit.*: blocks land in bounce buffers" \
@@ -43,10 +45,7 @@ note "receiver under a 3 MiB limit: $(grep -h "copied from bounce" "$WORK/daemon
 # transport registers it 8 MiB at a time, as receives reach it): those
 # blocks land in place, the rest through the bounce buffers
 make_file "$src/mixed" $((20 << 20))
-DAEMON_WRAP=(prlimit --memlock=$((12 << 20)) setpriv --bounding-set=-ipc_lock
-	--inh-caps=-ipc_lock --)
-restart_daemon 2 --transport verbs
-DAEMON_WRAP=()
+limit_daemon2 $((12 << 20))
 expect_status 0 push --transport verbs -b 64K "$src/mixed" "$(hosts 2)"
 assert_copies 2 "$src/mixed"
 grep -q "8388608 bytes received in place, 12582912 copied from bounce buffers" \
