@@ -547,52 +547,48 @@ running_members(struct push *p, struct slow_group *g, struct phost **m,
 	return g->n >= 3;
 }
 
-/* Receives of a member's schedule looked at to find who feeds it: the
- * binomial pipeline's pattern repeats every few steps. */
-#define FEED_LOOK 256u
-
-/* The rank that sends `rank` half its first FEED_LOOK blocks or more
- * under the binomial pipeline of k blocks, or UINT32_MAX. */
+/* The rank that sends `rank` half its blocks or more under this push's
+ * schedule of k blocks (sched_main_source), or UINT32_MAX. */
 static uint32_t
 main_feeder(const struct push *p, uint32_t rank, uint64_t k)
 {
-	uint32_t peer[64], best = UINT32_MAX;
-	uint64_t step = 0, got = 0, cnt[64];
-	struct sched_xfer x;
-	struct sched *s;
-	size_t np = 0, j;
+	struct sched *s = NULL;
+	uint32_t peer;
 
-	if (sched_new(SCHED_BINOMIAL, p->members, rank, k, &s) < 0)
-		return UINT32_MAX;
-	while (got < FEED_LOOK && sched_next_recv(s, step, &step, &x)) {
-		for (j = 0; j < np && peer[j] != x.peer; j++)
-			;
-		if (j == np && np == 64)
-			break;
-		if (j == np) {
-			peer[np] = x.peer;
-			cnt[np++] = 0;
-		}
-		cnt[j]++;
-		got++;
-		step++;
-	}
+	if (sched_new(p->cfg->alg, p->members, rank, k, &s) < 0 ||
+	    !sched_main_source(s, &peer))
+		peer = UINT32_MAX;
 	sched_free(s);
-	for (j = 0; j < np; j++)
-		if (2 * cnt[j] >= got)
-			best = peer[j];
-	return best;
+	return peer;
+}
+
+/* The index of `rank` in m[0..n), which is in rank order, or
+ * SLOW_NO_FEEDER. */
+static size_t
+index_of_rank(struct phost *const *m, size_t n, uint32_t rank)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (m[mid]->rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && m[lo]->rank == rank ? lo : SLOW_NO_FEEDER;
 }
 
 /* For each of the g->n members in m (rank order), the index of the one
- * that feeds it half its blocks or more (slow.h), into f; false if that
- * cannot be worked out (then nobody is judged by it). */
+ * that feeds it half its blocks or more in the binomial pipeline (slow.h),
+ * into f; worked out once per push.  False if it is not known (another
+ * schedule: the chain has its own rule; out of memory). */
 static bool
 feeders_of(struct push *p, const struct slow_group *g, struct phost **m,
 	   size_t *f)
 {
-	size_t i, lo, hi, mid;
-	uint32_t r, want;
+	uint32_t r;
+	size_t i;
 
 	if (p->cfg->alg != SCHED_BINOMIAL)
 		return false;
@@ -601,22 +597,10 @@ feeders_of(struct push *p, const struct slow_group *g, struct phost **m,
 		if (p->feeders == NULL)
 			return false;
 		for (r = 0; r < p->members; r++)
-			p->feeders[r] = r == 0 ? UINT32_MAX
-					       : main_feeder(p, r, g->blocks);
+			p->feeders[r] = main_feeder(p, r, g->blocks);
 	}
-	for (i = 0; i < g->n; i++) {
-		want = p->feeders[m[i]->rank];
-		f[i] = SLOW_NO_FEEDER;
-		for (lo = 0, hi = g->n; lo < hi;) {	/* m is in rank order */
-			mid = (lo + hi) / 2;
-			if (m[mid]->rank < want)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < g->n && m[lo]->rank == want)
-			f[i] = lo;
-	}
+	for (i = 0; i < g->n; i++)
+		f[i] = index_of_rank(m, g->n, p->feeders[m[i]->rank]);
 	return true;
 }
 

@@ -600,6 +600,37 @@ sched_peers(const struct sched *s, uint32_t *out, size_t max)
 	return simple_peers(s, out, max);
 }
 
+/* Receives sched_main_source looks at: the binomial pipeline's pattern
+ * repeats every few steps. */
+#define MAIN_SOURCE_LOOK 256u
+#define MAIN_SOURCE_PEERS 64u
+
+bool
+sched_main_source(const struct sched *s, uint32_t *peer)
+{
+	uint32_t peers[MAIN_SOURCE_PEERS];
+	uint64_t cnt[MAIN_SOURCE_PEERS] = { 0 }, step = 0, got = 0;
+	size_t np = sched_peers(s, peers, MAIN_SOURCE_PEERS), j;
+	struct sched_xfer x;
+
+	if (np > MAIN_SOURCE_PEERS)
+		return false;
+	while (got < MAIN_SOURCE_LOOK && sched_next_recv(s, step, &step, &x)) {
+		for (j = 0; j < np && peers[j] != x.peer; j++)
+			;
+		if (j < np)
+			cnt[j]++;
+		got++;
+		step++;
+	}
+	for (j = 0; j < np; j++)
+		if (got > 0 && 2 * cnt[j] >= got) {
+			*peer = peers[j];
+			return true;
+		}
+	return false;
+}
+
 static const char *const alg_names[SCHED_NALG] = {
 	[SCHED_BINOMIAL] = "binomial",
 	[SCHED_CHAIN] = "chain",

@@ -86,6 +86,13 @@ bool sched_first_recv(enum sched_alg alg, uint32_t n, uint32_t rank,
  * there are in all (call with max 0 to size the array). */
 size_t sched_peers(const struct sched *s, uint32_t *out, size_t max);
 
+/* The peer that sends this member half its blocks or more, judged by its
+ * first 256 receives (the binomial pipeline's relays: with 7 members,
+ * rank 5 gets 48 of 96 blocks from rank 2): true and *peer; false if no
+ * peer does (the blocks come from several alike, or none come: rank 0),
+ * or if the member has more than 64 peers. */
+bool sched_main_source(const struct sched *s, uint32_t *peer);
+
 /* The block size to use when none is asked for, to send `total` bytes to
  * a group of n members (the sender included) with `alg`, over RDMA verbs
  * or TCP.  Blocks are small enough that the schedule's fill and drain

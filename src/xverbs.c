@@ -225,22 +225,22 @@ xv_on_sig_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc)
  * Blocks
  */
 
-/* Post receive r: straight into its memory when that is registered for
- * receives, else into bounce slot r->slot. */
+/* Post receive r: straight into its memory, sge[0..nsge) (xv_in_place),
+ * when r->slot is UINT32_MAX, else into bounce slot r->slot. */
 static int
-post_block_recv(struct vpeer *p, struct xp_recv *r)
+post_block_recv(struct vpeer *p, struct xp_recv *r, struct ibv_sge *sge,
+		int nsge)
 {
 	struct xvb *x = p->x;
-	struct ibv_sge sge[MAX_SGE];
-	struct ibv_recv_wr wr = { .sg_list = sge, .num_sge = 1 }, *bad;
+	struct ibv_recv_wr wr = { .sg_list = sge, .num_sge = nsge }, *bad;
 
 	if (r->slot == UINT32_MAX) {
-		wr.num_sge = xv_in_place(x, r->iov, r->niov, true, sge);
 		wr.wr_id = vb_wr_id(p->data.slot, TAG_PLACED);
 	} else {
 		sge[0].addr = (uintptr_t)ring_at(&x->rring, r->slot);
 		sge[0].length = x->rring.slot_size;
 		sge[0].lkey = x->rring.mr->lkey;
+		wr.num_sge = 1;
 		wr.wr_id = vb_wr_id(p->data.slot, r->slot);
 	}
 	return -ibv_post_recv(p->data.id->qp, &wr, &bad);	/* 0 or errno */
@@ -436,21 +436,22 @@ xvb_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 	struct vpeer *p = peer_up(x, peer);
 	struct ibv_sge sge[MAX_SGE];
 	struct xp_recv *r;
-	int rc;
+	int rc, nsge;
 
 	if (p == NULL)
 		return -ENOTCONN;
 	r = xp_recv_new(iov, niov, cookie);
 	if (r == NULL)
 		return -ENOMEM;
-	if (xv_in_place(x, iov, niov, true, sge) > 0) {
+	nsge = xv_in_place(x, iov, niov, true, sge);
+	if (nsge > 0) {
 		r->slot = UINT32_MAX;
 	} else if (r->len > x->rring.slot_size ||
 		   !slots_get(x->rring.free, &r->slot)) {
 		free(r);
 		return -ENOBUFS;
 	}
-	rc = post_block_recv(p, r);
+	rc = post_block_recv(p, r, sge, nsge);
 	if (rc < 0) {
 		if (r->slot != UINT32_MAX)
 			slots_put(x->rring.free, r->slot);

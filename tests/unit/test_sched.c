@@ -440,6 +440,35 @@ END_TEST
 /* The chosen block size and schedule: the chain over TCP when its fill is
  * at most a sixteenth of the data's steps, the binomial pipeline
  * otherwise and over verbs. */
+/* Who feeds a member half its blocks or more: in the binomial pipeline
+ * of 7 members and 96 blocks rank 5 gets 48 from rank 2 and rank 6 48
+ * from rank 3, while rank 1's come from three peers (25, 24, 47); the
+ * sender gets none; in a chain each member's one feeder is the one
+ * before. */
+START_TEST(main_source)
+{
+	static const struct { uint32_t rank; bool has; uint32_t peer; } want[] = {
+		{ 0, false, 0 }, { 1, false, 0 }, { 5, true, 2 }, { 6, true, 3 },
+	};
+	struct sched *s;
+	uint32_t peer;
+	size_t i;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_int_eq(sched_new(SCHED_BINOMIAL, 7, want[i].rank, 96,
+					   &s), 0);
+		ck_assert(sched_main_source(s, &peer) == want[i].has);
+		if (want[i].has)
+			ck_assert_uint_eq(peer, want[i].peer);
+		sched_free(s);
+	}
+	ck_assert_int_eq(sched_new(SCHED_CHAIN, 7, 4, 96, &s), 0);
+	ck_assert(sched_main_source(s, &peer));
+	ck_assert_uint_eq(peer, 3);
+	sched_free(s);
+}
+END_TEST
+
 START_TEST(auto_choices)
 {
 	const uint64_t mib = 1ull << 20;
@@ -479,6 +508,7 @@ sched_suite(void)
 	tcase_add_test(tc, formula_at_scale);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, auto_choices);
+	tcase_add_test(tc, main_source);
 	suite_add_tcase(s, tc);
 	return s;
 }
