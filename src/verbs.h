@@ -9,8 +9,9 @@
  * dropped, never delivered to freed memory.
  *
  * Polling: after a completion the CQ is polled on every loop turn for
- * 50 ms (the papers' hybrid), then the loop sleeps on the completion
- * channel; with `interrupts` it always sleeps.
+ * 200 us (the papers' hybrid, whose 50 ms took the CPU the kernel's work
+ * needed), then the loop sleeps on the completion channel; with
+ * `interrupts` it always sleeps.
  *
  * Connection manager events reach the vb_cm handler stored in each
  * rdma_cm_id's context; connection requests arriving at the listener go to
