@@ -137,6 +137,13 @@ on_idle(uv_idle_t *h)
 	struct conn *c = h->data;
 
 	uv_idle_stop(h);
+	if (c->flush_due) {
+		c->flush_due = false;
+		if (!c->dead && !c->closing)
+			conn_write(c);	/* reports what is done, too */
+		if (c->closing)
+			return;
+	}
 	conn_report_sent(c);
 	if (!c->closing && !c->paused && c->ipos < c->ilen)
 		conn_read(c);	/* read ahead while paused */
@@ -154,9 +161,10 @@ conn_update(struct conn *c)
 
 	if (c->closing)
 		return;
-	if (c->done != NULL)
+	if (c->done != NULL || c->flush_due)
 		uv_idle_start(&c->idle, on_idle);
-	if (c->connecting || c->whead != NULL || (c->shut && !c->shut_done))
+	if (c->connecting || (c->whead != NULL && !c->flush_due) ||
+	    (c->shut && !c->shut_done))
 		ev |= UV_WRITABLE;
 	if (!c->connecting && !c->dead && (!c->paused || c->lingering))
 		ev |= UV_READABLE;
@@ -470,12 +478,15 @@ conn_resume(struct conn *c)
 void
 conn_shutdown(struct conn *c)
 {
+	bool due;
 	int rc;
 
 	if (c->shut || c->dead || c->closing || c->connecting)
 		return;
 	c->shut = true;
-	if (c->whead == NULL) {	/* nothing queued: at once */
+	due = c->flush_due;	/* the turn's last frames go now, then the end */
+	c->flush_due = false;
+	if (c->whead == NULL || due) {	/* nothing blocked: at once */
 		rc = conn_flush(c);
 		if (rc < 0 && c->lingering)
 			conn_close_handles(c);
@@ -620,6 +631,8 @@ conn_free(struct conn *c)
 		return;
 	c->freed = true;
 	c->connecting = false;
+	if (c->flush_due && !c->dead && !c->closing)
+		conn_flush(c);	/* small frames of this turn: as if at once */
 	conn_close_handles(c);
 	conn_release(c);
 }

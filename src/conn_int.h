@@ -69,6 +69,8 @@ struct conn {
 	struct wreq *done, *done_tail;	/* written, on_sent still due */
 	int werr;		/* a write failed: the connection is broken */
 	unsigned owner_writes;	/* conn_send frames not yet reported */
+	bool flush_due;		/* small frames queued: written from the idle
+				 * callback, together, at the end of the turn */
 
 	uint64_t last_rx, last_tx;	/* loop time of last activity */
 	uint64_t tx_gap;	/* longest silence of ours, since keepalive */

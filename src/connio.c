@@ -428,29 +428,50 @@ by_sendfile(const struct conn_seg *s)
 	return s->fd >= 0 && (s->addr == NULL || s->len >= SENDFILE_MIN);
 }
 
-/* sendmsg of the header's rest and the memory segments that follow. */
-static ssize_t
-write_mem(struct conn *c, struct wreq *w)
+/* Append to iov[n..max) frame w's unwritten header and the memory
+ * segments that follow it; returns the new count, and whether the frame
+ * ends there (no segment left for sendfile, none cut off). */
+static int
+gather(struct wreq *w, struct iovec *iov, int n, int max, bool *whole)
 {
-	struct iovec iov[MAX_IOV + 1];
-	struct msghdr mh = { .msg_iov = iov };
-	int i, n = 0;
+	int i;
 
+	*whole = false;
 	if (w->hdr_done < PROTO_FRAME_LEN) {
+		if (n == max)
+			return n;
 		iov[n].iov_base = w->hdr + w->hdr_done;
 		iov[n++].iov_len = PROTO_FRAME_LEN - w->hdr_done;
 	}
-	for (i = w->seg; i < w->nseg && n <= MAX_IOV; i++) {
-		if (by_sendfile(&w->segs[i]))
-			break;
+	for (i = w->seg; i < w->nseg; i++) {
+		if (n == max || by_sendfile(&w->segs[i]))
+			return n;
 		iov[n].iov_base = (char *)w->segs[i].addr +
 				  (i == w->seg ? w->seg_done : 0);
 		iov[n++].iov_len = w->segs[i].len -
 				   (i == w->seg ? w->seg_done : 0);
 	}
+	*whole = true;
+	return n;
+}
+
+/* One sendmsg of frame w's header and memory segments and, while they
+ * end whole, of the frames queued after it: the signals of one turn
+ * leave in one segment (enqueue). */
+static ssize_t
+write_mem(struct conn *c, struct wreq *w)
+{
+	struct iovec iov[MAX_IOV + 1];
+	struct msghdr mh = { .msg_iov = iov };
+	bool whole;
+	int n;
+
+	n = gather(w, iov, 0, MAX_IOV + 1, &whole);
+	while (whole && (w = w->next) != NULL && n < MAX_IOV + 1)
+		n = gather(w, iov, n, MAX_IOV + 1, &whole);
 	mh.msg_iovlen = (size_t)n;
 	return result(sendmsg(c->fd, &mh, MSG_NOSIGNAL |
-			      (i < w->nseg ? MSG_MORE : 0)));
+			      (whole ? 0 : MSG_MORE)));
 }
 
 static ssize_t
@@ -480,6 +501,42 @@ write_advance(struct wreq *w, size_t n)
 			w->seg++;
 			w->seg_done = 0;
 		}
+	}
+}
+
+/* Bytes of frame w not written yet. */
+static size_t
+wreq_left(const struct wreq *w)
+{
+	size_t left = PROTO_FRAME_LEN - w->hdr_done;
+	int i;
+
+	for (i = w->seg; i < w->nseg; i++)
+		left += w->segs[i].len - (i == w->seg ? w->seg_done : 0);
+	return left;
+}
+
+static void mark_done(struct conn *c, struct wreq *w);
+
+/* n bytes of the queue's frames went out: finished frames move to the
+ * done list. */
+static void
+frames_advance(struct conn *c, size_t n)
+{
+	struct wreq *w;
+	size_t take;
+
+	while (n > 0 && (w = c->whead) != NULL) {
+		take = wreq_left(w);
+		take = take < n ? take : n;
+		write_advance(w, take);
+		n -= take;
+		if (w->hdr_done < PROTO_FRAME_LEN || w->seg < w->nseg)
+			return;
+		c->whead = w->next;
+		if (c->whead == NULL)
+			c->wtail = NULL;
+		mark_done(c, w);
 	}
 }
 
@@ -519,13 +576,7 @@ conn_flush(struct conn *c)
 			return (int)n;
 		if (n == 0)
 			return -EIO;	/* a file shorter than its segment */
-		write_advance(w, (size_t)n);
-		if (w->hdr_done < PROTO_FRAME_LEN || w->seg < w->nseg)
-			continue;
-		c->whead = w->next;
-		if (c->whead == NULL)
-			c->wtail = NULL;
-		mark_done(c, w);
+		frames_advance(c, (size_t)n);
 	}
 	if (c->shut && !c->shut_done) {
 		c->shut_done = true;
@@ -582,8 +633,13 @@ conn_write(struct conn *c)
 	conn_report_sent(c);
 }
 
+/* Queue frame w.  Into an empty queue it is written at once, unless it
+ * is `small`: then at the end of the loop's turn (conn.c, on_idle), with
+ * the small frames queued after it, so that signals to one peer in one
+ * turn go out in one segment and one system call (a grant with the word
+ * that the last block is nearly in). */
 static int
-enqueue(struct conn *c, struct wreq *w)
+enqueue(struct conn *c, struct wreq *w, bool small)
 {
 	int rc;
 
@@ -597,7 +653,9 @@ enqueue(struct conn *c, struct wreq *w)
 	else
 		c->whead = w;
 	c->wtail = w;
-	if (c->whead == w) {	/* try at once; on_sent comes from the loop */
+	if (c->whead == w && small)
+		c->flush_due = true;
+	if (c->whead == w && !small) {	/* on_sent comes from the loop */
 		rc = conn_flush(c);
 		if (rc < 0) {
 			c->werr = rc;
@@ -626,7 +684,7 @@ conn_send_segs(struct conn *c, const struct frame *f,
 	w->cookie = cookie;
 	w->notify = true;
 	c->owner_writes++;
-	rc = enqueue(c, w);
+	rc = enqueue(c, w, false);
 	if (rc < 0)
 		c->owner_writes--;
 	return rc;
@@ -664,6 +722,6 @@ conn_send_copy(struct conn *c, const struct frame *f, const void *body)
 		w->segs[0] = (struct conn_seg){ copy, f->len, -1, 0 };
 		w->nseg = 1;
 	}
-	return enqueue(c, w);
+	return enqueue(c, w, true);
 }
 
