@@ -91,15 +91,18 @@ on_signal(void *ctx, uint32_t peer, uint64_t value)
 	struct eng *e = ctx;
 	struct epeer *p = eng_find_peer(e, peer);
 	uint64_t block = value & SIG_BLOCK_MASK;
+	uint32_t count = (uint32_t)(value >> SIG_COUNT_SHIFT & SIG_COUNT_MASK);
 	int rc;
 
 	if (e->failed || e->finished)
 		return;
-	if (p == NULL || block >= e->k) {
+	if (count == 0)
+		count = 1;
+	if (p == NULL || block >= e->k || count > e->k - block) {
 		eng_fail(e, -EPROTO, peer);
 		return;
 	}
-	rc = pace_signal(e, p, value >> SIG_KIND_SHIFT, block);
+	rc = pace_signal(e, p, value >> SIG_KIND_SHIFT, block, count);
 	if (rc != 1) {
 		if (rc < 0)
 			eng_fail(e, rc, peer);

@@ -104,7 +104,8 @@ post_one_receive(struct eng *e, struct epeer *p)
 		return rc;
 	if (e->cfg.admit_one) {	/* no READY: the grant says it */
 		e->pend[e->npend++] = (struct epend){
-			e->recv_step, b, p->rank, bit_is_set(e->offered, b) };
+			.step = e->recv_step, .block = b, .peer = p->rank,
+			.offered = bit_is_set(e->offered, b) };
 	} else {
 		if (e->recv_at != NULL)
 			e->recv_at[b] = trace_now();
@@ -190,7 +191,7 @@ ready:
 	e->inflight++;
 	e->bytes_sent += iov_bytes(e->iov, n);
 	eng_rate_charge(e, iov_bytes(e->iov, n));
-	if (e->cfg.admit_one) {
+	if (e->cfg.admit_one && !es->follows) {	/* a run: one NEARLY */
 		p->unconfirmed++;
 		e->unconfirmed++;
 	}
@@ -226,7 +227,7 @@ sendq_fill(struct eng *e)
 			e->sched_sends_over = true;
 			break;
 		}
-		es->issued = es->offered = es->granted = false;
+		es->issued = es->offered = es->granted = es->follows = false;
 		e->send_from = es->step + 1;
 		e->sq_count++;
 	}
@@ -286,7 +287,16 @@ next_to_send(struct eng *e, uint32_t *i)
 	return NULL;
 }
 
-/* Issue what may go, earliest step first, at most max_sends in flight. */
+/* Are max_sends sends in flight (with admit_one: not yet nearly in)? */
+static bool
+link_taken(const struct eng *e)
+{
+	return e->cfg.max_sends && (e->cfg.admit_one ? e->unconfirmed
+				    : e->inflight) >= e->cfg.max_sends;
+}
+
+/* Issue what may go, earliest step first, at most max_sends in flight
+ * (a granted run counting as one). */
 static int
 try_sends(struct eng *e)
 {
@@ -297,11 +307,11 @@ try_sends(struct eng *e)
 	for (;;) {
 		sendq_fill(e);
 		rc = e->cfg.admit_one ? pace_make_offers(e) : 0;
-		if (rc < 0 || e->sends_over ||
-		    (e->cfg.max_sends && (e->cfg.admit_one ? e->unconfirmed
-					  : e->inflight) >= e->cfg.max_sends))
+		if (rc < 0 || e->sends_over)
 			return rc;
 		p = next_to_send(e, &i);
+		if (link_taken(e) && (p == NULL || !eng_sendq_at(e, i)->follows))
+			return 0;	/* but the rest of a run goes on */
 		if (p == NULL) {
 			note_wait(e);
 			return 0;

@@ -13,9 +13,13 @@
 
 #include "engine.h"
 
-/* Signals carry a kind in the top byte and a block number below. */
+/* Signals carry a kind in the top byte, a count in the next (OFFER and
+ * GRANT: so many blocks from this one on, 0 meaning 1) and a block number
+ * below. */
 #define SIG_KIND_SHIFT 56
-#define SIG_BLOCK_MASK ((1ull << SIG_KIND_SHIFT) - 1)
+#define SIG_COUNT_SHIFT 48
+#define SIG_COUNT_MASK 0xffull
+#define SIG_BLOCK_MASK ((1ull << SIG_COUNT_SHIFT) - 1)
 #define SIG_READY 1ull		/* receive posted: you may send this block
 				 * (not with admit_one: a grant says it) */
 #define SIG_NEARLY 2ull		/* paced: your block is nearly in */
@@ -33,12 +37,20 @@
 /* admit_one: blocks granted at once, at most (see pace_grant_next). */
 #define ADMIT_MAX 1u
 
+/* admit_one: a member that sends to one neighbour alone offers the blocks
+ * it holds for it, up to this many, as one run: granted, sent back to
+ * back and said nearly in once (a relay that fell behind catches up with
+ * one round of signals, not one per block). */
+#define RUN_MAX SEND_AHEAD
+
 /* admit_one: a receive posted and not granted yet. */
 struct epend {
 	uint64_t step;
 	uint64_t block;
 	uint32_t peer;
 	bool offered;		/* its sender can send it now */
+	uint32_t run;		/* offered: with so many blocks from it on */
+	bool last;		/* granted: the last of its run */
 };
 
 /* A send of the schedule, due or done. */
@@ -46,6 +58,7 @@ struct esend {
 	uint64_t step;
 	struct sched_xfer x;
 	bool offered, granted;	/* admit_one */
+	bool follows;		/* granted in a run, not its first */
 	bool issued;
 };
 
@@ -110,7 +123,7 @@ struct eng {
 	struct epend *pend;
 	uint32_t npend, pend_cap;
 	uint32_t nadmitted;
-	struct epend admitted[ADMIT_MAX + 1];	/* + 1: rank 0's */
+	struct epend admitted[(ADMIT_MAX + 1) * RUN_MAX];	/* + 1: rank 0's */
 
 	struct iovec *iov;
 	int iov_cap;
@@ -183,13 +196,15 @@ int pace_grant_next(struct eng *e);
 int pace_make_offers(struct eng *e);
 
 /* Block b no longer comes in under a grant (nearly in, or in): true if it
- * was granted. */
+ * was granted as the last (or only) block of its run, so that its sender
+ * is to hear it is nearly in. */
 bool pace_unadmit(struct eng *e, uint64_t b);
 
-/* A signal of another kind than READY from p: 0 once handled, 1 if it is
- * READY (the caller's), or -errno. */
+/* A signal of another kind than READY from p, about `count` blocks from
+ * `block` on: 0 once handled, 1 if it is READY (the caller's), or
+ * -errno. */
 int pace_signal(struct eng *e, struct epeer *p, uint64_t kind,
-		uint64_t block);
+		uint64_t block, uint32_t count);
 
 /* etrace.c: spans of sends and of the waits before them (cfg.trace) */
 

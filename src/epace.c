@@ -11,7 +11,13 @@
  * receiver grant its next.  A sender whose link was taken between its
  * offer and the grant DECLINEs, and the receiver grants another.  So each
  * link carries one block at a time, the next starting as the last one
- * ends: four signals and the block, per block.
+ * ends: three or four signals and the block, per block.  A member that
+ * sends to one neighbour alone (a chain's) offers the blocks it holds for
+ * it as one run of up to RUN_MAX, which the receiver grants at once and
+ * says NEARLY of once, at the run's last block: where blocks come faster
+ * than a relay passes them on (the link is fast, the CPU is not) the
+ * signals cost one round per run, not per block; where the relay keeps up
+ * its runs are single blocks.
  *
  * Also the cap on what a member sends (cfg.rate, --bwlimit): each send
  * takes its bytes' share of time at the rate, and the next waits for it.
@@ -20,6 +26,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "log.h"
 #include "trace.h"
 #include "xport.h"
 
@@ -28,13 +35,15 @@
 bool
 pace_unadmit(struct eng *e, uint64_t b)
 {
+	bool last;
 	uint32_t i;
 
 	for (i = 0; i < e->nadmitted; i++) {
 		if (e->admitted[i].block != b)
 			continue;
+		last = e->admitted[i].last;
 		e->admitted[i] = e->admitted[--e->nadmitted];
-		return true;
+		return last;
 	}
 	return false;
 }
@@ -47,9 +56,9 @@ pick_offer(const struct eng *e)
 {
 	uint32_t i, from0 = 0, others = 0, first = e->npend;
 
-	for (i = 0; i < e->nadmitted; i++) {
-		from0 += e->admitted[i].peer == 0;
-		others += e->admitted[i].peer != 0;
+	for (i = 0; i < e->nadmitted; i++) {	/* runs, not blocks */
+		from0 += e->admitted[i].peer == 0 && e->admitted[i].last;
+		others += e->admitted[i].peer != 0 && e->admitted[i].last;
 	}
 	for (i = 0; i < e->npend; i++) {
 		if (!e->pend[i].offered)
@@ -67,11 +76,25 @@ pick_offer(const struct eng *e)
  * earliest receive (in schedule order) whose sender offered it: our link
  * takes one block at a time, but never waits on a sender that cannot
  * send yet while another could. */
+/* How many of the pending receives from i on to grant as one run: those
+ * offered together with pend[i], posted, in order. */
+static uint32_t
+run_from(const struct eng *e, uint32_t i)
+{
+	const struct epend *x = &e->pend[i];
+	uint32_t n = 1;
+
+	while (n < x->run && n < RUN_MAX && i + n < e->npend &&
+	       e->pend[i + n].peer == x->peer &&
+	       e->pend[i + n].block == x->block + n && e->pend[i + n].offered)
+		n++;
+	return n;
+}
+
 int
 pace_grant_next(struct eng *e)
 {
-	struct epend x;
-	uint32_t i;
+	uint32_t i, j, n;
 	int rc;
 
 	if (!e->cfg.admit_one)
@@ -79,17 +102,27 @@ pace_grant_next(struct eng *e)
 	i = pick_offer(e);
 	if (i == e->npend)
 		return 0;
-	x = e->pend[i];
-	memmove(&e->pend[i], &e->pend[i + 1],
-		(e->npend - i - 1) * sizeof(*e->pend));
-	e->npend--;
-	rc = xp_signal(e->cfg.xp, x.peer, SIG_GRANT << SIG_KIND_SHIFT |
-		       x.block);
+	n = run_from(e, i);
+	if (n > 1)
+		log_trace("rank %u: grant blocks %llu to %llu from %u at once",
+			  e->cfg.rank, (unsigned long long)e->pend[i].block,
+			  (unsigned long long)(e->pend[i].block + n - 1),
+			  e->pend[i].peer);
+	rc = xp_signal(e->cfg.xp, e->pend[i].peer,
+		       SIG_GRANT << SIG_KIND_SHIFT |
+		       (n > 1 ? (uint64_t)n << SIG_COUNT_SHIFT : 0) |
+		       e->pend[i].block);
 	if (rc < 0)
 		return rc;
-	e->admitted[e->nadmitted++] = x;
-	if (e->recv_at != NULL)
-		e->recv_at[x.block] = trace_now();
+	for (j = 0; j < n; j++) {
+		e->pend[i + j].last = j + 1 == n;
+		e->admitted[e->nadmitted++] = e->pend[i + j];
+		if (e->recv_at != NULL)
+			e->recv_at[e->pend[i + j].block] = trace_now();
+	}
+	memmove(&e->pend[i], &e->pend[i + n],
+		(e->npend - i - n) * sizeof(*e->pend));
+	e->npend -= n;
 	return 0;
 }
 
@@ -97,7 +130,7 @@ pace_grant_next(struct eng *e)
  * hold without waiting for our receive to be posted: an offer that comes
  * first is remembered until it is. */
 static int
-offered(struct eng *e, uint32_t peer, uint64_t b)
+offered_one(struct eng *e, uint32_t peer, uint64_t b, uint32_t run)
 {
 	uint32_t i;
 
@@ -111,8 +144,24 @@ offered(struct eng *e, uint32_t peer, uint64_t b)
 		if (e->pend[i].peer != peer || e->pend[i].block != b)
 			continue;
 		e->pend[i].offered = true;
+		e->pend[i].run = run;
 		return 0;
 	}
+	return 0;
+}
+
+/* admit_one: `peer` can send us `count` blocks from b on now. */
+static int
+offered(struct eng *e, uint32_t peer, uint64_t b, uint32_t count)
+{
+	uint32_t i;
+	int rc;
+
+	if (count > RUN_MAX)
+		return -EPROTO;
+	for (i = 0; i < count; i++)
+		if ((rc = offered_one(e, peer, b + i, count - i)) < 0)
+			return rc;
 	return 0;
 }
 
@@ -124,8 +173,8 @@ offered(struct eng *e, uint32_t peer, uint64_t b)
  * waits for its link before it offers: a receiver that granted it would
  * wait too, while another sender could send (measured: the binomial
  * pipeline 4 % slower when its members offered ahead). */
-static bool
-sending_to(struct eng *e, uint32_t peer)
+static const struct epeer *
+only_target(const struct eng *e, uint32_t peer)
 {
 	const struct epeer *target = NULL;
 	size_t i;
@@ -134,10 +183,39 @@ sending_to(struct eng *e, uint32_t peer)
 		if (!e->peers[i].sends_to)
 			continue;
 		if (e->peers[i].rank != peer)
-			return false;
+			return NULL;
 		target = &e->peers[i];
 	}
+	return target;
+}
+
+static bool
+sending_to(struct eng *e, uint32_t peer)
+{
+	const struct epeer *target = only_target(e, peer);
+
 	return target != NULL && target->unconfirmed > 0;
+}
+
+/* How many sends from queue place i on to offer as one run: to the one
+ * neighbour we send to, of consecutive blocks held here. */
+static uint32_t
+run_to_offer(struct eng *e, uint32_t i)
+{
+	const struct esend *es = eng_sendq_at(e, i), *next;
+	uint32_t n = 1;
+
+	if (only_target(e, es->x.peer) == NULL)
+		return 1;
+	while (n < RUN_MAX && i + n < e->sq_count) {
+		next = eng_sendq_at(e, i + n);
+		if (next->x.peer != es->x.peer || next->offered ||
+		    next->issued || next->x.block != es->x.block + n ||
+		    !eng_is_held(e, next->x.block))
+			break;
+		n++;
+	}
+	return n;
 }
 
 /* admit_one: offer the first send that could go, one offer at a time:
@@ -151,7 +229,7 @@ int
 pace_make_offers(struct eng *e)
 {
 	struct esend *es;
-	uint32_t i;
+	uint32_t i, j, n;
 	int rc;
 
 	for (i = 0; i < e->sq_count; i++) {
@@ -166,40 +244,62 @@ pace_make_offers(struct eng *e)
 		if (e->unconfirmed >= e->cfg.max_sends &&
 		    !sending_to(e, es->x.peer))
 			return 0;	/* busy: a grant would wait for our link */
+		n = run_to_offer(e, i);
 		rc = xp_signal(e->cfg.xp, es->x.peer,
-			       SIG_OFFER << SIG_KIND_SHIFT | es->x.block);
+			       SIG_OFFER << SIG_KIND_SHIFT |
+			       (n > 1 ? (uint64_t)n << SIG_COUNT_SHIFT : 0) |
+			       es->x.block);
 		if (rc < 0)
 			return rc;
-		es->offered = true;
+		for (j = 0; j < n; j++)
+			eng_sendq_at(e, i + j)->offered = true;
 		return 0;
 	}
 	return 0;
 }
 
-/* admit_one: `peer` granted block b: that send goes, unless our link is
- * taken by another meanwhile; then the grant is declined at once, for the
- * peer to grant another sender, and the block offered again later. */
-static int
-granted(struct eng *e, uint32_t peer, uint64_t b)
+/* The offered, ungranted send of block b to peer, at queue place *i. */
+static struct esend *
+offered_send(struct eng *e, uint32_t peer, uint64_t b, uint32_t *i)
 {
 	struct esend *es;
-	uint32_t i;
 
-	for (i = 0; i < e->sq_count; i++) {
-		es = eng_sendq_at(e, i);
-		if (es->x.peer != peer || es->x.block != b || es->issued ||
-		    !es->offered || es->granted)
-			continue;
-		if (e->unconfirmed < e->cfg.max_sends ||
-		    sending_to(e, peer)) {
-			es->granted = true;	/* goes when our link is free */
-			return 0;
-		}
-		es->offered = false;
-		return xp_signal(e->cfg.xp, peer,
-				 SIG_DECLINE << SIG_KIND_SHIFT | b);
+	for (*i = 0; *i < e->sq_count; (*i)++) {
+		es = eng_sendq_at(e, *i);
+		if (es->x.peer == peer && es->x.block == b && !es->issued &&
+		    es->offered && !es->granted)
+			return es;
 	}
-	return -EPROTO;		/* never offered */
+	return NULL;
+}
+
+/* admit_one: `peer` granted `count` blocks from b on: those sends go,
+ * unless our link is taken by another meanwhile; then the grant (of a
+ * single block: runs go to our only neighbour, whose grants never wait)
+ * is declined at once, for the peer to grant another sender, and the
+ * block offered again later. */
+static int
+granted(struct eng *e, uint32_t peer, uint64_t b, uint32_t count)
+{
+	struct esend *es;
+	uint32_t i, j;
+
+	for (j = 0; j < count; j++)
+		if (offered_send(e, peer, b + j, &i) == NULL)
+			return -EPROTO;		/* never offered */
+	es = offered_send(e, peer, b, &i);
+	if (e->unconfirmed < e->cfg.max_sends || sending_to(e, peer)) {
+		for (j = 0; j < count; j++) {	/* go when our link is free */
+			es = offered_send(e, peer, b + j, &i);
+			es->granted = true;
+			es->follows = j > 0;
+		}
+		return 0;
+	}
+	if (count > 1)
+		return -EPROTO;
+	es->offered = false;
+	return xp_signal(e->cfg.xp, peer, SIG_DECLINE << SIG_KIND_SHIFT | b);
 }
 
 /* admit_one: the sender of block b declined our grant: offered no more,
@@ -220,7 +320,7 @@ declined(struct eng *e, uint32_t peer, uint64_t b)
 	bit_clear(e->offered, b);	/* it will be offered again */
 	for (x = &e->pend[e->npend]; x > e->pend && x[-1].step > step; x--)
 		x[0] = x[-1];	/* back in its place, in step order */
-	*x = (struct epend){ step, b, peer, false };
+	*x = (struct epend){ .step = step, .block = b, .peer = peer };
 	e->npend++;
 	return 0;
 }
@@ -228,8 +328,11 @@ declined(struct eng *e, uint32_t peer, uint64_t b)
 /* The signals of admit_one: 0 once handled, 1 if it is not one of them,
  * or -errno. */
 int
-pace_signal(struct eng *e, struct epeer *p, uint64_t kind, uint64_t block)
+pace_signal(struct eng *e, struct epeer *p, uint64_t kind, uint64_t block,
+	    uint32_t count)
 {
+	if (count > 1 && kind != SIG_OFFER && kind != SIG_GRANT)
+		return -EPROTO;
 	if (kind == SIG_READY)
 		return 1;
 	if (!e->cfg.admit_one)
@@ -242,9 +345,11 @@ pace_signal(struct eng *e, struct epeer *p, uint64_t kind, uint64_t block)
 		e->unconfirmed--;
 		return 0;
 	case SIG_OFFER:
-		return p->recvs_from ? offered(e, p->rank, block) : -EPROTO;
+		return p->recvs_from ? offered(e, p->rank, block, count)
+				     : -EPROTO;
 	case SIG_GRANT:
-		return p->sends_to ? granted(e, p->rank, block) : -EPROTO;
+		return p->sends_to ? granted(e, p->rank, block, count)
+				   : -EPROTO;
 	case SIG_DECLINE:
 		return p->recvs_from ? declined(e, p->rank, block) : -EPROTO;
 	default:

@@ -58,7 +58,7 @@
 #include "schedule.h"
 #include "wire.h"
 
-#define PROTO_VERSION 4
+#define PROTO_VERSION 5
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471

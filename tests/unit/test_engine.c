@@ -45,6 +45,8 @@ struct cluster {
 	int kill_rank;		/* member to kill after some blocks, or -1 */
 	uint64_t kill_after;
 	int frozen_rank;	/* member that accepts but never moves, or -1 */
+	int slow_rank;		/* member whose sends are capped, or -1 */
+	uint64_t slow_rate;	/* its cap, bytes per second */
 	struct conn *frozen_conns[MAXN];
 	unsigned nfrozen;
 	unsigned timeout_ms;	/* keepalive and connection wait */
@@ -234,6 +236,7 @@ start_member(struct cluster *cl, uint32_t r)
 		.blocks = (cl->size + cl->bsize - 1) / cl->bsize,
 		.connect_wait_ms = cl->timeout_ms,
 		.admit_one = cl->paced, .max_sends = cl->paced ? 1 : 0,
+		.rate = (int)r == cl->slow_rank ? cl->slow_rate : 0,
 		.io = { blocks_iov, blocks_arrived, m },
 		.complete = on_complete, .done = on_done, .ctx = m,
 	};
@@ -330,7 +333,7 @@ push_as(bool paced, enum sched_alg alg, uint32_t n, uint64_t size,
 	cl->size = size;
 	cl->bsize = bsize;
 	cl->alg = alg;
-	cl->kill_rank = cl->frozen_rank = -1;
+	cl->kill_rank = cl->frozen_rank = cl->slow_rank = -1;
 	run_cluster(cl);
 	ck_assert_msg(!cl->timed_out, "%s n=%u size=%lu: timed out",
 		      sched_alg_name(alg), n, size);
@@ -382,6 +385,44 @@ START_TEST(all_algorithms_paced)
 	for (i = 0; i < sizeof(sizes_n) / sizeof(sizes_n[0]); i++)
 		for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++)
 			push_as(true, alg, sizes_n[i], sizes[j], B);
+}
+END_TEST
+
+static void
+count_runs(void *ctx, enum log_level level, const char *msg)
+{
+	if (strstr(msg, " at once") != NULL)
+		(*(unsigned *)ctx)++;
+}
+
+/* A paced chain whose relay sends slower than it receives (a send cap):
+ * the blocks it holds go to the next member as runs, granted at once, and
+ * every member still ends with the sender's bytes. */
+START_TEST(relay_behind_sends_runs)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+	unsigned runs = 0;
+	uint32_t r;
+
+	cl->paced = true;
+	cl->alg = SCHED_CHAIN;
+	cl->n = 4;
+	cl->bsize = 4096;
+	cl->size = 64 * cl->bsize + 5;
+	cl->kill_rank = cl->frozen_rank = -1;
+	cl->slow_rank = 1;
+	cl->slow_rate = 100 * cl->bsize;	/* 0.65 s for the 65 blocks */
+	log_setup(count_runs, &runs, LOG_TRACE);
+	run_cluster(cl);
+	log_setup(NULL, NULL, LOG_WARN);
+	ck_assert(!cl->timed_out);
+	for (r = 0; r < cl->n; r++) {
+		ck_assert_int_eq(cl->m[r].status, 0);
+		ck_assert(memcmp(cl->m[r].buf, cl->m[0].buf, cl->size) == 0);
+	}
+	ck_assert_msg(runs > 0, "no block was granted in a run");
+	teardown_cluster(cl);
+	free(cl);
 }
 END_TEST
 
@@ -460,6 +501,7 @@ engine_suite(void)
 	tcase_add_loop_test(tc, all_algorithms_and_sizes, 0, SCHED_NALG);
 	tcase_add_loop_test(tc, all_algorithms_paced, 0, SCHED_NALG);
 	tcase_add_test(tc, many_blocks);
+	tcase_add_test(tc, relay_behind_sends_runs);
 	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
 	tcase_add_test(tc, frozen_member_fails_neighbours);
 	suite_add_tcase(s, tc);
