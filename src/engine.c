@@ -458,6 +458,8 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 	int rc;
 
 	*out = NULL;
+	if (cfg->blocks > SIG_BLOCK_MASK)
+		return -EFBIG;		/* block numbers beyond the signals' */
 	e = calloc(1, sizeof(*e));
 	if (e == NULL)
 		return -ENOMEM;

@@ -101,7 +101,8 @@ struct eng_cfg {
  * means. */
 const char *eng_strerror(int status);
 
-/* Create an engine; nothing happens until eng_start(). */
+/* Create an engine; nothing happens until eng_start().  0 or -errno
+ * (-EFBIG: more blocks than the signals can number, 2^48 - 1). */
 int eng_new(const struct eng_cfg *cfg, struct eng **out);
 
 /* Connect to the neighbours of higher rank and start moving blocks.
