@@ -151,9 +151,9 @@ on_idle(uv_idle_t *h)
 		conn_update(c);
 }
 
-/* What the poll should watch now.  Finished frames are reported from an
- * idle callback: toggling the poll for them would cost two epoll_ctl
- * calls per frame. */
+/* What the poll should watch now.  Finished frames are reported, and
+ * small frames of the turn written (flush_due), from an idle callback:
+ * toggling the poll for them would cost two epoll_ctl calls per frame. */
 void
 conn_update(struct conn *c)
 {

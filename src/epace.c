@@ -72,10 +72,6 @@ pick_offer(const struct eng *e)
 	return first;
 }
 
-/* admit_one: while fewer than ADMIT_MAX blocks are coming in, grant the
- * earliest receive (in schedule order) whose sender offered it: our link
- * takes one block at a time, but never waits on a sender that cannot
- * send yet while another could. */
 /* How many of the pending receives from i on to grant as one run: those
  * offered together with pend[i], posted, in order. */
 static uint32_t
@@ -91,6 +87,10 @@ run_from(const struct eng *e, uint32_t i)
 	return n;
 }
 
+/* admit_one: while fewer than ADMIT_MAX runs are coming in, grant the
+ * earliest receive (in schedule order) whose sender offered it, with the
+ * rest of its run: our link takes one block (or run) at a time, but never
+ * waits on a sender that cannot send yet while another could. */
 int
 pace_grant_next(struct eng *e)
 {
@@ -258,14 +258,15 @@ pace_make_offers(struct eng *e)
 	return 0;
 }
 
-/* The offered, ungranted send of block b to peer, at queue place *i. */
+/* The offered, ungranted send of block b to peer, or NULL. */
 static struct esend *
-offered_send(struct eng *e, uint32_t peer, uint64_t b, uint32_t *i)
+offered_send(struct eng *e, uint32_t peer, uint64_t b)
 {
 	struct esend *es;
+	uint32_t i;
 
-	for (*i = 0; *i < e->sq_count; (*i)++) {
-		es = eng_sendq_at(e, *i);
+	for (i = 0; i < e->sq_count; i++) {
+		es = eng_sendq_at(e, i);
 		if (es->x.peer == peer && es->x.block == b && !es->issued &&
 		    es->offered && !es->granted)
 			return es;
@@ -281,24 +282,24 @@ offered_send(struct eng *e, uint32_t peer, uint64_t b, uint32_t *i)
 static int
 granted(struct eng *e, uint32_t peer, uint64_t b, uint32_t count)
 {
-	struct esend *es;
-	uint32_t i, j;
+	struct esend *run[RUN_MAX];
+	uint32_t j;
 
+	if (count > RUN_MAX)
+		return -EPROTO;
 	for (j = 0; j < count; j++)
-		if (offered_send(e, peer, b + j, &i) == NULL)
+		if ((run[j] = offered_send(e, peer, b + j)) == NULL)
 			return -EPROTO;		/* never offered */
-	es = offered_send(e, peer, b, &i);
 	if (e->unconfirmed < e->cfg.max_sends || sending_to(e, peer)) {
 		for (j = 0; j < count; j++) {	/* go when our link is free */
-			es = offered_send(e, peer, b + j, &i);
-			es->granted = true;
-			es->follows = j > 0;
+			run[j]->granted = true;
+			run[j]->follows = j > 0;
 		}
 		return 0;
 	}
 	if (count > 1)
 		return -EPROTO;
-	es->offered = false;
+	run[0]->offered = false;
 	return xp_signal(e->cfg.xp, peer, SIG_DECLINE << SIG_KIND_SHIFT | b);
 }
 
