@@ -12,7 +12,8 @@
 #   rdmcp-1to1   rdmcp to host 2 alone, default options (its fixed costs)
 #   default      rdmcp to hosts 2..N with the default options (no -a, no
 #                -b): this column follows the defaults as they change
-#   ALG-BLOCK    rdmcp -a ALG -b BLOCK to hosts 2..N, for each ALG
+#   ALG-BLOCK    rdmcp -a ALG -b BLOCK to hosts 2..N, for each ALG and
+#                each BLOCK
 #   tcpchain     the pipelined chain 1 -> 2 -> .. -> N a user would write,
 #                each host writing and forwarding at once
 #                (tests/helpers/tcpchain)
@@ -40,7 +41,7 @@
 #                    hosts at 200mbit would need 12.8 Gbit/s of emulation,
 #                    more than 2 cores can do)
 #   BENCH_RUNS (3)   BENCH_ALGS ("binomial chain"; also: tree sequential)
-#   BENCH_BLOCK (128K)   BENCH_OPTS (extra options of every rdmcp run)
+#   BENCH_BLOCK (128K; a list sweeps sizes)   BENCH_OPTS (extra options of every rdmcp run)
 #   BENCH_ONE (1; 0 leaves out rdmcp-1to1)   BENCH_TIMEOUT (600 s a run)
 #   BENCH_OUT (/tmp/rdmcp-bench-DATE/bench.tsv)
 #   BENCH_PLOT (bench-ratio.png next to BENCH_OUT; '' for none)
@@ -366,7 +367,9 @@ scenario() {
 		[ "$ONE" = 1 ] && measure rdmcp-1to1 "$r" run_rdmcp 2 "$(addr_of 2)"
 		measure default "$r" run_rdmcp "$N" "$HOSTS"
 		for alg in $ALGS; do
-			measure "$alg-$BLOCK" "$r" run_rdmcp "$N" "$HOSTS" -a "$alg" -b "$BLOCK"
+			for b in $BLOCK; do
+				measure "$alg-$b" "$r" run_rdmcp "$N" "$HOSTS" -a "$alg" -b "$b"
+			done
 		done
 		measure tcpchain "$r" run_tcpchain
 	done
