@@ -377,14 +377,12 @@ alg_is_chosen(const struct opts *o)
 enum sched_alg
 chosen_alg(const struct opts *o, uint64_t bytes, uint32_t members)
 {
-	bool verbs = o->transport == TRANSPORT_VERBS;
-	uint32_t block;
+	uint32_t block = o->block_size ? o->block_size : sched_auto_alg_block();
 
 	if (!alg_is_chosen(o))
 		return o->alg;
-	block = o->block_size ? o->block_size
-		: sched_auto_block(SCHED_CHAIN, bytes, members, verbs);
-	return sched_auto_alg((bytes + block - 1) / block, members, verbs);
+	return sched_auto_alg((bytes + block - 1) / block, members,
+			      o->transport == TRANSPORT_VERBS);
 }
 
 int
@@ -407,7 +405,8 @@ run_plan(const struct opts *o)
 		alg = chosen_alg(o, o->plan_size, n);
 		bs = o->block_size ? o->block_size
 			: sched_auto_block(alg, o->plan_size, n,
-					   o->transport == TRANSPORT_VERBS);
+					   o->transport == TRANSPORT_VERBS
+					   ? SCHED_LINK_VERBS : SCHED_LINK_NET);
 		blocks = (o->plan_size + bs - 1) / bs;
 		printf("# block size %u for %llu bytes to %u hosts%s, %s%s\n",
 		       bs, (unsigned long long)o->plan_size, n,

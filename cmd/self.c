@@ -40,16 +40,6 @@ same_name(const char *a, const char *b)
 	       strncasecmp(a, b, la) == 0;
 }
 
-static bool
-is_loopback(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr)
-			>> 24) == 127;
-	return ss->ss_family == AF_INET6 &&
-	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
-}
-
 /* Is the numeric address one of this machine's, loopback aside (with a
  * bound address, is it that one)? */
 static bool
@@ -58,7 +48,7 @@ own_addr(const struct sockaddr_storage *ss, struct ifaddrs *ifs,
 {
 	struct ifaddrs *i;
 
-	if (is_loopback(ss))
+	if (net_is_loopback(ss))
 		return false;
 	if (bound != NULL)
 		return net_same_host((const struct sockaddr *)bound, ss);

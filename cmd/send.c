@@ -277,6 +277,14 @@ announce_regroup(struct sender *sd, struct push_cfg *cfg, uint64_t rate)
 	sd->regroup_done = true;
 }
 
+/* Pending host i as the push is given it: "host:port" of its receiver. */
+static const char *
+pending_host(const struct sender *sd, size_t i)
+{
+	return sd->targets != NULL ? sd->targets[sd->pending[i]]
+				   : sd->hl->hosts[sd->pending[i]];
+}
+
 /* One attempt to the pending hosts.  Returns push_run's status. */
 static int
 attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
@@ -294,8 +302,7 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 		return -ENOMEM;
 	}
 	for (i = 0; i < sd->npending; i++) {
-		hosts[i] = sd->targets != NULL ? sd->targets[sd->pending[i]]
-					       : sd->hl->hosts[sd->pending[i]];
+		hosts[i] = pending_host(sd, i);
 		if (racks != NULL)
 			racks[i] = sd->racks.rack_of[sd->pending[i]];
 		slow[i] = sd->slow[sd->pending[i]] == SLOW_YES;
@@ -670,18 +677,24 @@ static const char *const transport_names[] = {
 	[TRANSPORT_VERBS] = "verbs",
 };
 
-/* How many steps the schedule takes for k blocks and n members, or 0. */
-static uint64_t
-schedule_steps(enum sched_alg alg, size_t n, uint64_t k)
+/* The block size the push will choose (push.c does the same with its
+ * hosts), or 0 without memory. */
+static uint32_t
+sender_block(const struct sender *sd, enum sched_alg alg, uint64_t bytes)
 {
-	struct sched *s = NULL;
-	uint64_t steps = 0;
+	const char **hosts = calloc(sd->npending + 1, sizeof(*hosts));
+	uint32_t block = 0;
+	size_t i;
 
-	if (n <= SCHED_MAX_MEMBERS &&
-	    sched_new(alg, (uint32_t)n, 0, k, &s) == 0)
-		steps = sched_steps(s);
-	sched_free(s);
-	return steps;
+	if (hosts == NULL)
+		return 0;
+	for (i = 0; i < sd->npending; i++)
+		hosts[i] = pending_host(sd, i);
+	block = sched_auto_block(alg, bytes, (uint32_t)sd->npending + 1,
+				 push_link(sd->o->transport, hosts,
+					   sd->npending));
+	free(hosts);
+	return block;
 }
 
 /* -v: what is sent, to how many hosts, and how: block size, schedule,
@@ -698,9 +711,9 @@ announce(const struct sender *sd, const struct manifest *mf,
 
 	if (o->verbose < 1)
 		return;
-	block = o->block_size ? o->block_size
-		: sched_auto_block(alg, bytes, (uint32_t)sd->npending + 1,
-				   o->transport == TRANSPORT_VERBS);
+	block = o->block_size ? o->block_size : sender_block(sd, alg, bytes);
+	if (block == 0)
+		return;
 	blocks = (bytes + block - 1) / block;
 	format_bytes(size, sizeof(size), (double)bytes);
 	format_bytes(bs, sizeof(bs), (double)block);
@@ -711,8 +724,8 @@ announce(const struct sender *sd, const struct manifest *mf,
 	       (unsigned long long)blocks, blocks == 1 ? "" : "s", bs,
 	       o->block_size ? "" : " (chosen)", sched_alg_name(alg),
 	       alg_is_chosen(o) ? " (chosen)" : "",
-	       (unsigned long long)schedule_steps(alg, sd->npending + 1,
-						  blocks),
+	       (unsigned long long)sched_total_steps(alg,
+					(uint32_t)sd->npending + 1, blocks),
 	       transport_names[o->transport], o->verify ? ", --verify" : "",
 	       o->force ? ", --force" : "", o->preserve ? ", -p" : "");
 }

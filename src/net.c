@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int
 parse_port(const char *s, uint16_t *port)
@@ -83,6 +84,30 @@ net_parse_numeric(const char *host, uint16_t port,
 		return 0;
 	}
 	return -EINVAL;
+}
+
+bool
+net_is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr)
+			>> 24) == 127;
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+bool
+net_hostport_is_loopback(const char *s)
+{
+	char host[NET_ADDRSTRLEN];
+	struct sockaddr_storage ss;
+	uint16_t port;
+
+	if (net_split_hostport(s, host, sizeof(host), &port, 0) < 0)
+		return false;
+	if (strcasecmp(host, "localhost") == 0)
+		return true;
+	return net_parse_numeric(host, 0, &ss) == 0 && net_is_loopback(&ss);
 }
 
 void

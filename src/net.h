@@ -52,6 +52,14 @@ void net_set_port(struct sockaddr_storage *ss, uint16_t port);
 void net_without_port(const struct sockaddr_storage *in,
 		      struct sockaddr_storage *out);
 
+/* True for a loopback address (127.0.0.0/8 or ::1). */
+bool net_is_loopback(const struct sockaddr_storage *ss);
+
+/* True if the host of "host", "host:port" or "[v6]:port" is a loopback
+ * address or "localhost" (RFC 6761): a member on this machine.  Other
+ * names are not resolved and count as elsewhere. */
+bool net_hostport_is_loopback(const char *s);
+
 /* True for the wildcard address (0.0.0.0 or ::). */
 bool net_is_any(const struct sockaddr_storage *ss);
 

@@ -466,7 +466,8 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	p->block_size = cfg->block_size ? cfg->block_size
 			: sched_auto_block(cfg->alg, sum->bytes,
 					   (uint32_t)(cfg->nhosts + 1),
-					   cfg->transport == TRANSPORT_VERBS);
+					   push_link(cfg->transport, cfg->hosts,
+						     cfg->nhosts));
 	store_set_block_size(p->st, p->block_size);
 	sum->block_size = p->block_size;
 	rc = build_job(p, err);
@@ -546,4 +547,18 @@ out:
 	free(p.h);
 	store_free(p.st);
 	return rc;
+}
+
+enum sched_link
+push_link(enum proto_transport transport, const char *const *hosts,
+	  size_t nhosts)
+{
+	size_t i;
+
+	if (transport == TRANSPORT_VERBS)
+		return SCHED_LINK_VERBS;
+	for (i = 0; i < nhosts; i++)
+		if (!net_hostport_is_loopback(hosts[i]))
+			return SCHED_LINK_NET;
+	return nhosts > 0 ? SCHED_LINK_LOOPBACK : SCHED_LINK_NET;
 }

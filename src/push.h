@@ -157,4 +157,10 @@ struct push_summary {
 int push_run(const struct push_cfg *cfg, struct push_summary *sum,
 	     struct rd_err *err);
 
+/* The links a push over `transport` to `hosts` crosses, for
+ * sched_auto_block: verbs; loopback when every host is on this machine
+ * (net_hostport_is_loopback); else a network. */
+enum sched_link push_link(enum proto_transport transport,
+			  const char *const *hosts, size_t nhosts);
+
 #endif

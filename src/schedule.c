@@ -671,36 +671,72 @@ sched_alg_parse(const char *name, enum sched_alg *out)
 	return -EINVAL;
 }
 
-/* Blocks per step of filling and draining: the data's k steps against the
- * schedule's overhead of fill steps (measured on emulated 9-65 host
- * clusters, README Performance).  Not below AUTO_MIN_*: a block costs each
- * member tens of microseconds of CPU (four signals, wake-ups), which on a
- * fast link outweighs the shorter fill of smaller blocks (1,024 daemons
- * sharing 2 cores, 4 MiB: 32K blocks 16 s, 128K 5.0 s; 64 hosts on
- * 20 Mbit/s links, 8 MiB, where the fill matters most: 32K 3.57 s, 128K
- * 3.77 s). */
-#define AUTO_BLOCKS_PER_FILL_STEP 256u
-#define AUTO_MIN_TCP (128u << 10)
-#define AUTO_MIN_VERBS (256u << 10)
+/* What a block costs besides its bytes (its frame, three signals and their
+ * wake-ups on each member), as the bytes a network link could have
+ * carried meanwhile, counted at a few hundred Mbit/s, where a push lasts
+ * long enough for the choice to matter: about 80 us at 200 Mbit/s in the
+ * binomial pipeline, where each block waits on a round trip with a
+ * different neighbour, half that in the chain, whose offer and grant
+ * overlap the block before (fitted on the emulated 4-64 host clusters,
+ * README Performance; at 10 Gbit/s and more the smaller blocks this picks
+ * cost milliseconds at most). */
+#define AUTO_COST_NET (2u << 10)
+#define AUTO_MIN_TCP (16u << 10)
+#define AUTO_MIN_VERBS (256u << 10)	/* a block is a bounce slot too */
 #define AUTO_MAX (1u << 20)
+/* The block size that decides the schedule (sched_auto_alg). */
+#define AUTO_ALG_BLOCK (128u << 10)
+
+uint64_t
+sched_total_steps(enum sched_alg alg, uint32_t n, uint64_t k)
+{
+	struct sched *s = NULL;
+	uint64_t steps = 0;
+
+	if (n > 0 && n <= SCHED_MAX_MEMBERS && sched_new(alg, n, 0, k, &s) == 0)
+		steps = sched_steps(s);
+	sched_free(s);
+	return steps;
+}
+
+/* A push of `total` bytes in blocks of b takes (total/b + fill) steps of
+ * b/R + o: over one copy's time it loses total*cost/b + fill*b bytes' worth
+ * (cost = o*R).  The loss of block size b, to compare sizes. */
+static uint64_t
+auto_loss(uint64_t total, uint64_t fill, uint64_t cost, uint64_t b)
+{
+	return (total + b - 1) / b * cost + fill * b;
+}
 
 uint32_t
-sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n, bool verbs)
+sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
+		 enum sched_link link)
 {
-	uint64_t fill = 1, want, b;
+	uint64_t fill, cost, b, best;
+	uint64_t k = 1024;
 
-	if (alg == SCHED_TREE || alg == SCHED_SEQUENTIAL)
+	/* Between members on this machine a link is a memory copy, so the fill
+	 * costs little, and every block's fixed cost is CPU time that all the
+	 * members share: the largest blocks (1,024 daemons on 2 cores, 4 MiB:
+	 * 2.9 s in 1 MiB blocks, 3.4 s in 512 KiB, 5.0 s in 128 KiB). */
+	if (alg == SCHED_TREE || alg == SCHED_SEQUENTIAL ||
+	    link == SCHED_LINK_LOOPBACK)
 		return AUTO_MAX;
-	if (alg == SCHED_CHAIN)
-		fill = n > 3 ? n - 2 : 1;
-	else
-		while ((2ull << fill) <= n)	/* floor(log2 n), at least 1 */
-			fill++;
-	want = total / (AUTO_BLOCKS_PER_FILL_STEP * fill);
-	for (b = AUTO_MAX; b > want && b > (verbs ? AUTO_MIN_VERBS
-						 : AUTO_MIN_TCP); b /= 2)
-		;
-	return (uint32_t)b;
+	fill = sched_total_steps(alg, n, k);
+	fill = fill > k ? fill - k : 0;
+	cost = alg == SCHED_CHAIN ? AUTO_COST_NET / 2 : AUTO_COST_NET;
+	best = link == SCHED_LINK_VERBS ? AUTO_MIN_VERBS : AUTO_MIN_TCP;
+	for (b = best * 2; b <= AUTO_MAX; b *= 2)
+		if (auto_loss(total, fill, cost, b) <
+		    auto_loss(total, fill, cost, best))
+			best = b;
+	return (uint32_t)best;
+}
+
+uint32_t
+sched_auto_alg_block(void)
+{
+	return AUTO_ALG_BLOCK;
 }
 
 /* The chain's fill may cost at most 1/AUTO_CHAIN_BLOCKS_PER_STEP of the

@@ -93,19 +93,37 @@ size_t sched_peers(const struct sched *s, uint32_t *out, size_t max);
  * or if the member has more than 64 peers. */
 bool sched_main_source(const struct sched *s, uint32_t *peer);
 
+/* What the members' links are, for sched_auto_block: a network, between
+ * processes of this machine (loopback addresses), or RDMA verbs. */
+enum sched_link {
+	SCHED_LINK_NET,
+	SCHED_LINK_LOOPBACK,
+	SCHED_LINK_VERBS,
+};
+
+/* Steps of the whole schedule `alg` for n members and k blocks (the same
+ * for every member), or 0 if it cannot be made. */
+uint64_t sched_total_steps(enum sched_alg alg, uint32_t n, uint64_t k);
+
 /* The block size to use when none is asked for, to send `total` bytes to
- * a group of n members (the sender included) with `alg`, over RDMA verbs
- * or TCP.  Blocks are small enough that the schedule's fill and drain
- * (log2 n steps of the binomial pipeline, n - 2 of the chain) cost a
- * fraction of a percent of the k steps that move the data, and large
- * enough to be worth their frames and signals: a power of two between
- * 32 KiB (256 KiB over verbs, where a block is a bounce slot too) and
- * 1 MiB.  The tree and sequential send whole blocks per hop: 1 MiB. */
+ * a group of n members (the sender included) with `alg` over `link`.  A
+ * push of k blocks takes k + F steps (F: the schedule's fill and drain,
+ * log2 n - 1 for the binomial pipeline, n - 2 for the chain), each a
+ * block's time on the wire plus its fixed cost: the chosen size is the
+ * power of two that loses least to the two together, F block times
+ * against k fixed costs (schedule.c says what a fixed cost is taken to
+ * be), between 16 KiB (256 KiB over verbs, where a block is a bounce slot
+ * too) and 1 MiB.  Between members on this machine, and for the tree and
+ * sequential, which send whole blocks per hop: 1 MiB. */
 uint32_t sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
-			  bool verbs);
+			  enum sched_link link);
+
+/* The block size, unless -b gives one, in which sched_auto_alg counts
+ * a file's blocks: 128 KiB. */
+uint32_t sched_auto_alg_block(void);
 
 /* The schedule to use when none is asked for, for a transfer of `blocks`
- * blocks (in the chain's chosen block size, or -b's) to n members (the
+ * blocks (of sched_auto_alg_block's size, or -b's) to n members (the
  * sender included).  Over TCP the chain, whose n - 2 steps of filling then
  * cost at most a sixteenth of the k steps that move the data: its links
  * each carry one steady flow, where the binomial pipeline's members wait,

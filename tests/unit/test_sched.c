@@ -473,14 +473,36 @@ START_TEST(auto_choices)
 {
 	const uint64_t mib = 1ull << 20;
 
-	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 128 * mib, 16,
-					   false), 128u << 10);
-	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, 4096 * mib, 4, false),
-			  1u << 20);
-	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 1024, 1024, true),
-			  256u << 10);
-	ck_assert_uint_eq(sched_auto_block(SCHED_TREE, 1024, 4, false),
-			  1u << 20);
+	const uint32_t kib = 1u << 10;
+
+	/* fill and drain: log2 n - 1 steps, n - 2 */
+	ck_assert_uint_eq(sched_total_steps(SCHED_BINOMIAL, 16, 1024), 1027);
+	ck_assert_uint_eq(sched_total_steps(SCHED_CHAIN, 16, 1024), 1038);
+	ck_assert_uint_eq(sched_total_steps(SCHED_BINOMIAL, 0, 1024), 0);
+	/* the emulated clusters' best sizes (README Performance) */
+	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, mib, 16,
+					   SCHED_LINK_NET), 32 * kib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 8 * mib, 64,
+					   SCHED_LINK_NET), 64 * kib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, 128 * mib, 16,
+					   SCHED_LINK_NET), 128 * kib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, 4096 * mib, 4,
+					   SCHED_LINK_NET), mib);
+	/* tiny files: the smallest; one receiver: the largest */
+	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 1024, 64,
+					   SCHED_LINK_NET), 16 * kib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 256 * mib, 2,
+					   SCHED_LINK_NET), mib);
+	/* 1,024 members on this machine share its cores */
+	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 4 * mib, 1025,
+					   SCHED_LINK_LOOPBACK), mib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 4 * mib, 1025,
+					   SCHED_LINK_NET), 32 * kib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 1024, 1024,
+					   SCHED_LINK_VERBS), 256 * kib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_TREE, 1024, 4,
+					   SCHED_LINK_NET), mib);
+	ck_assert_uint_eq(sched_auto_alg_block(), 128 * kib);
 	/* 16 hosts, 128 MiB in 128 KiB blocks: 1,024 blocks, 14 fill steps */
 	ck_assert_int_eq(sched_auto_alg(1024, 16, false), SCHED_CHAIN);
 	ck_assert_int_eq(sched_auto_alg(1024, 16, true), SCHED_BINOMIAL);
