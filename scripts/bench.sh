@@ -44,6 +44,8 @@
 #   BENCH_BLOCK (128K; a list sweeps sizes)   BENCH_OPTS (extra options of every rdmcp run)
 #   BENCH_ONE (1; 0 leaves out rdmcp-1to1)   BENCH_TIMEOUT (600 s a run)
 #   BENCH_OUT (/tmp/rdmcp-bench-DATE/bench.tsv)
+#   BENCH_TRACE (a directory: every rdmcp run writes its timeline there,
+#                --trace SCENARIO-TOOL-RUN.json; default none)
 #   BENCH_PLOT (bench-ratio.png next to BENCH_OUT; '' for none)
 #   BENCH_PORT (7471: the daemons; +1: tcpcopy and tcpchain)
 #   BENCH_SIZES, BENCH_RATE, BENCH_MIB (the old settings: when given and
@@ -154,6 +156,8 @@ SCENARIOS=${BENCH_SCENARIOS:-4:200mbit:128 8:200mbit:128 16:200mbit:128 32:100mb
 RUNS=${BENCH_RUNS:-3}
 ALGS=${BENCH_ALGS:-binomial chain}
 BLOCK=${BENCH_BLOCK:-128K}
+TRACE_DIR=${BENCH_TRACE:-}
+TRACE_TO=
 OPTS=${BENCH_OPTS:-}
 ONE=${BENCH_ONE:-1}
 TMO=${BENCH_TIMEOUT:-600}
@@ -285,6 +289,7 @@ run_rdmcp() {
 	done
 	# shellcheck disable=SC2086
 	out=$(timeout -k 5 "$TMO" "$CLUSTER" exec 1 "$RDMCP" --json -P "$PORT" "$@" $OPTS \
+		${TRACE_TO:+--trace "$TRACE_TO"} \
 		"$DATA/file" "$hosts" 2>&1) || true
 	last=$(echo "$out" | sed -n 's/.*"event":"summary".*"last":\([0-9.]*\).*/\1/p')
 	echo "$out" | grep "^rdmcp: slow:" | sed "s/^/bench.sh: $n hosts, rdmcp $*: /" >&2 || true
@@ -326,6 +331,7 @@ addr_of() {
 measure() {
 	local tool=$1 run=$2 t b a
 	shift 2
+	TRACE_TO=${TRACE_DIR:+$TRACE_DIR/${s//:/-}-$tool-$run.json}
 	b=$(counters)
 	# in the background: a signal then reaches our trap at once (bash
 	# would drop a Ctrl-C that its foreground child survives)
@@ -391,6 +397,7 @@ scenario() {
 }
 
 mkdir -p "$(dirname "$OUT")"
+[ -z "$TRACE_DIR" ] || mkdir -p "$TRACE_DIR"
 {
 	printf '# rdmcp bench %s, %s (commit %s), %s cores, load %s\n' \
 		"$(date -u +%Y-%m-%dT%H:%MZ)" "$("$RDMCP" --version | head -1)" \
