@@ -157,7 +157,7 @@ RUNS=${BENCH_RUNS:-3}
 ALGS=${BENCH_ALGS:-binomial chain}
 BLOCK=${BENCH_BLOCK:-128K}
 TRACE_DIR=${BENCH_TRACE:-}
-TRACE_TO=
+TRACE_TO= SCENARIO_TAG=
 OPTS=${BENCH_OPTS:-}
 ONE=${BENCH_ONE:-1}
 TMO=${BENCH_TIMEOUT:-600}
@@ -331,7 +331,7 @@ addr_of() {
 measure() {
 	local tool=$1 run=$2 t b a
 	shift 2
-	TRACE_TO=${TRACE_DIR:+$TRACE_DIR/${s//:/-}-$tool-$run.json}
+	TRACE_TO=${TRACE_DIR:+$TRACE_DIR/$SCENARIO_TAG-$tool-$run.json}
 	b=$(counters)
 	# in the background: a signal then reaches our trap at once (bash
 	# would drop a Ctrl-C that its foreground child survives)
@@ -351,6 +351,7 @@ measure() {
 scenario() {
 	local s=$1 rate mib r alg uni
 	IFS=: read -r N rate mib <<<"$s"
+	SCENARIO_TAG=${s//:/-}	# names its traces
 	SIZE=$((mib << 20))
 	if [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -le $(((N + 1) * mib * 1024)) ]; then
 		echo "bench.sh: $s: /dev/shm has less than $(((N + 1) * mib)) MiB free" >&2

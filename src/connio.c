@@ -516,7 +516,21 @@ wreq_left(const struct wreq *w)
 	return left;
 }
 
-static void mark_done(struct conn *c, struct wreq *w);
+/* Frame w is written (or never will be): its on_sent is due, in order. */
+static void
+mark_done(struct conn *c, struct wreq *w)
+{
+	if (!w->notify) {	/* nobody waits for it */
+		free(w);
+		return;
+	}
+	w->next = NULL;
+	if (c->done_tail != NULL)
+		c->done_tail->next = w;
+	else
+		c->done = w;
+	c->done_tail = w;
+}
 
 /* n bytes of the queue's frames went out: finished frames move to the
  * done list. */
@@ -538,22 +552,6 @@ frames_advance(struct conn *c, size_t n)
 			c->wtail = NULL;
 		mark_done(c, w);
 	}
-}
-
-/* Frame w is written (or never will be): its on_sent is due, in order. */
-static void
-mark_done(struct conn *c, struct wreq *w)
-{
-	if (!w->notify) {	/* nobody waits for it */
-		free(w);
-		return;
-	}
-	w->next = NULL;
-	if (c->done_tail != NULL)
-		c->done_tail->next = w;
-	else
-		c->done = w;
-	c->done_tail = w;
 }
 
 /* Write what the kernel takes; finished frames move to the done list.

@@ -157,8 +157,6 @@ offered(struct eng *e, uint32_t peer, uint64_t b, uint32_t count)
 	uint32_t i;
 	int rc;
 
-	if (count > RUN_MAX)
-		return -EPROTO;
 	for (i = 0; i < count; i++)
 		if ((rc = offered_one(e, peer, b + i, count - i)) < 0)
 			return rc;
@@ -282,11 +280,9 @@ offered_send(struct eng *e, uint32_t peer, uint64_t b)
 static int
 granted(struct eng *e, uint32_t peer, uint64_t b, uint32_t count)
 {
-	struct esend *run[RUN_MAX];
+	struct esend *run[RUN_MAX];	/* count <= RUN_MAX: pace_signal */
 	uint32_t j;
 
-	if (count > RUN_MAX)
-		return -EPROTO;
 	for (j = 0; j < count; j++)
 		if ((run[j] = offered_send(e, peer, b + j)) == NULL)
 			return -EPROTO;		/* never offered */
@@ -332,7 +328,8 @@ int
 pace_signal(struct eng *e, struct epeer *p, uint64_t kind, uint64_t block,
 	    uint32_t count)
 {
-	if (count > 1 && kind != SIG_OFFER && kind != SIG_GRANT)
+	if (count > RUN_MAX ||
+	    (count > 1 && kind != SIG_OFFER && kind != SIG_GRANT))
 		return -EPROTO;
 	if (kind == SIG_READY)
 		return 1;

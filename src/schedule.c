@@ -712,8 +712,8 @@ uint32_t
 sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 		 enum sched_link link)
 {
+	const uint64_t k = 1024;	/* any k: fill = steps - k */
 	uint64_t fill, cost, b, best;
-	uint64_t k = 1024;
 
 	/* Between members on this machine a link is a memory copy, so the fill
 	 * costs little, and every block's fixed cost is CPU time that all the
