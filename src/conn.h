@@ -112,6 +112,12 @@ int conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,
 /* Queue a frame with a copied payload of f->len bytes and no on_sent. */
 int conn_send_copy(struct conn *c, const struct frame *f, const void *body);
 
+/* Queue a frame without payload (f->len 0) and no on_sent, ahead of the
+ * conn_send_segs() frames none of whose bytes have been written: a
+ * signal about blocks does not wait behind blocks queued before it.  It
+ * stays behind every other frame. */
+int conn_send_signal(struct conn *c, const struct frame *f);
+
 /* From on_header: call on_payload_low once at most `left` bytes of this
  * frame's payload are still to come (at once if it is that short). */
 void conn_watch_payload(struct conn *c, uint64_t left);

@@ -631,14 +631,44 @@ conn_write(struct conn *c)
 	conn_report_sent(c);
 }
 
-/* Queue frame w.  Into an empty queue it is written at once, unless it
- * is `small`: then at the end of the loop's turn (conn.c, on_idle), with
- * the small frames queued after it, so that signals to one peer in one
- * turn go out in one segment and one system call (a grant with the word
- * that the last block is nearly in). */
-static int
-enqueue(struct conn *c, struct wreq *w, bool small)
+/* Link w into the queue: last, or with `pass` before the bulk frames
+ * none of whose bytes are written yet (after every other frame, which
+ * keep their order). */
+static void
+link_wreq(struct conn *c, struct wreq *w, bool pass)
 {
+	struct wreq *q, *after = NULL;
+
+	if (pass)
+		for (q = c->whead; q != NULL; q = q->next)
+			if (!q->bulk || q->hdr_done > 0)
+				after = q;
+	if (!pass || after == c->wtail) {
+		if (c->wtail != NULL)
+			c->wtail->next = w;
+		else
+			c->whead = w;
+		c->wtail = w;
+		return;
+	}
+	if (after == NULL) {
+		w->next = c->whead;
+		c->whead = w;
+		return;
+	}
+	w->next = after->next;
+	after->next = w;
+}
+
+/* Queue frame w (`pass`: see link_wreq).  Into an empty queue it is
+ * written at once, unless it is `small`: then at the end of the loop's
+ * turn (conn.c, on_idle), with the small frames queued after it, so that
+ * signals to one peer in one turn go out in one segment and one system
+ * call (a grant with the word that the last block is nearly in). */
+static int
+enqueue(struct conn *c, struct wreq *w, bool small, bool pass)
+{
+	bool was_empty = c->whead == NULL;
 	int rc;
 
 	if (c->dead || c->closing || c->connecting || c->shut) {
@@ -646,14 +676,10 @@ enqueue(struct conn *c, struct wreq *w, bool small)
 		return c->connecting ? -ENOTCONN : -EPIPE;
 	}
 	conn_note_tx(c);
-	if (c->wtail != NULL)
-		c->wtail->next = w;
-	else
-		c->whead = w;
-	c->wtail = w;
-	if (c->whead == w && small)
+	link_wreq(c, w, pass);
+	if (was_empty && small)
 		c->flush_due = true;
-	if (c->whead == w && !small) {	/* on_sent comes from the loop */
+	if (was_empty && !small) {	/* on_sent comes from the loop */
 		rc = conn_flush(c);
 		if (rc < 0) {
 			c->werr = rc;
@@ -681,8 +707,9 @@ conn_send_segs(struct conn *c, const struct frame *f,
 	w->nseg = n;
 	w->cookie = cookie;
 	w->notify = true;
+	w->bulk = true;
 	c->owner_writes++;
-	rc = enqueue(c, w, false);
+	rc = enqueue(c, w, false, false);
 	if (rc < 0)
 		c->owner_writes--;
 	return rc;
@@ -704,15 +731,16 @@ conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,
 	return rc;
 }
 
-int
-conn_send_copy(struct conn *c, const struct frame *f, const void *body)
+/* A frame with a copy of f->len bytes of body, or NULL. */
+static struct wreq *
+copy_wreq(const struct frame *f, const void *body)
 {
 	struct wreq *w;
 	char *copy;
 
 	w = calloc(1, sizeof(*w) + sizeof(w->segs[0]) + f->len);
 	if (w == NULL)
-		return -ENOMEM;
+		return NULL;
 	copy = (char *)&w->segs[1];
 	frame_encode(f, w->hdr);
 	if (f->len > 0) {
@@ -720,6 +748,21 @@ conn_send_copy(struct conn *c, const struct frame *f, const void *body)
 		w->segs[0] = (struct conn_seg){ copy, f->len, -1, 0 };
 		w->nseg = 1;
 	}
-	return enqueue(c, w, true);
+	return w;
 }
 
+int
+conn_send_copy(struct conn *c, const struct frame *f, const void *body)
+{
+	struct wreq *w = copy_wreq(f, body);
+
+	return w == NULL ? -ENOMEM : enqueue(c, w, true, false);
+}
+
+int
+conn_send_signal(struct conn *c, const struct frame *f)
+{
+	struct wreq *w = copy_wreq(f, NULL);
+
+	return w == NULL ? -ENOMEM : enqueue(c, w, true, true);
+}

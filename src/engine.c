@@ -219,15 +219,18 @@ sendq_fill(struct eng *e)
 		e->sq_count--;
 	}
 	/* rank 0 sends in schedule order: every block it sends late holds
-	 * back all the members it reaches through */
-	while (e->sq_count < (e->cfg.rank == 0 ? 1 : SEND_AHEAD) &&
+	 * back all the members it reaches through (to one peer alone, the
+	 * order is the same either way, and runs need the queue) */
+	while (e->sq_count < (e->cfg.rank == 0 && !e->one_target ? 1
+							       : SEND_AHEAD) &&
 	       !e->sched_sends_over) {
 		es = eng_sendq_at(e, e->sq_count);
 		if (!sched_next_send(e->s, e->send_from, &es->step, &es->x)) {
 			e->sched_sends_over = true;
 			break;
 		}
-		es->issued = es->offered = es->granted = es->follows = false;
+		es->issued = es->offered = es->granted = false;
+		es->follows = es->ahead = false;
 		e->send_from = es->step + 1;
 		e->sq_count++;
 	}
@@ -295,6 +298,16 @@ link_taken(const struct eng *e)
 				    : e->inflight) >= e->cfg.max_sends;
 }
 
+/* Does send i go behind one already on its way (the rest of a run, or
+ * the next run to our only peer), whatever the link? */
+static bool
+goes_behind(struct eng *e, uint32_t i)
+{
+	const struct esend *es = eng_sendq_at(e, i);
+
+	return es->follows || es->ahead;
+}
+
 /* Issue what may go, earliest step first, at most max_sends in flight
  * (a granted run counting as one). */
 static int
@@ -310,7 +323,7 @@ try_sends(struct eng *e)
 		if (rc < 0 || e->sends_over)
 			return rc;
 		p = next_to_send(e, &i);
-		if (link_taken(e) && (p == NULL || !eng_sendq_at(e, i)->follows))
+		if (link_taken(e) && (p == NULL || !goes_behind(e, i)))
 			return 0;	/* but the rest of a run goes on */
 		if (p == NULL) {
 			note_wait(e);
@@ -425,7 +438,7 @@ on_connect_deadline(uv_timer_t *t)
 static int
 init_peers(struct eng *e)
 {
-	size_t i, n = sched_peers(e->s, NULL, 0);
+	size_t i, n = sched_peers(e->s, NULL, 0), targets = 0, sources = 0;
 	uint32_t *ranks;
 	struct epeer *p;
 
@@ -445,8 +458,12 @@ init_peers(struct eng *e)
 					      &p->last_send);
 		p->recvs_from = sched_last_with(e->s, p->rank, false,
 						&p->last_recv);
+		targets += p->sends_to;
+		sources += p->recvs_from;
 	}
 	e->npeers = n;
+	e->one_target = targets == 1;
+	e->one_source = sources == 1;
 	free(ranks);
 	return 0;
 }

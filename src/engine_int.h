@@ -34,14 +34,22 @@
  * to one neighbour keep their order. */
 #define SEND_AHEAD 8u
 
-/* admit_one: blocks granted at once, at most (see pace_grant_next). */
+/* admit_one: runs granted at once, at most (see pace_grant_next); a
+ * member whose blocks all come from one peer grants ONE_SOURCE_RUNS. */
 #define ADMIT_MAX 1u
+#define ONE_SOURCE_RUNS 2u
 
 /* admit_one: a member that sends to one neighbour alone offers the blocks
  * it holds for it, up to this many, as one run: granted, sent back to
  * back and said nearly in once (a relay that fell behind catches up with
  * one round of signals, not one per block). */
 #define RUN_MAX SEND_AHEAD
+
+/* admit_one: blocks granted and not nearly in, at most: ADMIT_MAX runs
+ * and rank 0's, or a single source's ONE_SOURCE_RUNS. */
+#define ADMITTED_MAX \
+	((ADMIT_MAX + 1 > ONE_SOURCE_RUNS ? ADMIT_MAX + 1 : ONE_SOURCE_RUNS) * \
+	 RUN_MAX)
 
 /* admit_one: a receive posted and not granted yet. */
 struct epend {
@@ -59,6 +67,9 @@ struct esend {
 	struct sched_xfer x;
 	bool offered, granted;	/* admit_one */
 	bool follows;		/* granted in a run, not its first */
+	bool ahead;		/* granted while our run before it to the
+				 * same (only) peer is not nearly in: goes
+				 * behind it at once */
 	bool issued;
 };
 
@@ -95,6 +106,8 @@ struct eng {
 	uint64_t k;
 	struct epeer *peers;	/* sorted by rank */
 	size_t npeers;
+	bool one_target;	/* the schedule has us send to one peer */
+	bool one_source;	/* ... and receive from one peer */
 	uint8_t *held;		/* bitmap of blocks held */
 	uint8_t *offered;	/* admit_one: blocks offered before their
 				 * receive was posted */
@@ -123,7 +136,7 @@ struct eng {
 	struct epend *pend;
 	uint32_t npend, pend_cap;
 	uint32_t nadmitted;
-	struct epend admitted[(ADMIT_MAX + 1) * RUN_MAX];	/* + 1: rank 0's */
+	struct epend admitted[ADMITTED_MAX];
 
 	struct iovec *iov;
 	int iov_cap;

@@ -428,7 +428,7 @@ xtcp_signal(struct xp *xp, uint32_t peer, uint64_t value)
 
 	if (p == NULL)
 		return -ENOTCONN;
-	return conn_send_copy(p->c, &f, NULL);
+	return conn_send_signal(p->c, &f);
 }
 
 /* Done with this peer: the connection ends in order on its own (its last

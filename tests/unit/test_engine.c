@@ -426,6 +426,47 @@ START_TEST(relay_behind_sends_runs)
 }
 END_TEST
 
+static void
+count_ahead(void *ctx, enum log_level level, const char *msg)
+{
+	unsigned *n = ctx;
+
+	if (strstr(msg, " at once") != NULL && strstr(msg, " from 0") != NULL)
+		n[0]++;
+	if (strstr(msg, "still coming in") != NULL)
+		n[1]++;
+}
+
+/* A paced push to one member: the sender offers its blocks as runs, and
+ * the member, whose blocks all come from the sender, grants the next run
+ * while the one before is still coming in (the offer passed the blocks
+ * queued before it), so the sender's link never waits for a round trip;
+ * the member ends with the sender's bytes. */
+START_TEST(one_source_grants_ahead)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+	unsigned n[2] = { 0, 0 };
+
+	cl->paced = true;
+	cl->alg = SCHED_BINOMIAL;
+	cl->n = 2;
+	cl->bsize = 1u << 20;	/* runs of 8 MiB: more than sockets hold */
+	cl->size = 32 * cl->bsize;
+	cl->kill_rank = cl->frozen_rank = cl->slow_rank = -1;
+	log_setup(count_ahead, n, LOG_TRACE);
+	run_cluster(cl);
+	log_setup(NULL, NULL, LOG_WARN);
+	ck_assert(!cl->timed_out);
+	ck_assert_int_eq(cl->m[0].status, 0);
+	ck_assert_int_eq(cl->m[1].status, 0);
+	ck_assert(memcmp(cl->m[1].buf, cl->m[0].buf, cl->size) == 0);
+	ck_assert_msg(n[0] > 0, "the sender's blocks were not granted in runs");
+	ck_assert_msg(n[1] > 0, "no run was granted before the last was in");
+	teardown_cluster(cl);
+	free(cl);
+}
+END_TEST
+
 START_TEST(many_blocks)
 {
 	/* more blocks than the window, ready queue and 16 bits hold */
@@ -502,6 +543,7 @@ engine_suite(void)
 	tcase_add_loop_test(tc, all_algorithms_paced, 0, SCHED_NALG);
 	tcase_add_test(tc, many_blocks);
 	tcase_add_test(tc, relay_behind_sends_runs);
+	tcase_add_test(tc, one_source_grants_ahead);
 	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
 	tcase_add_test(tc, frozen_member_fails_neighbours);
 	suite_add_tcase(s, tc);
