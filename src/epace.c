@@ -17,7 +17,10 @@
  * says NEARLY of once, at the run's last block: where blocks come faster
  * than a relay passes them on (the link is fast, the CPU is not) the
  * signals cost one round per run, not per block; where the relay keeps up
- * its runs are single blocks.
+ * its runs are single blocks.  A member whose blocks all come from one
+ * neighbour grants that neighbour's next run while the last is still
+ * coming in, and the sender sends it right behind (esend.ahead): between
+ * two members that only feed each other no round trip separates runs.
  *
  * Also the cap on what a member sends (cfg.rate, --bwlimit): each send
  * takes its bytes' share of time at the rate, and the next waits for it.
