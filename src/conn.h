@@ -4,7 +4,8 @@
  * Frames (proto.h) are read as they come: for each header the owner says
  * where the payload goes (its own segments, e.g. a block of a file, or a
  * bounded buffer the connection allocates), then gets the whole frame.
- * Frames are written in order, the payload straight from the caller's
+ * Frames are written in order (but conn_send_signal's, which may pass
+ * frames not yet begun), the payload straight from the caller's
  * segments.  A segment whose bytes are in a file moves between file and
  * socket inside the kernel: sendfile(2) out, splice(2) in, never through
  * our memory; other segments are written from and read into memory.

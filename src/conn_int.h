@@ -24,9 +24,9 @@
 struct wreq {
 	struct wreq *next;
 	uint64_t cookie;
-	bool notify;
-	bool bulk;		/* conn_send_segs: a signal may pass it while
-				 * none of it is written */
+	bool notify;		/* conn_send_segs (a block): on_sent due; a
+				 * signal may pass it while none of it is
+				 * written */
 	int status;		/* once done */
 	uint8_t hdr[PROTO_FRAME_LEN];
 	size_t hdr_done;

@@ -631,33 +631,23 @@ conn_write(struct conn *c)
 	conn_report_sent(c);
 }
 
-/* Link w into the queue: last, or with `pass` before the bulk frames
- * none of whose bytes are written yet (after every other frame, which
- * keep their order). */
+/* Link w into the queue: last, or with `pass` before the conn_send_segs
+ * frames none of whose bytes are written yet (after every other frame;
+ * the frames it passes keep their order). */
 static void
 link_wreq(struct conn *c, struct wreq *w, bool pass)
 {
-	struct wreq *q, *after = NULL;
+	struct wreq **at = c->wtail != NULL ? &c->wtail->next : &c->whead;
+	struct wreq *q;
 
 	if (pass)
-		for (q = c->whead; q != NULL; q = q->next)
-			if (!q->bulk || q->hdr_done > 0)
-				after = q;
-	if (!pass || after == c->wtail) {
-		if (c->wtail != NULL)
-			c->wtail->next = w;
-		else
-			c->whead = w;
+		for (at = &c->whead, q = c->whead; q != NULL; q = q->next)
+			if (!q->notify || q->hdr_done > 0)
+				at = &q->next;
+	w->next = *at;
+	*at = w;
+	if (w->next == NULL)
 		c->wtail = w;
-		return;
-	}
-	if (after == NULL) {
-		w->next = c->whead;
-		c->whead = w;
-		return;
-	}
-	w->next = after->next;
-	after->next = w;
 }
 
 /* Queue frame w (`pass`: see link_wreq).  Into an empty queue it is
@@ -707,7 +697,6 @@ conn_send_segs(struct conn *c, const struct frame *f,
 	w->nseg = n;
 	w->cookie = cookie;
 	w->notify = true;
-	w->bulk = true;
 	c->owner_writes++;
 	rc = enqueue(c, w, false, false);
 	if (rc < 0)

@@ -229,8 +229,7 @@ sendq_fill(struct eng *e)
 			e->sched_sends_over = true;
 			break;
 		}
-		es->issued = es->offered = es->granted = false;
-		es->follows = es->ahead = false;
+		es->issued = es->offered = es->granted = es->follows = false;
 		e->send_from = es->step + 1;
 		e->sq_count++;
 	}
@@ -299,13 +298,14 @@ link_taken(const struct eng *e)
 }
 
 /* Does send i go behind one already on its way (the rest of a run, or
- * the next run to our only peer), whatever the link? */
+ * the next run granted to our only peer), whatever the link? */
 static bool
 goes_behind(struct eng *e, uint32_t i)
 {
 	const struct esend *es = eng_sendq_at(e, i);
 
-	return es->follows || es->ahead;
+	return es->follows ||
+	       (es->granted && pace_sending_to(e, es->x.peer));
 }
 
 /* Issue what may go, earliest step first, at most max_sends in flight

@@ -67,9 +67,6 @@ struct esend {
 	struct sched_xfer x;
 	bool offered, granted;	/* admit_one */
 	bool follows;		/* granted in a run, not its first */
-	bool ahead;		/* granted while our run before it to the
-				 * same (only) peer is not nearly in: goes
-				 * behind it at once */
 	bool issued;
 };
 
@@ -207,6 +204,10 @@ int pace_grant_next(struct eng *e);
 
 /* Offer each send that could go now to its target: 0 or -errno. */
 int pace_make_offers(struct eng *e);
+
+/* Do we send to `peer` alone, with a run of ours to it not nearly in yet?
+ * Then a granted send to it goes right behind that run, link or not. */
+bool pace_sending_to(const struct eng *e, uint32_t peer);
 
 /* Block b no longer comes in under a grant (nearly in, or in): true if it
  * was granted as the last (or only) block of its run, so that its sender

@@ -19,7 +19,7 @@
  * signals cost one round per run, not per block; where the relay keeps up
  * its runs are single blocks.  A member whose blocks all come from one
  * neighbour grants that neighbour's next run while the last is still
- * coming in, and the sender sends it right behind (esend.ahead): between
+ * coming in, and the sender sends it right behind (pace_sending_to): between
  * two members that only feed each other no round trip separates runs.
  *
  * Also the cap on what a member sends (cfg.rate, --bwlimit): each send
@@ -207,8 +207,8 @@ only_target(const struct eng *e, uint32_t peer)
 	return target;
 }
 
-static bool
-sending_to(struct eng *e, uint32_t peer)
+bool
+pace_sending_to(const struct eng *e, uint32_t peer)
 {
 	const struct epeer *target = only_target(e, peer);
 
@@ -260,7 +260,7 @@ pace_make_offers(struct eng *e)
 		if (es->offered || eng_sendable(e, i) == NULL)
 			continue;
 		if (e->unconfirmed >= e->cfg.max_sends &&
-		    !sending_to(e, es->x.peer))
+		    !pace_sending_to(e, es->x.peer))
 			return 0;	/* busy: a grant would wait for our link */
 		n = run_to_offer(e, i);
 		rc = xp_signal(e->cfg.xp, es->x.peer,
@@ -302,17 +302,14 @@ granted(struct eng *e, uint32_t peer, uint64_t b, uint32_t count)
 {
 	struct esend *run[RUN_MAX];	/* count <= RUN_MAX: pace_signal */
 	uint32_t j;
-	bool ahead;
 
 	for (j = 0; j < count; j++)
 		if ((run[j] = offered_send(e, peer, b + j)) == NULL)
 			return -EPROTO;		/* never offered */
-	ahead = sending_to(e, peer);
-	if (e->unconfirmed < e->cfg.max_sends || ahead) {
-		for (j = 0; j < count; j++) {	/* go when our link is free */
-			run[j]->granted = true;	/* (or behind our last run) */
+	if (e->unconfirmed < e->cfg.max_sends || pace_sending_to(e, peer)) {
+		for (j = 0; j < count; j++) {	/* go when our link is free, */
+			run[j]->granted = true;	/* or behind our last run */
 			run[j]->follows = j > 0;
-			run[j]->ahead = ahead;
 		}
 		return 0;
 	}

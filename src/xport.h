@@ -12,7 +12,9 @@
  *   - post a receive into given memory, before telling the peer it may
  *     send (so a block never arrives without a place to go);
  *   - send a block from given memory, carrying a 32-bit immediate value;
- *   - send small signals (ready-for-block) in order with the blocks;
+ *   - send small signals (ready-for-block); a signal may overtake blocks
+ *     sent before it that have not begun to leave (TCP), never the other
+ *     way round, and signals keep their order among themselves;
  *   - report completions and failures as events on the event loop.
  *
  * Posted receives on one connection complete in the order they were
