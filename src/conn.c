@@ -163,8 +163,9 @@ conn_update(struct conn *c)
 		return;
 	if (c->done != NULL || c->flush_due)
 		uv_idle_start(&c->idle, on_idle);
-	if (c->connecting || (c->whead != NULL && !c->flush_due) ||
-	    (c->shut && !c->shut_done))
+	if (c->connecting ||
+	    (c->whead != NULL && !c->flush_due && !wreq_waits(c->whead)) ||
+	    (c->shut && !c->shut_done && c->whead == NULL))
 		ev |= UV_WRITABLE;
 	if (!c->connecting && !c->dead && (!c->paused || c->lingering))
 		ev |= UV_READABLE;

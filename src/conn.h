@@ -63,6 +63,10 @@ struct conn_ops {
 	/* Optional: at most conn_watch_payload()'s bytes of the frame being
 	 * read are still to come (once per frame that asked). */
 	void (*on_payload_low)(void *ctx, struct conn *c);
+	/* Optional: the first `got` payload bytes of the frame being read
+	 * are in the owner's segments (each time more land, the last time
+	 * before on_frame). */
+	void (*on_payload)(void *ctx, struct conn *c, uint64_t got);
 };
 
 /* Open a connection to `to`, from `from` if not NULL.  Completion arrives
@@ -105,6 +109,19 @@ void conn_set_body_limit(struct conn *c, uint64_t limit);
  * on_sent then). */
 int conn_send_segs(struct conn *c, const struct frame *f,
 		   const struct conn_seg *segs, int nseg, uint64_t cookie);
+
+/* conn_send_segs() of a payload whose bytes are not all there yet: only
+ * the first `ready` may be written until conn_grow() says more are (a
+ * block passed on as it lands).  Until then the frame, once begun, holds
+ * back every frame queued behind it.  0 or -errno (no on_sent then). */
+int conn_send_growing(struct conn *c, const struct frame *f,
+		      const struct conn_seg *segs, int nseg, uint64_t cookie,
+		      uint64_t ready);
+
+/* The first `ready` payload bytes of the queued frame sent with `cookie`
+ * may be written now.  0, -ENOENT if no such frame is queued, -EPIPE if
+ * the connection is broken. */
+int conn_grow(struct conn *c, uint64_t cookie, uint64_t ready);
 
 /* conn_send_segs() of memory: f->len bytes in iov. */
 int conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,

@@ -28,6 +28,9 @@ struct wreq {
 				 * signal may pass it while none of it is
 				 * written */
 	int status;		/* once done */
+	uint64_t ready;		/* payload bytes that may be written now
+				 * (conn_send_growing; else all) */
+	uint64_t payload_done;	/* payload bytes written */
 	uint8_t hdr[PROTO_FRAME_LEN];
 	size_t hdr_done;
 	int nseg, seg;		/* segments, the one being written */
@@ -108,6 +111,9 @@ void conn_note_tx(struct conn *c);
 /* Read what the socket (or the read-ahead) holds, frame by frame, and
  * hand finished frames to the owner. */
 void conn_read(struct conn *c);
+
+/* Is frame w's next byte one its owner has not made ready yet? */
+bool wreq_waits(const struct wreq *w);
 
 /* Write what the socket takes, then report finished frames. */
 void conn_write(struct conn *c);

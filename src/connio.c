@@ -356,6 +356,9 @@ after_read(struct conn *c, size_t n)
 		return rc;
 	}
 	check_watch(c);
+	if (c->ops->on_payload != NULL && c->body == NULL && !c->dead &&
+	    !c->freed)
+		c->ops->on_payload(c->ctx, c, c->got);
 	if (c->got == c->f.len && c->in_payload && !c->dead && !c->freed)
 		frame_done(c);
 	return 0;
@@ -428,12 +431,29 @@ by_sendfile(const struct conn_seg *s)
 	return s->fd >= 0 && (s->addr == NULL || s->len >= SENDFILE_MIN);
 }
 
+/* Payload bytes of frame w that may be written now. */
+static uint64_t
+wreq_allowed(const struct wreq *w)
+{
+	return w->ready - w->payload_done;
+}
+
+bool
+wreq_waits(const struct wreq *w)
+{
+	return w->hdr_done == PROTO_FRAME_LEN && w->seg < w->nseg &&
+	       wreq_allowed(w) == 0;
+}
+
 /* Append to iov[n..max) frame w's unwritten header and the memory
- * segments that follow it; returns the new count, and whether the frame
- * ends there (no segment left for sendfile, none cut off). */
+ * segments that follow it, as far as they are ready; returns the new
+ * count, and whether the frame ends there (no segment left for sendfile,
+ * none cut off). */
 static int
 gather(struct wreq *w, struct iovec *iov, int n, int max, bool *whole)
 {
+	uint64_t allow = wreq_allowed(w);
+	size_t len;
 	int i;
 
 	*whole = false;
@@ -444,12 +464,15 @@ gather(struct wreq *w, struct iovec *iov, int n, int max, bool *whole)
 		iov[n++].iov_len = PROTO_FRAME_LEN - w->hdr_done;
 	}
 	for (i = w->seg; i < w->nseg; i++) {
-		if (n == max || by_sendfile(&w->segs[i]))
+		if (n == max || by_sendfile(&w->segs[i]) || allow == 0)
 			return n;
+		len = w->segs[i].len - (i == w->seg ? w->seg_done : 0);
 		iov[n].iov_base = (char *)w->segs[i].addr +
 				  (i == w->seg ? w->seg_done : 0);
-		iov[n++].iov_len = w->segs[i].len -
-				   (i == w->seg ? w->seg_done : 0);
+		iov[n++].iov_len = len < allow ? len : (size_t)allow;
+		if (len > allow)
+			return n;
+		allow -= len;
 	}
 	*whole = true;
 	return n;
@@ -479,8 +502,11 @@ write_file(struct conn *c, struct wreq *w)
 {
 	const struct conn_seg *s = &w->segs[w->seg];
 	off_t off = (off_t)(s->off + w->seg_done);
+	size_t len = s->len - w->seg_done;
 
-	return result(sendfile(c->fd, s->fd, &off, s->len - w->seg_done));
+	if (len > wreq_allowed(w))
+		len = (size_t)wreq_allowed(w);
+	return result(sendfile(c->fd, s->fd, &off, len));
 }
 
 static void
@@ -492,6 +518,7 @@ write_advance(struct wreq *w, size_t n)
 	take = take < n ? take : n;
 	w->hdr_done += take;
 	n -= take;
+	w->payload_done += n;
 	while (n > 0) {
 		take = w->segs[w->seg].len - w->seg_done;
 		take = take < n ? take : n;
@@ -502,6 +529,18 @@ write_advance(struct wreq *w, size_t n)
 			w->seg_done = 0;
 		}
 	}
+}
+
+/* Payload bytes of frame w in all. */
+static uint64_t
+wreq_len(const struct wreq *w)
+{
+	uint64_t len = 0;
+	int i;
+
+	for (i = 0; i < w->nseg; i++)
+		len += w->segs[i].len;
+	return len;
 }
 
 /* Bytes of frame w not written yet. */
@@ -562,7 +601,7 @@ conn_flush(struct conn *c)
 	struct wreq *w;
 	ssize_t n;
 
-	while ((w = c->whead) != NULL) {
+	while ((w = c->whead) != NULL && !wreq_waits(w)) {
 		if (w->hdr_done == PROTO_FRAME_LEN && w->seg < w->nseg &&
 		    by_sendfile(&w->segs[w->seg]))
 			n = write_file(c, w);
@@ -576,7 +615,7 @@ conn_flush(struct conn *c)
 			return -EIO;	/* a file shorter than its segment */
 		frames_advance(c, (size_t)n);
 	}
-	if (c->shut && !c->shut_done) {
+	if (c->shut && !c->shut_done && c->whead == NULL) {
 		c->shut_done = true;
 		if (shutdown(c->fd, SHUT_WR) < 0)
 			return -errno;
@@ -680,16 +719,17 @@ enqueue(struct conn *c, struct wreq *w, bool small, bool pass)
 	return 0;
 }
 
-int
-conn_send_segs(struct conn *c, const struct frame *f,
-	       const struct conn_seg *segs, int nseg, uint64_t cookie)
+/* A frame of f->len payload bytes in segs, `ready` of them ready. */
+static struct wreq *
+segs_wreq(const struct frame *f, const struct conn_seg *segs, int nseg,
+	  uint64_t cookie, uint64_t ready)
 {
 	struct wreq *w;
-	int i, n = 0, rc;
+	int i, n = 0;
 
 	w = calloc(1, sizeof(*w) + (size_t)nseg * sizeof(*segs));
 	if (w == NULL)
-		return -ENOMEM;
+		return NULL;
 	frame_encode(f, w->hdr);
 	for (i = 0; i < nseg; i++)
 		if (segs[i].len > 0)
@@ -697,11 +737,62 @@ conn_send_segs(struct conn *c, const struct frame *f,
 	w->nseg = n;
 	w->cookie = cookie;
 	w->notify = true;
+	w->ready = ready < f->len ? ready : f->len;
+	return w;
+}
+
+static int
+send_wreq(struct conn *c, struct wreq *w)
+{
+	int rc;
+
+	if (w == NULL)
+		return -ENOMEM;
 	c->owner_writes++;
 	rc = enqueue(c, w, false, false);
 	if (rc < 0)
 		c->owner_writes--;
 	return rc;
+}
+
+int
+conn_send_segs(struct conn *c, const struct frame *f,
+	       const struct conn_seg *segs, int nseg, uint64_t cookie)
+{
+	return send_wreq(c, segs_wreq(f, segs, nseg, cookie, f->len));
+}
+
+int
+conn_send_growing(struct conn *c, const struct frame *f,
+		  const struct conn_seg *segs, int nseg, uint64_t cookie,
+		  uint64_t ready)
+{
+	return send_wreq(c, segs_wreq(f, segs, nseg, cookie, ready));
+}
+
+int
+conn_grow(struct conn *c, uint64_t cookie, uint64_t ready)
+{
+	struct wreq *w;
+	int rc;
+
+	for (w = c->whead; w != NULL; w = w->next)
+		if (w->notify && w->cookie == cookie)
+			break;
+	if (w == NULL || c->dead || c->closing || c->werr)
+		return w == NULL ? -ENOENT : -EPIPE;
+	if (ready <= w->ready)
+		return 0;
+	w->ready = ready < wreq_len(w) ? ready : wreq_len(w);
+	if (w == c->whead && !c->flush_due) {
+		rc = conn_flush(c);
+		if (rc < 0) {
+			c->werr = rc;
+			conn_fail_queued(c, rc);
+		}
+	}
+	conn_update(c);
+	return 0;
 }
 
 int
@@ -732,6 +823,7 @@ copy_wreq(const struct frame *f, const void *body)
 		return NULL;
 	copy = (char *)&w->segs[1];
 	frame_encode(f, w->hdr);
+	w->ready = f->len;
 	if (f->len > 0) {
 		memcpy(copy, body, f->len);
 		w->segs[0] = (struct conn_seg){ copy, f->len, -1, 0 };

@@ -2,8 +2,11 @@
  * conn's write queue: a signal passes the block frames queued before it
  * that have not begun to leave (a grant or an offer does not wait behind
  * megabytes of blocks), never a frame that has begun, and never another
- * small frame; every frame arrives whole, and in its order otherwise.  Over a real TCP connection on 127.0.0.1 whose far end we
- * read with plain system calls.
+ * small frame; every frame arrives whole, and in its order otherwise.  A
+ * frame whose payload grows (a block passed on as it lands) leaves no
+ * byte before it is ready, without spinning meanwhile, and holds back the
+ * frames behind it.  Over a real TCP connection on 127.0.0.1 whose far end
+ * we read with plain system calls.
  */
 #include <check.h>
 #include <errno.h>
@@ -11,6 +14,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
@@ -22,6 +26,7 @@
 #define NBULK 6
 #define BULK (2u << 20)		/* more than the socket's buffers take */
 #define MAXF 16
+#define GROW (192u << 10)	/* a block passed on as it lands */
 
 struct side {
 	unsigned sent;		/* on_sent of bulk frames */
@@ -203,6 +208,134 @@ START_TEST(signal_keeps_order_without_blocks)
 }
 END_TEST
 
+static void
+count_turn(uv_check_t *h)
+{
+	(*(unsigned *)h->data)++;
+}
+
+static void
+stop_loop(uv_timer_t *t)
+{
+	uv_stop(t->loop);
+}
+
+/* Run the loop for `ms`; how many times it turned. */
+static unsigned
+idle_for(uv_loop_t *loop, unsigned ms)
+{
+	uv_check_t check;
+	uv_timer_t timer;
+	unsigned turns = 0;
+
+	uv_check_init(loop, &check);
+	uv_timer_init(loop, &timer);
+	check.data = &turns;
+	uv_check_start(&check, count_turn);
+	uv_timer_start(&timer, stop_loop, ms, 0);
+	uv_run(loop, UV_RUN_DEFAULT);
+	uv_close((uv_handle_t *)&check, NULL);
+	uv_close((uv_handle_t *)&timer, NULL);
+	uv_run(loop, UV_RUN_NOWAIT);
+	return turns;
+}
+
+/* Read exactly n bytes from fd into buf while the loop writes (10 s at
+ * most); returns how many came. */
+static size_t
+read_bytes(uv_loop_t *loop, int fd, uint8_t *buf, size_t n)
+{
+	uint64_t deadline = uv_hrtime() + 10000000000ull;
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n && uv_hrtime() < deadline) {
+		uv_run(loop, UV_RUN_NOWAIT);
+		r = read(fd, buf + got, n - got);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		ck_assert_int_gt(r, 0);
+		got += (size_t)r;
+	}
+	return got;
+}
+
+/* Bytes waiting at fd (after the loop had 50 ms to write more). */
+static size_t
+bytes_waiting(uv_loop_t *loop, int fd)
+{
+	static uint8_t sink[GROW];
+	ssize_t r;
+
+	idle_for(loop, 50);
+	r = read(fd, sink, sizeof(sink));
+	return r > 0 ? (size_t)r : 0;
+}
+
+/* A block passed on as it lands, from memory (_i 0) or from a file
+ * (_i 1: sendfile): only the bytes said ready leave, the loop does not
+ * spin while the rest is missing, the signal queued behind the begun frame
+ * waits for all of it, and the frame reports sent once whole. */
+START_TEST(growing_frame_sends_what_is_ready)
+{
+	static uint8_t block[GROW], got[GROW];
+	struct frame f = { .type = MSG_BLOCK, .val = 7, .len = GROW };
+	struct frame s1 = { .type = MSG_SIGNAL, .val = 1 }, hdr;
+	struct conn_seg seg = { block, GROW, -1, 0 };
+	struct frame sig[1];
+	uint8_t raw[PROTO_FRAME_LEN];
+	struct side side = { 0 };
+	struct conn *c = NULL;
+	uv_loop_t loop;
+	unsigned i;
+	int ours, far, fd = -1;
+
+	for (i = 0; i < GROW; i++)
+		block[i] = (uint8_t)(i * 13 + i / 509);
+	if (_i == 1) {
+		fd = memfd_create("grow", 0);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, block, GROW), GROW);
+		seg = (struct conn_seg){ NULL, GROW, fd, 0 };
+	}
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	tcp_pair(&ours, &far);
+	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
+	ck_assert_int_eq(conn_send_growing(c, &f, &seg, 1, 7, 0), 0);
+	ck_assert_int_eq(conn_send_signal(c, &s1), 0);
+
+	ck_assert_uint_eq(read_bytes(&loop, far, raw, sizeof(raw)),
+			  sizeof(raw));
+	ck_assert_int_eq(frame_decode(raw, &hdr), 0);
+	ck_assert_uint_eq(hdr.len, GROW);
+	ck_assert_uint_lt(idle_for(&loop, 100), 20);	/* no busy poll */
+	ck_assert_uint_eq(bytes_waiting(&loop, far), 0);
+
+	ck_assert_int_eq(conn_grow(c, 7, GROW / 3), 0);
+	ck_assert_uint_eq(read_bytes(&loop, far, got, GROW / 3), GROW / 3);
+	ck_assert_uint_eq(bytes_waiting(&loop, far), 0);
+	ck_assert_uint_eq(side.sent, 0);
+	ck_assert_int_eq(conn_grow(c, 8, GROW), -ENOENT);
+
+	ck_assert_int_eq(conn_grow(c, 7, GROW), 0);
+	ck_assert_uint_eq(read_bytes(&loop, far, got + GROW / 3,
+				     GROW - GROW / 3), GROW - GROW / 3);
+	ck_assert(memcmp(got, block, GROW) == 0);
+	ck_assert_uint_eq(read_frames(&loop, far, 1, sig), 1);
+	ck_assert_int_eq(sig[0].type, MSG_SIGNAL);
+	ck_assert_uint_eq(sig[0].val, 1);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert_uint_eq(side.sent, 1);
+	ck_assert(!side.closed);
+	conn_free(c);
+	close(far);
+	if (fd >= 0)
+		close(fd);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(uv_loop_close(&loop), 0);	/* no handle left */
+}
+END_TEST
+
 static Suite *
 conn_suite(void)
 {
@@ -212,6 +345,7 @@ conn_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, signal_passes_queued_blocks);
 	tcase_add_test(tc, signal_keeps_order_without_blocks);
+	tcase_add_loop_test(tc, growing_frame_sends_what_is_ready, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
