@@ -524,27 +524,35 @@ pace_of(const struct phost *h)
 }
 
 /* The members still running, in rank order, into g's arrays (n of them:
- * phosts in m); false if one is neither running nor done. */
+ * phosts in m), and in a chain those done too (done[i]: their times are
+ * the group's before the slow one, whom the members behind it cannot
+ * tell apart from themselves); false if one is neither running nor done,
+ * or fewer than 3 run. */
 static bool
 running_members(struct push *p, struct slow_group *g, struct phost **m,
-		uint64_t *bt, uint64_t *held, double *pace)
+		uint64_t *bt, uint64_t *held, double *pace, bool *done)
 {
+	size_t running = 0;
 	uint32_t r;
 
 	g->n = 0;
 	for (r = 1; r < p->members; r++) {
 		struct phost *h = p->by_rank[r];
 
-		if (h == NULL || h->st == HS_DONE)
+		if (h == NULL || (h->st == HS_DONE && !g->chain))
 			continue;
-		if (h->st != HS_RUNNING)
+		if (h->st != HS_RUNNING && h->st != HS_DONE)
 			return false;
+		if (h->st == HS_DONE && h->block_us == 0)
+			continue;	/* done before it measured */
+		done[g->n] = h->st == HS_DONE;
+		running += !done[g->n];
 		m[g->n] = h;
 		bt[g->n] = h->block_us;
 		pace[g->n] = pace_of(h);
 		held[g->n++] = h->held;
 	}
-	return g->n >= 3;
+	return running >= 3;
 }
 
 /* The rank that sends `rank` half its blocks or more under this push's
@@ -606,7 +614,7 @@ feeders_of(struct push *p, const struct slow_group *g, struct phost **m,
 
 static void
 judge_members(struct push *p, struct phost **m, uint64_t *bt,
-	      uint64_t *held, double *pace, enum slow_verdict *v)
+	      uint64_t *held, double *pace, bool *done, enum slow_verdict *v)
 {
 	uint64_t bs = p->block_size, median;
 	struct slow_group g = {
@@ -618,9 +626,10 @@ judge_members(struct push *p, struct phost **m, uint64_t *bt,
 	ssize_t nslow;
 	size_t i, *f;
 
-	if (!running_members(p, &g, m, bt, held, pace))
+	if (!running_members(p, &g, m, bt, held, pace, done))
 		return;
-	g.head = g.chain && m[0]->rank == 1;
+	g.done = done;
+	g.head = g.chain && m[0]->rank == 1 && !done[0];
 	f = malloc(g.n * sizeof(*f));
 	if (f != NULL && feeders_of(p, &g, m, f))
 		g.feeder = f;
@@ -629,6 +638,8 @@ judge_members(struct push *p, struct phost **m, uint64_t *bt,
 	if (nslow <= 0)
 		return;
 	for (i = 0; i < g.n; i++) {
+		if (done[i])
+			continue;
 		m[i]->slow = v[i];
 		if (v[i] != SLOW_NO)
 			log_debug("%s %s: blocks of %llu us, %llu held, "
@@ -648,6 +659,7 @@ maybe_regroup(struct push *p)
 	struct phost **m;
 	uint64_t *bt, *held;
 	double *pace;
+	bool *done;
 	enum slow_verdict *v;
 
 	if (!may_regroup(p) || now - p->regroup_checked <
@@ -658,11 +670,13 @@ maybe_regroup(struct push *p)
 	bt = malloc(n * sizeof(*bt));
 	held = malloc(n * sizeof(*held));
 	pace = malloc(n * sizeof(*pace));
+	done = malloc(n * sizeof(*done));
 	v = malloc(n * sizeof(*v));
 	if (m != NULL && bt != NULL && held != NULL && pace != NULL &&
-	    v != NULL)
-		judge_members(p, m, bt, held, pace, v);
+	    done != NULL && v != NULL)
+		judge_members(p, m, bt, held, pace, done, v);
 	free(v);
+	free(done);
 	free(pace);
 	free(held);
 	free(bt);

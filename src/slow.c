@@ -16,6 +16,13 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Is member i done already (slow_group.done)? */
+static bool
+is_done(const struct slow_group *g, size_t i)
+{
+	return g->done != NULL && g->done[i];
+}
+
 /* The group's typical time: the median of the n times, or in a chain
  * (where each slow member makes the one after it look slow too) their
  * lower quartile; 0 if one is not known; -ENOMEM. */
@@ -112,7 +119,8 @@ judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 	if (top == 0)
 		return 0;
 	for (i = 0; i < g->n; i++) {
-		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median)
+		if ((double)g->block_us[i] < SLOW_FACTOR * (double)median ||
+		    is_done(g, i))
 			continue;
 		v[i] = SLOW_MAYBE;
 		if (fed_through_slow(g, v, i) || !busy(g, i) ||
@@ -129,10 +137,11 @@ judge(const struct slow_group *g, uint64_t median, enum slow_verdict *v)
 	return nslow;
 }
 
-/* Does a member that is not slow come after a slow one (in a chain, the
- * only ones a slow member holds back)? */
+/* Does a member that is not slow (or inherits) come after a slow one (in
+ * a chain, the only ones a slow member holds back)? */
 static bool
-fast_after_slow(const struct slow_group *g, const enum slow_verdict *v)
+fast_after_slow(const struct slow_group *g, const enum slow_verdict *v,
+		const bool *inh)
 {
 	size_t i;
 	bool slow_before = false;
@@ -140,7 +149,8 @@ fast_after_slow(const struct slow_group *g, const enum slow_verdict *v)
 	for (i = 0; i < g->n; i++) {
 		if (v[i] == SLOW_YES)
 			slow_before = true;
-		else if (v[i] == SLOW_NO && slow_before)
+		else if ((v[i] == SLOW_NO || inh[i]) && slow_before &&
+			 !is_done(g, i))
 			return true;
 	}
 	return false;
@@ -155,18 +165,20 @@ fast_after_slow(const struct slow_group *g, const enum slow_verdict *v)
  * (under CPU contention, as on loopback, block times say little). */
 static bool
 worth_it(const struct slow_group *g, const enum slow_verdict *v,
-	 uint64_t median)
+	 const bool *inh, uint64_t median)
 {
 	uint64_t least = g->blocks, slowest = 0, nfast = 0;
 	double stay, again;
 	size_t i;
 
 	for (i = 0; i < g->n; i++) {
+		if (is_done(g, i))
+			continue;
 		if (g->held[i] < least)
 			least = g->held[i];
 		if (v[i] == SLOW_YES && g->block_us[i] > slowest)
 			slowest = g->block_us[i];
-		nfast += v[i] == SLOW_NO;
+		nfast += v[i] == SLOW_NO || inh[i];
 	}
 	if (g->blocks < 2 * (uint64_t)g->n)
 		return false;
@@ -185,22 +197,66 @@ paces_known(const struct slow_group *g)
 	size_t i;
 
 	for (i = 0; i < g->n; i++)
-		if (g->pace[i] <= 0 || g->held[i] < SLOW_MIN_HELD)
+		if (!is_done(g, i) &&
+		    (g->pace[i] <= 0 || g->held[i] < SLOW_MIN_HELD))
 			return false;
 	return true;
 }
 
-ssize_t
-slow_find(const struct slow_group *g, enum slow_verdict *v,
-	  uint64_t *median_us)
+/* In a chain whose relays pass blocks on as they land (over TCP, where
+ * the sender judges), a member's blocks come no faster than the one
+ * before it passes them on: behind a slow member every member's blocks
+ * are as slow, whatever its own link.  Such a member inherits: its time
+ * within SLOW_BUNCH of the one before, which stands SLOW_FACTOR clear of
+ * the fastest before it.  Its own link cannot be seen: it may be slow
+ * (never called slow), is left out of the group's typical time, and
+ * counts among those the slow one holds back (were its link slow too,
+ * the push after the restart would find it).  inh[i] says which. */
+static void
+find_inheritors(const struct slow_group *g, bool *inh)
+{
+	uint64_t fastest = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		inh[i] = g->chain && i > 0 &&
+			 (double)g->block_us[i] <
+			 SLOW_BUNCH * (double)g->block_us[i - 1] &&
+			 (double)g->block_us[i - 1] >=
+			 SLOW_FACTOR * (double)fastest;
+		if (g->block_us[i] < fastest)
+			fastest = g->block_us[i];
+	}
+}
+
+/* The group's typical time (median_of) over the members that do not
+ * inherit; 0 while a member's time is not known; -ENOMEM. */
+static int
+typical_time(const struct slow_group *g, const bool *inh, uint64_t *median)
+{
+	uint64_t *t = malloc(g->n * sizeof(*t));
+	size_t i, n = 0;
+	int rc;
+
+	if (t == NULL)
+		return -ENOMEM;
+	*median = 0;
+	for (i = 0; i < g->n && g->block_us[i] > 0; i++)
+		if (!inh[i])
+			t[n++] = g->block_us[i];
+	rc = i == g->n ? median_of(t, n, g->chain, median) : 0;
+	free(t);
+	return rc;
+}
+
+static ssize_t
+find_in(const struct slow_group *g, const bool *inh, enum slow_verdict *v,
+	uint64_t *median_us)
 {
 	size_t nslow;
 	int rc;
 
-	*median_us = 0;
-	if (g->n == 0)
-		return 0;
-	rc = median_of(g->block_us, g->n, g->chain, median_us);
+	rc = typical_time(g, inh, median_us);
 	if (rc < 0)
 		return rc;
 	if (*median_us == 0 || !paces_known(g)) {
@@ -208,10 +264,29 @@ slow_find(const struct slow_group *g, enum slow_verdict *v,
 		return 0;
 	}
 	nslow = judge(g, *median_us, v);
-	if (nslow == 0 || (g->chain && !fast_after_slow(g, v)) ||
-	    !worth_it(g, v, *median_us))
+	if (nslow == 0 || (g->chain && !fast_after_slow(g, v, inh)) ||
+	    !worth_it(g, v, inh, *median_us))
 		return 0;
 	return (ssize_t)nslow;
+}
+
+ssize_t
+slow_find(const struct slow_group *g, enum slow_verdict *v,
+	  uint64_t *median_us)
+{
+	bool *inh;
+	ssize_t rc;
+
+	*median_us = 0;
+	if (g->n == 0)
+		return 0;
+	inh = malloc(g->n * sizeof(*inh));
+	if (inh == NULL)
+		return -ENOMEM;
+	find_inheritors(g, inh);
+	rc = find_in(g, inh, v, median_us);
+	free(inh);
+	return rc;
 }
 
 enum slow_verdict

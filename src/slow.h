@@ -68,6 +68,11 @@ struct slow_group {
 	 * here) that sends it half its blocks or more, or SLOW_NO_FEEDER
 	 * (the sender, a member not running, or no such one). */
 	const size_t *feeder;
+	/* Optional (NULL: none): members done already (in a chain, those
+	 * before the others, which got every block).  Their times count
+	 * towards the group's typical time; they are judged no further:
+	 * never slow, nor held back, and their pace need not be known. */
+	const bool *done;
 };
 
 #define SLOW_NO_FEEDER SIZE_MAX

@@ -152,8 +152,9 @@ START_TEST(not_worth_it)
 END_TEST
 
 /* In a chain the members after a slow one take everything through the
- * slow one's link: they may be slow.  Slow ones already at the tail hold
- * nobody back. */
+ * slow one's link: they may be slow, and with relays that pass blocks on
+ * as they land, all of them inherit its time and count as held back.
+ * Slow ones already at the tail hold nobody back. */
 START_TEST(chain)
 {
 	struct slow_group g = group();
@@ -169,19 +170,49 @@ START_TEST(chain)
 	for (i = 0; i < N; i++)
 		ck_assert_int_eq(v[i], i == 4 ? SLOW_YES : i == 5 ? SLOW_MAYBE
 						: SLOW_NO);
-	/* members 6 and 7 slow too: every slow one at the tail already */
+	/* member 4 slow and, as relays pass blocks on as they land, every
+	 * member behind it as slow: they inherit its time (their own links
+	 * cannot be seen), are left out of the typical time, may be slow,
+	 * and are held back by it: starting again with it last pays */
+	g = group();
+	g.chain = true;
+	for (i = 5; i < N; i++) {
+		bt[i] = 21000;
+		held[i] = 20;
+	}
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	ck_assert_uint_eq(median, 5000);
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(v[i], i == 4 ? SLOW_YES : i > 4 ? SLOW_MAYBE
+						: SLOW_NO);
+	/* so with member 1 slow, six behind it (a chain's usual case) */
+	g = group();
+	g.chain = true;
+	bt[4] = 5000;
+	for (i = 1; i < N; i++)
+		bt[i] = 20000;
+	chain_slow_from(1);
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	ck_assert_uint_eq(median, 5000);
+	ck_assert_int_eq(v[1], SLOW_YES);
+	/* members 6 and 7 slow too, 7 slower still (its own link shows
+	 * through): every slow one at the tail already */
 	g = group();
 	g.chain = true;
 	bt[4] = 5000;
 	held[4] = 24;
-	bt[6] = bt[7] = 20000;
+	bt[6] = 20000;
+	bt[7] = 50000;
 	held[6] = held[7] = 20;
 	chain_slow_from(6);
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
 	ck_assert_int_eq(v[6], SLOW_YES);
 	ck_assert_int_eq(v[7], SLOW_MAYBE);
-	/* 5, 6, 7 slow: no fast member waits behind them */
+	/* 5, 6, 7 slow, each slower than the one before: no fast member
+	 * waits behind them */
 	bt[5] = 20000;
+	bt[6] = 50000;
+	bt[7] = 125000;
 	held[5] = 20;
 	chain_slow_from(5);
 	ck_assert_int_eq(slow_find(&g, v, &median), 0);
@@ -309,6 +340,51 @@ START_TEST(confirm)
 }
 END_TEST
 
+/* A chain whose members before the slow one are done (they got every
+ * block, at their link's rate): the slow one and those behind it, which
+ * inherit its time, are all that still run and look alike; the done ones'
+ * times, given with them, say which is slow.  Done ones are judged no
+ * further, and their pace need not be known. */
+START_TEST(chain_done_before_slow)
+{
+	struct slow_group g = group();
+	enum slow_verdict v[N];
+	bool done[N] = { true, false };
+	uint64_t median;
+	size_t i;
+
+	g.chain = true;
+	for (i = 1; i < N; i++) {
+		bt[i] = 20000 + 100 * i;
+		held[i] = 20;
+	}
+	held[0] = 512;
+	pace[0] = 0;
+	chain_slow_from(1);
+	/* the running ones alone: all alike */
+	g.n = N - 1;
+	g.block_us = bt + 1;
+	g.held = held + 1;
+	g.pace = pace + 1;
+	ck_assert_int_eq(slow_find(&g, v, &median), 0);
+	g = group();
+	for (i = 1; i < N; i++) {
+		bt[i] = 20000 + 100 * i;
+		held[i] = 20;
+	}
+	held[0] = 512;
+	pace[0] = 0;
+	chain_slow_from(1);
+	g.chain = true;
+	g.done = done;
+	ck_assert_int_eq(slow_find(&g, v, &median), 1);
+	ck_assert_uint_eq(median, 5000);
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(v[i], i == 1 ? SLOW_YES : i == 0 ? SLOW_NO
+						: SLOW_MAYBE);
+}
+END_TEST
+
 static Suite *
 slow_suite(void)
 {
@@ -320,6 +396,7 @@ slow_suite(void)
 	tcase_add_test(tc, spread_or_bunched);
 	tcase_add_test(tc, not_worth_it);
 	tcase_add_test(tc, chain);
+	tcase_add_test(tc, chain_done_before_slow);
 	tcase_add_test(tc, half_slow);
 	tcase_add_test(tc, fed_by_slower);
 	tcase_add_test(tc, confirm);
