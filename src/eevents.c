@@ -152,6 +152,8 @@ on_recv_done(void *ctx, uint32_t peer, uint64_t cookie, uint32_t imm)
 	}
 	p->posted--;
 	e->posted--;
+	if (e->landing && e->landing_block == cookie)
+		e->landing = false;
 	eng_set_held(e, cookie);
 	note_wire_time(e, p, cookie);
 	if (pace_unadmit(e, cookie)) {	/* in, with no word it was near */
@@ -208,12 +210,18 @@ on_recv_begins(void *ctx, uint32_t peer, uint64_t cookie)
 		p->rx_begin = uv_hrtime();
 		p->rx_cookie = cookie;
 	}
-	if (e->recv_at == NULL || cookie >= e->k)
-		return;
-	now = trace_now();
-	trace_add(e->cfg.trace, TR_WAIT_SENDER, e->recv_at[cookie], now, peer,
-		  cookie);
-	e->recv_at[cookie] = now;
+	if (e->recv_at != NULL && cookie < e->k) {
+		now = trace_now();
+		trace_add(e->cfg.trace, TR_WAIT_SENDER, e->recv_at[cookie], now,
+			  peer, cookie);
+		e->recv_at[cookie] = now;
+	}
+	if (e->cut_through && p != NULL && !e->failed && !e->finished) {
+		e->landing = true;	/* it may go on now */
+		e->landing_block = cookie;
+		e->landing_from = peer;
+		eng_pump(e);
+	}
 }
 
 static void

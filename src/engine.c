@@ -33,6 +33,25 @@ eng_is_held(const struct eng *e, uint64_t b)
 	return bit_is_set(e->held, b);
 }
 
+bool
+eng_can_send(const struct eng *e, uint64_t b)
+{
+	return eng_is_held(e, b) || (e->landing && e->landing_block == b);
+}
+
+bool
+eng_can_offer(const struct eng *e, uint64_t b)
+{
+	uint32_t i;
+
+	if (eng_can_send(e, b))
+		return true;
+	for (i = 0; e->cut_through && i < e->nadmitted; i++)
+		if (e->admitted[i].block == b)
+			return true;
+	return false;
+}
+
 void
 eng_set_held(struct eng *e, uint64_t b)
 {
@@ -180,8 +199,13 @@ ready:
 	if (n < 0)
 		return n;
 	rc = etr_send_begins(e, p);
-	if (rc == 0)
+	if (rc == 0 && eng_is_held(e, b))
 		rc = xp_send(e->cfg.xp, p->rank, e->iov, n, (uint32_t)b, b);
+	else if (rc == 0 && (rc = xp_send_landing(e->cfg.xp, p->rank, e->iov,
+						  n, (uint32_t)b, b,
+						  e->landing_from, b)) == 0)
+		log_trace("rank %u: block %llu goes on as it lands",
+			  e->cfg.rank, (unsigned long long)b);
 	if (rc < 0)
 		return rc;
 	etr_wait_ends(e, p->rank, b);
@@ -238,9 +262,9 @@ sendq_fill(struct eng *e)
 
 /* Can send i of the queue go now?  Not before an earlier one to the same
  * peer (the peer takes its blocks in order), and only to a peer that is
- * ready for it, with the block here. */
+ * ready for it, with the block here (or landing: cut_through). */
 struct epeer *
-eng_sendable(struct eng *e, uint32_t i)
+eng_sendable(struct eng *e, uint32_t i, bool offer)
 {
 	struct esend *es = eng_sendq_at(e, i);
 	struct epeer *p;
@@ -253,7 +277,9 @@ eng_sendable(struct eng *e, uint32_t i)
 		    eng_sendq_at(e, j)->x.peer == es->x.peer)
 			return NULL;
 	p = eng_find_peer(e, es->x.peer);
-	if (p == NULL || !p->up || !eng_is_held(e, es->x.block))
+	if (p == NULL || !p->up ||
+	    !(offer ? eng_can_offer(e, es->x.block)
+		    : eng_can_send(e, es->x.block)))
 		return NULL;
 	if (!e->cfg.admit_one && p->rcount == 0)
 		return NULL;	/* not ready for it yet */
@@ -267,7 +293,7 @@ note_wait(struct eng *e)
 	struct esend *es = eng_sendq_at(e, 0);
 	struct epeer *p = eng_find_peer(e, es->x.peer);
 
-	if (p != NULL && p->up && !eng_is_held(e, es->x.block))
+	if (p != NULL && p->up && !eng_can_send(e, es->x.block))
 		etr_wait(e, TR_WAIT_BLOCK);
 	else
 		etr_wait(e, TR_WAIT_READY);
@@ -283,7 +309,7 @@ next_to_send(struct eng *e, uint32_t *i)
 	for (*i = 0; *i < e->sq_count; (*i)++) {
 		if (e->cfg.admit_one && !eng_sendq_at(e, *i)->granted)
 			continue;
-		if ((p = eng_sendable(e, *i)) != NULL)
+		if ((p = eng_sendable(e, *i, false)) != NULL)
 			return p;
 	}
 	return NULL;
@@ -464,6 +490,8 @@ init_peers(struct eng *e)
 	e->npeers = n;
 	e->one_target = targets == 1;
 	e->one_source = sources == 1;
+	e->cut_through = e->one_target && e->one_source && e->cfg.admit_one &&
+			 xp_can_send_landing(e->cfg.xp);
 	free(ranks);
 	return 0;
 }

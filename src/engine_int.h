@@ -105,6 +105,10 @@ struct eng {
 	size_t npeers;
 	bool one_target;	/* the schedule has us send to one peer */
 	bool one_source;	/* ... and receive from one peer */
+	bool cut_through;	/* both, and blocks pass on as they land */
+	bool landing;		/* cut_through: a block is coming in now */
+	uint64_t landing_block;	/* ... this one */
+	uint32_t landing_from;	/* ... from this peer */
 	uint8_t *held;		/* bitmap of blocks held */
 	uint8_t *offered;	/* admit_one: blocks offered before their
 				 * receive was posted */
@@ -164,9 +168,17 @@ struct epeer *eng_find_peer(struct eng *e, uint32_t rank);
 /* The i-th send of the queue of next sends. */
 struct esend *eng_sendq_at(struct eng *e, uint32_t i);
 
+/* May block b go out now: here, or (cut_through) landing now? */
+bool eng_can_send(const struct eng *e, uint64_t b);
+
+/* May block b be offered now: it may go, or (cut_through) its sender
+ * has our grant for it, so it comes next? */
+bool eng_can_offer(const struct eng *e, uint64_t b);
+
 /* The neighbour send i of the queue may go to now (ready for it, the
- * block here, no earlier send to it due), or NULL. */
-struct epeer *eng_sendable(struct eng *e, uint32_t i);
+ * block may go (eng_can_send) or, with `offer`, be offered
+ * (eng_can_offer), no earlier send to it due), or NULL. */
+struct epeer *eng_sendable(struct eng *e, uint32_t i, bool offer);
 
 /* Pump again in `ms` milliseconds (engine.c). */
 void eng_pump_after(struct eng *e, uint64_t ms);

@@ -20,7 +20,12 @@
  * its runs are single blocks.  A member whose blocks all come from one
  * neighbour grants that neighbour's next run while the last is still
  * coming in, and the sender sends it right behind (pace_sending_to): between
- * two members that only feed each other no round trip separates runs.
+ * two members that only feed each other no round trip separates runs.  A
+ * member with one source and one target (a chain's relay, over a
+ * transport that can: TCP) passes each block on as it lands
+ * (cut_through: engine.c, xp_send_landing), and offers its target the
+ * blocks its source has its grant for, before they come: the grant is
+ * back by the time the block's first bytes are.
  *
  * Also the cap on what a member sends (cfg.rate, --bwlimit): each send
  * takes its bytes' share of time at the rate, and the next waits for it.
@@ -216,7 +221,8 @@ pace_sending_to(const struct eng *e, uint32_t peer)
 }
 
 /* How many sends from queue place i on to offer as one run: to the one
- * neighbour we send to, of consecutive blocks held here. */
+ * neighbour we send to, of consecutive blocks held here (or coming:
+ * eng_can_offer). */
 static uint32_t
 run_to_offer(struct eng *e, uint32_t i)
 {
@@ -229,7 +235,7 @@ run_to_offer(struct eng *e, uint32_t i)
 		next = eng_sendq_at(e, i + n);
 		if (next->x.peer != es->x.peer || next->offered ||
 		    next->issued || next->x.block != es->x.block + n ||
-		    !eng_is_held(e, next->x.block))
+		    !eng_can_offer(e, next->x.block))
 			break;
 		n++;
 	}
@@ -257,7 +263,7 @@ pace_make_offers(struct eng *e)
 	}
 	for (i = 0; i < e->sq_count; i++) {
 		es = eng_sendq_at(e, i);
-		if (es->offered || eng_sendable(e, i) == NULL)
+		if (es->offered || eng_sendable(e, i, true) == NULL)
 			continue;
 		if (e->unconfirmed >= e->cfg.max_sends &&
 		    !pace_sending_to(e, es->x.peer))

@@ -4,6 +4,8 @@
  */
 #include "xport.h"
 
+#include <errno.h>
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,23 @@ xp_send(struct xp *x, uint32_t peer, const struct iovec *iov, int niov,
 	uint32_t imm, uint64_t cookie)
 {
 	return x->ops->send(x, peer, iov, niov, imm, cookie);
+}
+
+bool
+xp_can_send_landing(const struct xp *x)
+{
+	return x->ops->send_landing != NULL;
+}
+
+int
+xp_send_landing(struct xp *x, uint32_t peer, const struct iovec *iov,
+		int niov, uint32_t imm, uint64_t cookie, uint32_t from,
+		uint64_t recv_cookie)
+{
+	if (x->ops->send_landing == NULL)
+		return -ENOTSUP;
+	return x->ops->send_landing(x, peer, iov, niov, imm, cookie, from,
+				    recv_cookie);
 }
 
 int

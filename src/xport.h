@@ -92,6 +92,10 @@ struct xp_ops {
 	void (*finish)(struct xp *x, uint32_t peer);
 	void (*free)(struct xp *x);
 	void (*stats)(const struct xp *x, struct xp_stats *out); /* optional */
+	int (*send_landing)(struct xp *x, uint32_t peer,	/* optional */
+			    const struct iovec *iov, int niov, uint32_t imm,
+			    uint64_t cookie, uint32_t from,
+			    uint64_t recv_cookie);
 };
 
 /* A posted receive as both transports keep it: a copy of the caller's
@@ -151,6 +155,20 @@ int xp_post_recv(struct xp *x, uint32_t peer, const struct iovec *iov,
 /* Send a block to `peer` from `iov` (registered memory). */
 int xp_send(struct xp *x, uint32_t peer, const struct iovec *iov, int niov,
 	    uint32_t imm, uint64_t cookie);
+
+/* Can this transport pass a block on as it lands (xp_send_landing)? */
+bool xp_can_send_landing(const struct xp *x);
+
+/* Send to `peer` a block that is still landing: the first receive posted
+ * for `from`, `recv_cookie`, has begun (recv_begins) and fills `iov`;
+ * its bytes go on to `peer` as they land (TCP: cut-through, a relay's
+ * hop costing a few packets instead of a block).  send_done follows the
+ * receive's recv_done.  Should that receive never complete (`from` is
+ * lost), neither does this send: the caller gives the transport up.
+ * -ENOTSUP where the transport cannot (then xp_send once it is in). */
+int xp_send_landing(struct xp *x, uint32_t peer, const struct iovec *iov,
+		    int niov, uint32_t imm, uint64_t cookie, uint32_t from,
+		    uint64_t recv_cookie);
 
 /* Send a small signal to `peer`. */
 int xp_signal(struct xp *x, uint32_t peer, uint64_t value);

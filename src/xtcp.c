@@ -25,6 +25,10 @@ struct xpeer {
 	struct xp_recvq recvs;		/* posted, in order */
 	struct conn_seg *segs;		/* the head receive's, for conn */
 	int segs_cap;
+	bool landing;			/* the head receive's block is coming */
+	uint64_t landed;		/* ... and has so many bytes in */
+	struct xpeer *relay_to;		/* passed on as it lands, to */
+	uint64_t relay_cookie;		/* ... in the send of this cookie */
 };
 
 /* Memory that is a mapping of a file (xp_reg): its bytes move through
@@ -219,6 +223,8 @@ on_header(void *ctx, struct conn *c, const struct frame *f,
 		*segs = p->segs;
 		*nseg = p->recvs.head->niov;
 		conn_watch_payload(c, xtcp_overlap(f->len));
+		p->landing = true;
+		p->landed = 0;
 		if (p->x->base.ev.recv_begins != NULL)
 			p->x->base.ev.recv_begins(p->x->base.ctx, p->rank,
 						  p->recvs.head->cookie);
@@ -244,6 +250,8 @@ on_frame(void *ctx, struct conn *c, const struct frame *f,
 		return 0;
 	}
 	r = xp_recvq_pop(&p->recvs);	/* on_header made sure there is one */
+	p->landing = false;
+	p->relay_to = NULL;
 	cookie = r->cookie;
 	free(r);
 	x->base.ev.recv_done(x->base.ctx, p->rank, cookie, f->arg);
@@ -259,6 +267,18 @@ on_payload_low(void *ctx, struct conn *c)
 	if (p->recvs.head != NULL && x->base.ev.recv_nearly != NULL)
 		x->base.ev.recv_nearly(x->base.ctx, p->rank,
 				       p->recvs.head->cookie);
+}
+
+/* More of the head receive's block landed: what is passed on as it
+ * lands may go that far. */
+static void
+on_payload(void *ctx, struct conn *c, uint64_t got)
+{
+	struct xpeer *p = ctx;
+
+	p->landed = got;
+	if (p->relay_to != NULL && p->relay_to->c != NULL)
+		conn_grow(p->relay_to->c, p->relay_cookie, got);
 }
 
 static void
@@ -328,6 +348,7 @@ static const struct conn_ops xtcp_conn_ops = {
 	.on_connect = on_connect,
 	.on_close = on_close,
 	.on_payload_low = on_payload_low,
+	.on_payload = on_payload,
 };
 
 /* ---------------------------------------------------------------------
@@ -394,28 +415,67 @@ xtcp_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 	return 0;
 }
 
+/* A block frame to p from iov: all of it ready, or (from != NULL) as
+ * much as has landed of from's head receive, the rest as it lands. */
+static int
+send_block(struct xtcp *x, struct xpeer *p, const struct iovec *iov,
+	   int niov, uint32_t imm, uint64_t cookie, struct xpeer *from)
+{
+	struct frame f = { .type = MSG_BLOCK, .arg = imm, .val = cookie };
+	struct conn_seg one[4], *segs = niov <= 4 ? one
+				  : malloc((size_t)niov * sizeof(*segs));
+	int i, rc;
+
+	if (segs == NULL)
+		return -ENOMEM;
+	for (i = 0; i < niov; i++)
+		f.len += iov[i].iov_len;
+	to_segs(x, iov, niov, segs);
+	if (from == NULL)
+		rc = conn_send_segs(p->c, &f, segs, niov, cookie);
+	else if (f.len != from->recvs.head->len)
+		rc = -EINVAL;
+	else
+		rc = conn_send_growing(p->c, &f, segs, niov, cookie,
+				       from->landed);
+	if (segs != one)
+		free(segs);
+	return rc;
+}
+
 static int
 xtcp_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
 	  uint32_t imm, uint64_t cookie)
 {
 	struct xtcp *x = (struct xtcp *)xp;
 	struct xpeer *p = peer_up(x, peer);
-	struct frame f = { .type = MSG_BLOCK, .arg = imm, .val = cookie };
-	struct conn_seg one[4], *segs = niov <= 4 ? one
-				  : malloc((size_t)niov * sizeof(*segs));
-	int i, rc;
 
-	if (p == NULL || segs == NULL) {
-		if (segs != one)
-			free(segs);
-		return p == NULL ? -ENOTCONN : -ENOMEM;
+	if (p == NULL)
+		return -ENOTCONN;
+	return send_block(x, p, iov, niov, imm, cookie, NULL);
+}
+
+/* The receive from `from` must be the one landing now, and nothing else
+ * passed on from it. */
+static int
+xtcp_send_landing(struct xp *xp, uint32_t peer, const struct iovec *iov,
+		  int niov, uint32_t imm, uint64_t cookie, uint32_t from,
+		  uint64_t recv_cookie)
+{
+	struct xtcp *x = (struct xtcp *)xp;
+	struct xpeer *p = peer_up(x, peer), *src = peer_up(x, from);
+	int rc;
+
+	if (p == NULL || src == NULL)
+		return -ENOTCONN;
+	if (!src->landing || src->recvs.head->cookie != recv_cookie ||
+	    src->relay_to != NULL || src == p)
+		return -EINVAL;
+	rc = send_block(x, p, iov, niov, imm, cookie, src);
+	if (rc == 0) {
+		src->relay_to = p;
+		src->relay_cookie = cookie;
 	}
-	for (i = 0; i < niov; i++)
-		f.len += iov[i].iov_len;
-	to_segs(x, iov, niov, segs);
-	rc = conn_send_segs(p->c, &f, segs, niov, cookie);
-	if (segs != one)
-		free(segs);
 	return rc;
 }
 
@@ -470,6 +530,7 @@ static const struct xp_ops xtcp_ops = {
 	.signal = xtcp_signal,
 	.finish = xtcp_finish,
 	.free = xtcp_free,
+	.send_landing = xtcp_send_landing,
 };
 
 int

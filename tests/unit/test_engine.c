@@ -467,6 +467,79 @@ START_TEST(one_source_grants_ahead)
 }
 END_TEST
 
+static void
+count_landing(void *ctx, enum log_level level, const char *msg)
+{
+	if (strstr(msg, " goes on as it lands") != NULL)
+		(*(unsigned *)ctx)++;
+}
+
+/* A paced chain of 1 MiB blocks: the relays pass each block on as it
+ * lands (its send issued while its receive is still coming in), not once
+ * it is whole, and every member ends with the sender's bytes. */
+START_TEST(relays_pass_blocks_as_they_land)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+	unsigned landing = 0;
+	uint32_t r;
+
+	cl->paced = true;
+	cl->alg = SCHED_CHAIN;
+	cl->n = 4;
+	cl->bsize = 1u << 20;
+	cl->size = 24 * cl->bsize + 5;
+	cl->kill_rank = cl->frozen_rank = cl->slow_rank = -1;
+	log_setup(count_landing, &landing, LOG_TRACE);
+	run_cluster(cl);
+	log_setup(NULL, NULL, LOG_WARN);
+	ck_assert(!cl->timed_out);
+	for (r = 0; r < cl->n; r++) {
+		ck_assert_int_eq(cl->m[r].status, 0);
+		ck_assert(memcmp(cl->m[r].buf, cl->m[0].buf, cl->size) == 0);
+	}
+	/* 2 relays x 25 blocks; on a loaded machine a relay may fall behind
+	 * and send some whole */
+	ck_assert_msg(landing >= 10, "only %u blocks went on as they landed",
+		      landing);
+	teardown_cluster(cl);
+	free(cl);
+}
+END_TEST
+
+/* A paced chain whose relay (_i 0: rank 1, 1: rank 2) dies while it
+ * passes blocks on as they land: the members behind it, which had part of
+ * a block from it, fail instead of hanging, and no member claims success
+ * with other bytes. */
+START_TEST(relay_dies_while_passing_on)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+	uint32_t r;
+
+	cl->paced = true;
+	cl->alg = SCHED_CHAIN;
+	cl->n = 5;
+	cl->bsize = 256u << 10;
+	cl->size = 64 * cl->bsize;
+	cl->kill_rank = 1 + _i;
+	cl->kill_after = 6;
+	cl->frozen_rank = cl->slow_rank = -1;
+	run_cluster(cl);
+	ck_assert_msg(!cl->timed_out, "the chain hung after a relay died");
+	for (r = 0; r < cl->n; r++) {
+		ck_assert_msg(cl->m[r].done, "member %u never finished", r);
+		if ((int)r == cl->kill_rank || cl->m[r].status < 0)
+			continue;
+		ck_assert_msg(memcmp(cl->m[r].buf, cl->m[0].buf, cl->size) == 0,
+			      "member %u claims success with other bytes", r);
+	}
+	for (r = (uint32_t)cl->kill_rank + 1; r < cl->n; r++)
+		ck_assert_msg(cl->m[r].status < 0, "member %u, behind the dead "
+			      "relay, did not fail", r);
+	teardown_cluster(cl);
+	free(cl);
+}
+END_TEST
+
 START_TEST(many_blocks)
 {
 	/* more blocks than the window, ready queue and 16 bits hold */
@@ -544,6 +617,8 @@ engine_suite(void)
 	tcase_add_test(tc, many_blocks);
 	tcase_add_test(tc, relay_behind_sends_runs);
 	tcase_add_test(tc, one_source_grants_ahead);
+	tcase_add_test(tc, relays_pass_blocks_as_they_land);
+	tcase_add_loop_test(tc, relay_dies_while_passing_on, 0, 2);
 	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
 	tcase_add_test(tc, frozen_member_fails_neighbours);
 	suite_add_tcase(s, tc);
