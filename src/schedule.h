@@ -113,7 +113,10 @@ uint64_t sched_total_steps(enum sched_alg alg, uint32_t n, uint64_t k);
  * power of two that loses least to the two together, F block times
  * against k fixed costs (schedule.c says what a fixed cost is taken to
  * be), between 16 KiB (256 KiB over verbs, where a block is a bounce slot
- * too) and 1 MiB.  Between members on this machine, and for the tree and
+ * too) and 1 MiB.  The chain over a network (TCP), whose relays pass
+ * blocks on as they land, fills in a few packets per hop whatever the
+ * size: the largest that cuts the file into 128 blocks at least, within
+ * the same bounds.  Between members on this machine, and for the tree and
  * sequential, which send whole blocks per hop: 1 MiB. */
 uint32_t sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 			  enum sched_link link);

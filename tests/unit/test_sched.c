@@ -484,10 +484,21 @@ START_TEST(auto_choices)
 					   SCHED_LINK_NET), 32 * kib);
 	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 8 * mib, 64,
 					   SCHED_LINK_NET), 64 * kib);
+	/* the chain over TCP cuts through: the largest blocks, 128 at
+	 * least (the slow-host rules need some) */
 	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, 128 * mib, 16,
-					   SCHED_LINK_NET), 128 * kib);
+					   SCHED_LINK_NET), mib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, 64 * mib, 32,
+					   SCHED_LINK_NET), 512 * kib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, 12 * mib, 7,
+					   SCHED_LINK_NET), 64 * kib);
 	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, 4096 * mib, 4,
 					   SCHED_LINK_NET), mib);
+	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, mib, 3,
+					   SCHED_LINK_NET), 16 * kib);
+	/* over verbs it stores each block: the fill counts */
+	ck_assert_uint_eq(sched_auto_block(SCHED_CHAIN, 128 * mib, 16,
+					   SCHED_LINK_VERBS), 256 * kib);
 	/* tiny files: the smallest; one receiver: the largest */
 	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 1024, 64,
 					   SCHED_LINK_NET), 16 * kib);
