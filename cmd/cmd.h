@@ -123,8 +123,7 @@ int run_genkey(const struct opts *o);
 bool alg_is_chosen(const struct opts *o);
 
 /* The schedule of a push of `bytes` to `members` (the sender included):
- * the one given, else sched_auto_alg's choice for the block size -b gives
- * or the chain's chosen one (modes.c). */
+ * the one given, else sched_auto_alg's choice (modes.c). */
 enum sched_alg chosen_alg(const struct opts *o, uint64_t bytes,
 			  uint32_t members);
 

@@ -368,6 +368,10 @@ plan_racked_size(const struct opts *o, uint32_t *n)
 	return 0;
 }
 
+/* --plan --blocks K without -b: the schedule is chosen as for a file of
+ * K blocks of this size. */
+#define PLAN_BLOCK (128u << 10)
+
 bool
 alg_is_chosen(const struct opts *o)
 {
@@ -377,12 +381,9 @@ alg_is_chosen(const struct opts *o)
 enum sched_alg
 chosen_alg(const struct opts *o, uint64_t bytes, uint32_t members)
 {
-	uint32_t block = o->block_size ? o->block_size : sched_auto_alg_block();
-
 	if (!alg_is_chosen(o))
 		return o->alg;
-	return sched_auto_alg((bytes + block - 1) / block, members,
-			      o->transport == TRANSPORT_VERBS);
+	return sched_auto_alg(bytes, members, o->transport == TRANSPORT_VERBS);
 }
 
 int
@@ -413,8 +414,8 @@ run_plan(const struct opts *o)
 		       o->block_size ? " (-b)" : " (chosen)",
 		       sched_alg_name(alg), alg_is_chosen(o) ? " (chosen)" : "");
 	} else {
-		alg = alg_is_chosen(o) ? sched_auto_alg(blocks, n,
-				o->transport == TRANSPORT_VERBS) : o->alg;
+		alg = chosen_alg(o, blocks * (o->block_size ? o->block_size
+							  : PLAN_BLOCK), n);
 	}
 	s = calloc(n, sizeof(*s));
 	if (s == NULL) {

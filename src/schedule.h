@@ -121,20 +121,18 @@ uint64_t sched_total_steps(enum sched_alg alg, uint32_t n, uint64_t k);
 uint32_t sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 			  enum sched_link link);
 
-/* The block size, unless -b gives one, in which sched_auto_alg counts
- * a file's blocks: 128 KiB. */
-uint32_t sched_auto_alg_block(void);
-
-/* The schedule to use when none is asked for, for a transfer of `blocks`
- * blocks (of sched_auto_alg_block's size, or -b's) to n members (the
- * sender included).  Over TCP the chain, whose n - 2 steps of filling then
- * cost at most a sixteenth of the k steps that move the data: its links
- * each carry one steady flow, where the binomial pipeline's members wait,
- * block after block, on a control round trip with a different neighbour
- * (1.2 to 1.5 x one copy at 16 hosts on emulated 200 Mbit/s links, the
- * chain 1.01; README Performance).  Otherwise, and always over verbs, the
+/* The schedule to use when none is asked for, to send `bytes` to n
+ * members (the sender included).  Over TCP the chain, once its n - 2 hops
+ * of filling cost at most a sixteenth of the time that moves the data:
+ * its relays pass each block on as it lands, a hop costs a few packets
+ * (counted as 8 KiB), so from 128 KiB per hop (64 hosts: 7.75 MiB; 1,024
+ * hosts: 127.75 MiB); its links each carry one steady flow, where the
+ * binomial pipeline's members wait, block after block, on a control round
+ * trip with a different neighbour (1.2 to 1.5 x one copy at 16 hosts on
+ * emulated 200 Mbit/s links, the chain 1.003; README Performance).
+ * Otherwise, and always over verbs (whose relays store each block), the
  * binomial pipeline, whose fill grows as log2 n. */
-enum sched_alg sched_auto_alg(uint64_t blocks, uint32_t n, bool verbs);
+enum sched_alg sched_auto_alg(uint64_t bytes, uint32_t n, bool verbs);
 
 /* "binomial", "chain", "tree", "sequential". */
 const char *sched_alg_name(enum sched_alg alg);

@@ -513,17 +513,19 @@ START_TEST(auto_choices)
 					   SCHED_LINK_VERBS), 256 * kib);
 	ck_assert_uint_eq(sched_auto_block(SCHED_TREE, 1024, 4,
 					   SCHED_LINK_NET), mib);
-	ck_assert_uint_eq(sched_auto_alg_block(), 128 * kib);
-	/* 16 hosts, 128 MiB in 128 KiB blocks: 1,024 blocks, 14 fill steps */
-	ck_assert_int_eq(sched_auto_alg(1024, 16, false), SCHED_CHAIN);
-	ck_assert_int_eq(sched_auto_alg(1024, 16, true), SCHED_BINOMIAL);
-	ck_assert_int_eq(sched_auto_alg(16 * 62, 64, false), SCHED_CHAIN);
-	ck_assert_int_eq(sched_auto_alg(16 * 62 - 1, 64, false),
+	/* 16 hosts, 128 MiB; 64 hosts: from 62 x 128 KiB */
+	ck_assert_int_eq(sched_auto_alg(128 * mib, 16, false), SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(128 * mib, 16, true), SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(62 * 128 * kib, 64, false),
+			 SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(62 * 128 * kib - 1, 64, false),
 			 SCHED_BINOMIAL);
 	/* 1,024 hosts, 4 MiB; one host; two */
-	ck_assert_int_eq(sched_auto_alg(32, 1025, false), SCHED_BINOMIAL);
-	ck_assert_int_eq(sched_auto_alg(1u << 20, 2, false), SCHED_BINOMIAL);
-	ck_assert_int_eq(sched_auto_alg(1u << 20, 3, false), SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(4 * mib, 1025, false), SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(4096 * mib, 2, false), SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(128 * kib, 3, false), SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(128 * kib - 1, 3, false),
+			 SCHED_BINOMIAL);
 }
 END_TEST
 
