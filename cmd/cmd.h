@@ -122,10 +122,10 @@ int run_genkey(const struct opts *o);
  * --topology (its chain) or --plan --racks (modes.c)? */
 bool alg_is_chosen(const struct opts *o);
 
-/* The schedule of a push of `bytes` to `members` (the sender included):
- * the one given, else sched_auto_alg's choice (modes.c). */
+/* The schedule of a push of `bytes` to `members` (the sender included)
+ * over `link`: the one given, else sched_auto_alg's choice (modes.c). */
 enum sched_alg chosen_alg(const struct opts *o, uint64_t bytes,
-			  uint32_t members);
+			  uint32_t members, enum sched_link link);
 
 struct manifest;
 /* --send-libs: if `exe` is a dynamically linked ELF file, add the shared

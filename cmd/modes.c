@@ -372,6 +372,14 @@ plan_racked_size(const struct opts *o, uint32_t *n)
  * K blocks of this size. */
 #define PLAN_BLOCK (128u << 10)
 
+/* --plan shows the choices for a network (or verbs, if asked). */
+static enum sched_link
+plan_link(const struct opts *o)
+{
+	return o->transport == TRANSPORT_VERBS ? SCHED_LINK_VERBS
+					       : SCHED_LINK_NET;
+}
+
 bool
 alg_is_chosen(const struct opts *o)
 {
@@ -379,11 +387,12 @@ alg_is_chosen(const struct opts *o)
 }
 
 enum sched_alg
-chosen_alg(const struct opts *o, uint64_t bytes, uint32_t members)
+chosen_alg(const struct opts *o, uint64_t bytes, uint32_t members,
+	   enum sched_link link)
 {
 	if (!alg_is_chosen(o))
 		return o->alg;
-	return sched_auto_alg(bytes, members, o->transport == TRANSPORT_VERBS);
+	return sched_auto_alg(bytes, members, link);
 }
 
 int
@@ -403,11 +412,9 @@ run_plan(const struct opts *o)
 		return EXIT_USAGE;
 	}
 	if (o->plan_size > 0) {
-		alg = chosen_alg(o, o->plan_size, n);
+		alg = chosen_alg(o, o->plan_size, n, plan_link(o));
 		bs = o->block_size ? o->block_size
-			: sched_auto_block(alg, o->plan_size, n,
-					   o->transport == TRANSPORT_VERBS
-					   ? SCHED_LINK_VERBS : SCHED_LINK_NET);
+			: sched_auto_block(alg, o->plan_size, n, plan_link(o));
 		blocks = (o->plan_size + bs - 1) / bs;
 		printf("# block size %u for %llu bytes to %u hosts%s, %s%s\n",
 		       bs, (unsigned long long)o->plan_size, n,
@@ -415,7 +422,8 @@ run_plan(const struct opts *o)
 		       sched_alg_name(alg), alg_is_chosen(o) ? " (chosen)" : "");
 	} else {
 		alg = chosen_alg(o, blocks * (o->block_size ? o->block_size
-							  : PLAN_BLOCK), n);
+							  : PLAN_BLOCK), n,
+				 plan_link(o));
 	}
 	s = calloc(n, sizeof(*s));
 	if (s == NULL) {

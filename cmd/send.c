@@ -639,6 +639,25 @@ manifest_bytes(const struct manifest *mf, size_t *nfiles)
 	return bytes;
 }
 
+/* What links the pending hosts are reached over (push_link); a network
+ * without memory to tell. */
+static enum sched_link
+pending_link(const struct sender *sd)
+{
+	const char **hosts = calloc(sd->npending + 1, sizeof(*hosts));
+	enum sched_link link = SCHED_LINK_NET;
+	size_t i;
+
+	if (hosts == NULL)
+		return sd->o->transport == TRANSPORT_VERBS ? SCHED_LINK_VERBS
+							   : SCHED_LINK_NET;
+	for (i = 0; i < sd->npending; i++)
+		hosts[i] = pending_host(sd, i);
+	link = push_link(sd->o->transport, hosts, sd->npending);
+	free(hosts);
+	return link;
+}
+
 /* What push_run needs from the options. */
 static void
 push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
@@ -663,7 +682,8 @@ push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
 		.progress = progress_on() ? on_progress : NULL,
 		.trace = sd->tf != NULL ? on_trace : NULL,
 	};
-	cfg->alg = sd->alg = chosen_alg(o, bytes, (uint32_t)sd->npending + 1);
+	cfg->alg = sd->alg = chosen_alg(o, bytes, (uint32_t)sd->npending + 1,
+					pending_link(sd));
 	if (use_rsh(o))
 		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time "
 			 "key");
@@ -678,23 +698,12 @@ static const char *const transport_names[] = {
 };
 
 /* The block size the push will choose (push.c does the same with its
- * hosts), or 0 without memory. */
+ * hosts). */
 static uint32_t
 sender_block(const struct sender *sd, enum sched_alg alg, uint64_t bytes)
 {
-	const char **hosts = calloc(sd->npending + 1, sizeof(*hosts));
-	uint32_t block = 0;
-	size_t i;
-
-	if (hosts == NULL)
-		return 0;
-	for (i = 0; i < sd->npending; i++)
-		hosts[i] = pending_host(sd, i);
-	block = sched_auto_block(alg, bytes, (uint32_t)sd->npending + 1,
-				 push_link(sd->o->transport, hosts,
-					   sd->npending));
-	free(hosts);
-	return block;
+	return sched_auto_block(alg, bytes, (uint32_t)sd->npending + 1,
+				pending_link(sd));
 }
 
 /* -v: what is sent, to how many hosts, and how: block size, schedule,

@@ -491,7 +491,7 @@ init_peers(struct eng *e)
 	e->one_target = targets == 1;
 	e->one_source = sources == 1;
 	e->cut_through = e->one_target && e->one_source && e->cfg.admit_one &&
-			 xp_can_send_landing(e->cfg.xp);
+			 e->cfg.cut_through && xp_can_send_landing(e->cfg.xp);
 	free(ranks);
 	return 0;
 }

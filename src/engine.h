@@ -58,6 +58,10 @@ struct eng_cfg {
 	 * that neighbours do not send into one link at once. */
 	unsigned max_sends;
 	bool admit_one;
+	/* With admit_one, a member with one source and one target (a chain's
+	 * relay) passes each block on as it lands, where the transport can
+	 * (xp_send_landing): a hop then costs a few packets, not a block. */
+	bool cut_through;
 	/* At most this many bytes per second go out of this member
 	 * (--bwlimit), kept block by block: a send waits until the ones
 	 * before it took their share of time.  0: no cap. */

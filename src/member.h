@@ -45,8 +45,10 @@ struct member_cfg {
 /* Make the transport and start an engine on it, configured as `ec` says
  * but for what this function decides: ec->xp, ec->connect_wait_ms (the
  * connect timeout plus the timeout: a backstop, as a neighbour whose
- * connect failed tells the sender, which aborts the group) and, over
- * verbs, a window no larger than the bounce ring holds.  Returns 0 with
+ * connect failed tells the sender, which aborts the group), over TCP the
+ * pacing (admit_one, max_sends) and cut_through (unless every neighbour
+ * is on this machine), and over verbs a window no larger than the bounce
+ * ring holds.  Returns 0 with
  * *out running (eng_free it), or -errno with a reason in err when there is
  * more to say than the error number (nothing is left to free). */
 int member_start(const struct member_cfg *cfg, const struct eng_cfg *ec,

@@ -748,20 +748,25 @@ sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 }
 
 /* The chain's fill may cost at most 1/AUTO_CHAIN_FILL_SHARE of the time
- * that moves the data (sched_auto_alg).  Its relays pass blocks on as they
- * land, so a hop costs a few packets, counted as AUTO_CUT_HOP bytes of
- * the link (measured on the emulated clusters: 0.2 ms a hop at
- * 200 Mbit/s, 0.5 ms at 20 Mbit/s, 5 and 1.3 KB; on 10 Gbit/s links a
- * hop's tens of microseconds are tens of KB, which the rule, like the
- * block size's, does not know). */
+ * that moves the data (sched_auto_alg).  Over a network its relays pass
+ * blocks on as they land, so a hop costs a few packets, counted as
+ * AUTO_CUT_HOP bytes of the link (measured on the emulated clusters:
+ * 0.2 ms a hop at 200 Mbit/s, 0.5 ms at 20 Mbit/s, 5 and 1.3 KB; on
+ * 10 Gbit/s links a hop's tens of microseconds are tens of KB, which the
+ * rule, like the block size's, does not know).  Between processes of this
+ * machine they store each block (member.c), and a hop costs a block,
+ * counted as AUTO_STORE_HOP. */
 #define AUTO_CHAIN_FILL_SHARE 16u
 #define AUTO_CUT_HOP (8u << 10)
+#define AUTO_STORE_HOP (128u << 10)
 
 enum sched_alg
-sched_auto_alg(uint64_t bytes, uint32_t n, bool verbs)
+sched_auto_alg(uint64_t bytes, uint32_t n, enum sched_link link)
 {
-	if (verbs || n < 3)
+	uint64_t hop = link == SCHED_LINK_NET ? AUTO_CUT_HOP : AUTO_STORE_HOP;
+
+	if (link == SCHED_LINK_VERBS || n < 3)
 		return SCHED_BINOMIAL;
-	return bytes >= (uint64_t)AUTO_CHAIN_FILL_SHARE * AUTO_CUT_HOP *
-			(n - 2) ? SCHED_CHAIN : SCHED_BINOMIAL;
+	return bytes >= AUTO_CHAIN_FILL_SHARE * hop * (n - 2) ? SCHED_CHAIN
+							       : SCHED_BINOMIAL;
 }

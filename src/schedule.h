@@ -122,17 +122,21 @@ uint32_t sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 			  enum sched_link link);
 
 /* The schedule to use when none is asked for, to send `bytes` to n
- * members (the sender included).  Over TCP the chain, once its n - 2 hops
- * of filling cost at most a sixteenth of the time that moves the data:
- * its relays pass each block on as it lands, a hop costs a few packets
- * (counted as 8 KiB), so from 128 KiB per hop (64 hosts: 7.75 MiB; 1,024
- * hosts: 127.75 MiB); its links each carry one steady flow, where the
- * binomial pipeline's members wait, block after block, on a control round
- * trip with a different neighbour (1.2 to 1.5 x one copy at 16 hosts on
- * emulated 200 Mbit/s links, the chain 1.003; README Performance).
- * Otherwise, and always over verbs (whose relays store each block), the
- * binomial pipeline, whose fill grows as log2 n. */
-enum sched_alg sched_auto_alg(uint64_t bytes, uint32_t n, bool verbs);
+ * members (the sender included) over `link`.  Over a network (TCP) the
+ * chain, once its n - 2 hops of filling cost at most a sixteenth of the
+ * time that moves the data: its relays pass each block on as it lands, a
+ * hop costs a few packets (counted as 8 KiB), so from 128 KiB per hop
+ * (64 hosts: 7.75 MiB; 1,024 hosts: 127.75 MiB); its links each carry one
+ * steady flow, where the binomial pipeline's members wait, block after
+ * block, on a control round trip with a different neighbour (1.1 to 1.8 x
+ * one copy at 8 to 64 hosts on the emulated clusters, the chain 1.003 to
+ * 1.018; README Performance).  Between processes of this machine, whose
+ * relays store each block, from 2 MiB per hop (16 blocks of 128 KiB).
+ * Otherwise, and always over verbs (whose relays store each block too,
+ * and wait on no control round trip), the binomial pipeline, whose fill
+ * grows as log2 n. */
+enum sched_alg sched_auto_alg(uint64_t bytes, uint32_t n,
+			      enum sched_link link);
 
 /* "binomial", "chain", "tree", "sequential". */
 const char *sched_alg_name(enum sched_alg alg);

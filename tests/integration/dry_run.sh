@@ -24,7 +24,7 @@ grep -q "^$(host_addr 3):$PORT: FAILED (1 host): .* exists (--force replaces it)
 	fail "host 3 should be refused: $(cat "$WORK/out")"
 grep -q "^dry run: 2 of 3 hosts would take 2.9 MiB, 0 already hold it, 1 would fail; nothing was created or sent" "$WORK/out" ||
 	fail "no dry-run summary: $(cat "$WORK/out")"
-grep -qE "^plan: [0-9]+ blocks of .*, chain schedule of [0-9]+ steps for 3 members" "$WORK/out" ||
+grep -qE "^plan: [0-9]+ blocks of .*, binomial schedule of [0-9]+ steps for 3 members" "$WORK/out" ||
 	fail "no plan: $(cat "$WORK/out")"
 grep -qE "^predicted: [0-9.]+ s = set-up [0-9.]+ s \(measured\) \+ [0-9]+ steps x" "$WORK/out" ||
 	fail "no prediction: $(cat "$WORK/out")"

@@ -67,7 +67,7 @@ expect_status 0 "$RDMCP" --plan --hosts 5 --size $((4 << 20))
 grep -q "^# block size 32768 .*(chosen), chain (chosen)$" "$WORK/out" ||
 	fail "--plan: the network's block size: $(head -1 "$WORK/out")"
 expect_status 0 "$RDMCP" -v --dry-run --json "$src/big" "$(hosts 4)"
-grep -q "4 blocks of 1.0 MiB (chosen), chain schedule (chosen)" \
+grep -q "4 blocks of 1.0 MiB (chosen), binomial schedule (chosen)" \
 	"$WORK/err" || fail "-v: loopback block size: $(cat "$WORK/err")"
 grep -q '"dry_run":{"would":4,"block_size":1048576,' "$WORK/out" ||
 	fail "the push's loopback block size: $(tail -1 "$WORK/out")"

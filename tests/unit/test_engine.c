@@ -236,6 +236,7 @@ start_member(struct cluster *cl, uint32_t r)
 		.blocks = (cl->size + cl->bsize - 1) / cl->bsize,
 		.connect_wait_ms = cl->timeout_ms,
 		.admit_one = cl->paced, .max_sends = cl->paced ? 1 : 0,
+		.cut_through = cl->paced,
 		.rate = (int)r == cl->slow_rank ? cl->slow_rate : 0,
 		.io = { blocks_iov, blocks_arrived, m },
 		.complete = on_complete, .done = on_done, .ctx = m,

@@ -514,17 +514,26 @@ START_TEST(auto_choices)
 	ck_assert_uint_eq(sched_auto_block(SCHED_TREE, 1024, 4,
 					   SCHED_LINK_NET), mib);
 	/* 16 hosts, 128 MiB; 64 hosts: from 62 x 128 KiB */
-	ck_assert_int_eq(sched_auto_alg(128 * mib, 16, false), SCHED_CHAIN);
-	ck_assert_int_eq(sched_auto_alg(128 * mib, 16, true), SCHED_BINOMIAL);
-	ck_assert_int_eq(sched_auto_alg(62 * 128 * kib, 64, false),
+	ck_assert_int_eq(sched_auto_alg(128 * mib, 16, SCHED_LINK_NET), SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(128 * mib, 16, SCHED_LINK_VERBS), SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(62 * 128 * kib, 64, SCHED_LINK_NET),
 			 SCHED_CHAIN);
-	ck_assert_int_eq(sched_auto_alg(62 * 128 * kib - 1, 64, false),
+	ck_assert_int_eq(sched_auto_alg(62 * 128 * kib - 1, 64,
+					 SCHED_LINK_NET),
 			 SCHED_BINOMIAL);
+	/* on this machine the relays store blocks: 16 x 128 KiB a hop */
+	ck_assert_int_eq(sched_auto_alg(64 * mib, 17, SCHED_LINK_LOOPBACK),
+			 SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(4 * mib, 17, SCHED_LINK_LOOPBACK),
+			 SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(4 * mib, 17, SCHED_LINK_NET),
+			 SCHED_CHAIN);
 	/* 1,024 hosts, 4 MiB; one host; two */
-	ck_assert_int_eq(sched_auto_alg(4 * mib, 1025, false), SCHED_BINOMIAL);
-	ck_assert_int_eq(sched_auto_alg(4096 * mib, 2, false), SCHED_BINOMIAL);
-	ck_assert_int_eq(sched_auto_alg(128 * kib, 3, false), SCHED_CHAIN);
-	ck_assert_int_eq(sched_auto_alg(128 * kib - 1, 3, false),
+	ck_assert_int_eq(sched_auto_alg(4 * mib, 1025, SCHED_LINK_NET),
+			 SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(4096 * mib, 2, SCHED_LINK_NET), SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(128 * kib, 3, SCHED_LINK_NET), SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(128 * kib - 1, 3, SCHED_LINK_NET),
 			 SCHED_BINOMIAL);
 }
 END_TEST
