@@ -689,6 +689,20 @@ link_wreq(struct conn *c, struct wreq *w, bool pass)
 		c->wtail = w;
 }
 
+/* Write what the kernel takes now, outside the loop's write callback: a
+ * failure breaks the connection, and the frames queued are reported
+ * failed from the loop. */
+static void
+flush_now(struct conn *c)
+{
+	int rc = conn_flush(c);
+
+	if (rc < 0) {
+		c->werr = rc;
+		conn_fail_queued(c, rc);
+	}
+}
+
 /* Queue frame w (`pass`: see link_wreq).  Into an empty queue it is
  * written at once, unless it is `small`: then at the end of the loop's
  * turn (conn.c, on_idle), with the small frames queued after it, so that
@@ -698,7 +712,6 @@ static int
 enqueue(struct conn *c, struct wreq *w, bool small, bool pass)
 {
 	bool was_empty = c->whead == NULL;
-	int rc;
 
 	if (c->dead || c->closing || c->connecting || c->shut) {
 		free(w);
@@ -708,13 +721,8 @@ enqueue(struct conn *c, struct wreq *w, bool small, bool pass)
 	link_wreq(c, w, pass);
 	if (was_empty && small)
 		c->flush_due = true;
-	if (was_empty && !small) {	/* on_sent comes from the loop */
-		rc = conn_flush(c);
-		if (rc < 0) {
-			c->werr = rc;
-			conn_fail_queued(c, rc);
-		}
-	}
+	if (was_empty && !small)	/* on_sent comes from the loop */
+		flush_now(c);
 	conn_update(c);
 	return 0;
 }
@@ -774,7 +782,6 @@ int
 conn_grow(struct conn *c, uint64_t cookie, uint64_t ready)
 {
 	struct wreq *w;
-	int rc;
 
 	for (w = c->whead; w != NULL; w = w->next)
 		if (w->notify && w->cookie == cookie)
@@ -784,13 +791,8 @@ conn_grow(struct conn *c, uint64_t cookie, uint64_t ready)
 	if (ready <= w->ready)
 		return 0;
 	w->ready = ready < wreq_len(w) ? ready : wreq_len(w);
-	if (w == c->whead && !c->flush_due) {
-		rc = conn_flush(c);
-		if (rc < 0) {
-			c->werr = rc;
-			conn_fail_queued(c, rc);
-		}
-	}
+	if (w == c->whead && !c->flush_due)
+		flush_now(c);
 	conn_update(c);
 	return 0;
 }

@@ -389,6 +389,36 @@ START_TEST(all_algorithms_paced)
 }
 END_TEST
 
+/* A paced chain of n members (as daemons run it over TCP), nobody
+ * killed, frozen or slowed yet. */
+static struct cluster *
+paced_chain(uint32_t n, uint64_t bsize, uint64_t size)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+
+	ck_assert_ptr_nonnull(cl);
+	cl->paced = true;
+	cl->alg = SCHED_CHAIN;
+	cl->n = n;
+	cl->bsize = bsize;
+	cl->size = size;
+	cl->kill_rank = cl->frozen_rank = cl->slow_rank = -1;
+	return cl;
+}
+
+/* The push ended in time, every member ok with the sender's bytes. */
+static void
+ck_all_copies(const struct cluster *cl)
+{
+	uint32_t r;
+
+	ck_assert(!cl->timed_out);
+	for (r = 0; r < cl->n; r++) {
+		ck_assert_int_eq(cl->m[r].status, 0);
+		ck_assert(memcmp(cl->m[r].buf, cl->m[0].buf, cl->size) == 0);
+	}
+}
+
 static void
 count_runs(void *ctx, enum log_level level, const char *msg)
 {
@@ -401,26 +431,15 @@ count_runs(void *ctx, enum log_level level, const char *msg)
  * every member still ends with the sender's bytes. */
 START_TEST(relay_behind_sends_runs)
 {
-	struct cluster *cl = calloc(1, sizeof(*cl));
+	struct cluster *cl = paced_chain(4, 4096, 64 * 4096 + 5);
 	unsigned runs = 0;
-	uint32_t r;
 
-	cl->paced = true;
-	cl->alg = SCHED_CHAIN;
-	cl->n = 4;
-	cl->bsize = 4096;
-	cl->size = 64 * cl->bsize + 5;
-	cl->kill_rank = cl->frozen_rank = -1;
 	cl->slow_rank = 1;
 	cl->slow_rate = 100 * cl->bsize;	/* 0.65 s for the 65 blocks */
 	log_setup(count_runs, &runs, LOG_TRACE);
 	run_cluster(cl);
 	log_setup(NULL, NULL, LOG_WARN);
-	ck_assert(!cl->timed_out);
-	for (r = 0; r < cl->n; r++) {
-		ck_assert_int_eq(cl->m[r].status, 0);
-		ck_assert(memcmp(cl->m[r].buf, cl->m[0].buf, cl->size) == 0);
-	}
+	ck_all_copies(cl);
 	ck_assert_msg(runs > 0, "no block was granted in a run");
 	teardown_cluster(cl);
 	free(cl);
@@ -480,24 +499,13 @@ count_landing(void *ctx, enum log_level level, const char *msg)
  * it is whole, and every member ends with the sender's bytes. */
 START_TEST(relays_pass_blocks_as_they_land)
 {
-	struct cluster *cl = calloc(1, sizeof(*cl));
+	struct cluster *cl = paced_chain(4, 1u << 20, 24 * (1u << 20) + 5);
 	unsigned landing = 0;
-	uint32_t r;
 
-	cl->paced = true;
-	cl->alg = SCHED_CHAIN;
-	cl->n = 4;
-	cl->bsize = 1u << 20;
-	cl->size = 24 * cl->bsize + 5;
-	cl->kill_rank = cl->frozen_rank = cl->slow_rank = -1;
 	log_setup(count_landing, &landing, LOG_TRACE);
 	run_cluster(cl);
 	log_setup(NULL, NULL, LOG_WARN);
-	ck_assert(!cl->timed_out);
-	for (r = 0; r < cl->n; r++) {
-		ck_assert_int_eq(cl->m[r].status, 0);
-		ck_assert(memcmp(cl->m[r].buf, cl->m[0].buf, cl->size) == 0);
-	}
+	ck_all_copies(cl);
 	/* 2 relays x 25 blocks; on a loaded machine a relay may fall behind
 	 * and send some whole */
 	ck_assert_msg(landing >= 10, "only %u blocks went on as they landed",
@@ -513,17 +521,11 @@ END_TEST
  * with other bytes. */
 START_TEST(relay_dies_while_passing_on)
 {
-	struct cluster *cl = calloc(1, sizeof(*cl));
+	struct cluster *cl = paced_chain(5, 256u << 10, 64 * (256u << 10));
 	uint32_t r;
 
-	cl->paced = true;
-	cl->alg = SCHED_CHAIN;
-	cl->n = 5;
-	cl->bsize = 256u << 10;
-	cl->size = 64 * cl->bsize;
 	cl->kill_rank = 1 + _i;
 	cl->kill_after = 6;
-	cl->frozen_rank = cl->slow_rank = -1;
 	run_cluster(cl);
 	ck_assert_msg(!cl->timed_out, "the chain hung after a relay died");
 	for (r = 0; r < cl->n; r++) {
