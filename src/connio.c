@@ -749,6 +749,7 @@ segs_wreq(const struct frame *f, const struct conn_seg *segs, int nseg,
 	return w;
 }
 
+/* Queue w, a frame whose on_sent is due (NULL: out of memory). */
 static int
 send_wreq(struct conn *c, struct wreq *w)
 {

@@ -177,6 +177,19 @@ iov_bytes(const struct iovec *iov, int n)
 
 static void on_kick(uv_timer_t *t);
 
+/* Send block b, landing now (cut_through), to p from e->iov[0..n). */
+static int
+send_landing(struct eng *e, struct epeer *p, int n, uint64_t b)
+{
+	int rc = xp_send_landing(e->cfg.xp, p->rank, e->iov, n, (uint32_t)b,
+				 b, e->landing_from, b);
+
+	if (rc == 0)
+		log_trace("rank %u: block %llu goes on as it lands",
+			  e->cfg.rank, (unsigned long long)b);
+	return rc;
+}
+
 /* Send `es` to p, which is ready for it and whose block we hold. */
 static int
 send_one(struct eng *e, struct epeer *p, struct esend *es)
@@ -199,13 +212,10 @@ ready:
 	if (n < 0)
 		return n;
 	rc = etr_send_begins(e, p);
-	if (rc == 0 && eng_is_held(e, b))
-		rc = xp_send(e->cfg.xp, p->rank, e->iov, n, (uint32_t)b, b);
-	else if (rc == 0 && (rc = xp_send_landing(e->cfg.xp, p->rank, e->iov,
-						  n, (uint32_t)b, b,
-						  e->landing_from, b)) == 0)
-		log_trace("rank %u: block %llu goes on as it lands",
-			  e->cfg.rank, (unsigned long long)b);
+	if (rc == 0)
+		rc = eng_is_held(e, b) ? xp_send(e->cfg.xp, p->rank, e->iov, n,
+						 (uint32_t)b, b)
+				       : send_landing(e, p, n, b);
 	if (rc < 0)
 		return rc;
 	etr_wait_ends(e, p->rank, b);

@@ -23,23 +23,25 @@ is_done(const struct slow_group *g, size_t i)
 	return g->done != NULL && g->done[i];
 }
 
-/* The group's typical time: the median of the n times, or in a chain
- * (where each slow member makes the one after it look slow too) their
- * lower quartile; 0 if one is not known; -ENOMEM. */
+/* The group's typical time: the median of the members' times, or in a
+ * chain (where each slow member makes the one after it look slow too)
+ * their lower quartile, leaving out those that inherit (inh[i]:
+ * find_inheritors); 0 while a member's time is not known; -ENOMEM. */
 static int
-median_of(const uint64_t *t, size_t n, bool chain, uint64_t *median)
+typical_time(const struct slow_group *g, const bool *inh, uint64_t *median)
 {
-	uint64_t *c = malloc(n * sizeof(*c));
-	size_t i;
+	uint64_t *c = malloc(g->n * sizeof(*c));
+	size_t i, n = 0;
 
 	if (c == NULL)
 		return -ENOMEM;
 	*median = 0;
-	for (i = 0; i < n && t[i] > 0; i++)
-		c[i] = t[i];
-	if (i == n) {
+	for (i = 0; i < g->n && g->block_us[i] > 0; i++)
+		if (!inh[i])
+			c[n++] = g->block_us[i];
+	if (i == g->n && n > 0) {
 		qsort(c, n, sizeof(*c), cmp_u64);
-		*median = c[chain ? n / 4 : n / 2];
+		*median = c[g->chain ? n / 4 : n / 2];
 	}
 	free(c);
 	return 0;
@@ -227,26 +229,6 @@ find_inheritors(const struct slow_group *g, bool *inh)
 		if (g->block_us[i] < fastest)
 			fastest = g->block_us[i];
 	}
-}
-
-/* The group's typical time (median_of) over the members that do not
- * inherit; 0 while a member's time is not known; -ENOMEM. */
-static int
-typical_time(const struct slow_group *g, const bool *inh, uint64_t *median)
-{
-	uint64_t *t = malloc(g->n * sizeof(*t));
-	size_t i, n = 0;
-	int rc;
-
-	if (t == NULL)
-		return -ENOMEM;
-	*median = 0;
-	for (i = 0; i < g->n && g->block_us[i] > 0; i++)
-		if (!inh[i])
-			t[n++] = g->block_us[i];
-	rc = i == g->n ? median_of(t, n, g->chain, median) : 0;
-	free(t);
-	return rc;
 }
 
 static ssize_t

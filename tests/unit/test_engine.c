@@ -322,32 +322,60 @@ teardown_cluster(struct cluster *cl)
 	ck_assert_int_eq(uv_loop_close(&cl->loop), 0);
 }
 
+/* A cluster of n members pushing size bytes in blocks of bsize with
+ * alg (paced: as daemons run it over TCP), nobody killed, frozen or
+ * slowed yet. */
+static struct cluster *
+new_cluster(bool paced, enum sched_alg alg, uint32_t n, uint64_t bsize,
+	    uint64_t size)
+{
+	struct cluster *cl = calloc(1, sizeof(*cl));
+
+	ck_assert_ptr_nonnull(cl);
+	cl->paced = paced;
+	cl->alg = alg;
+	cl->n = n;
+	cl->bsize = bsize;
+	cl->size = size;
+	cl->kill_rank = cl->frozen_rank = cl->slow_rank = -1;
+	return cl;
+}
+
+static struct cluster *
+paced_chain(uint32_t n, uint64_t bsize, uint64_t size)
+{
+	return new_cluster(true, SCHED_CHAIN, n, bsize, size);
+}
+
+/* The push ended in time, every member ok with the sender's bytes. */
+static void
+ck_all_copies(const struct cluster *cl)
+{
+	const char *alg = sched_alg_name(cl->alg);
+	uint32_t r;
+
+	ck_assert_msg(!cl->timed_out, "%s n=%u size=%lu: timed out", alg,
+		      cl->n, cl->size);
+	for (r = 0; r < cl->n; r++) {
+		ck_assert_msg(cl->m[r].done && cl->m[r].status == 0,
+			      "%s n=%u size=%lu: member %u status %d", alg,
+			      cl->n, cl->size, r, cl->m[r].status);
+		ck_assert(r == 0 || cl->m[r].complete);
+		ck_assert_msg(memcmp(cl->m[r].buf, cl->m[0].buf,
+				     cl->size) == 0,
+			      "%s n=%u size=%lu: member %u has other bytes",
+			      alg, cl->n, cl->size, r);
+	}
+}
+
 static void
 push_as(bool paced, enum sched_alg alg, uint32_t n, uint64_t size,
 	uint64_t bsize)
 {
-	struct cluster *cl = calloc(1, sizeof(*cl));
-	uint32_t r;
+	struct cluster *cl = new_cluster(paced, alg, n, bsize, size);
 
-	cl->paced = paced;
-	cl->n = n;
-	cl->size = size;
-	cl->bsize = bsize;
-	cl->alg = alg;
-	cl->kill_rank = cl->frozen_rank = cl->slow_rank = -1;
 	run_cluster(cl);
-	ck_assert_msg(!cl->timed_out, "%s n=%u size=%lu: timed out",
-		      sched_alg_name(alg), n, size);
-	for (r = 0; r < n; r++) {
-		ck_assert_msg(cl->m[r].done && cl->m[r].status == 0,
-			      "%s n=%u size=%lu: member %u status %d",
-			      sched_alg_name(alg), n, size, r,
-			      cl->m[r].status);
-		ck_assert(r == 0 || cl->m[r].complete);
-		ck_assert_msg(memcmp(cl->m[r].buf, cl->m[0].buf, size) == 0,
-			      "%s n=%u size=%lu: member %u has other bytes",
-			      sched_alg_name(alg), n, size, r);
-	}
+	ck_all_copies(cl);
 	teardown_cluster(cl);
 	free(cl);
 }
@@ -388,36 +416,6 @@ START_TEST(all_algorithms_paced)
 			push_as(true, alg, sizes_n[i], sizes[j], B);
 }
 END_TEST
-
-/* A paced chain of n members (as daemons run it over TCP), nobody
- * killed, frozen or slowed yet. */
-static struct cluster *
-paced_chain(uint32_t n, uint64_t bsize, uint64_t size)
-{
-	struct cluster *cl = calloc(1, sizeof(*cl));
-
-	ck_assert_ptr_nonnull(cl);
-	cl->paced = true;
-	cl->alg = SCHED_CHAIN;
-	cl->n = n;
-	cl->bsize = bsize;
-	cl->size = size;
-	cl->kill_rank = cl->frozen_rank = cl->slow_rank = -1;
-	return cl;
-}
-
-/* The push ended in time, every member ok with the sender's bytes. */
-static void
-ck_all_copies(const struct cluster *cl)
-{
-	uint32_t r;
-
-	ck_assert(!cl->timed_out);
-	for (r = 0; r < cl->n; r++) {
-		ck_assert_int_eq(cl->m[r].status, 0);
-		ck_assert(memcmp(cl->m[r].buf, cl->m[0].buf, cl->size) == 0);
-	}
-}
 
 static void
 count_runs(void *ctx, enum log_level level, const char *msg)
@@ -464,22 +462,15 @@ count_ahead(void *ctx, enum log_level level, const char *msg)
  * the member ends with the sender's bytes. */
 START_TEST(one_source_grants_ahead)
 {
-	struct cluster *cl = calloc(1, sizeof(*cl));
+	/* runs of 8 MiB: more than sockets hold */
+	struct cluster *cl = new_cluster(true, SCHED_BINOMIAL, 2, 1u << 20,
+					 32u << 20);
 	unsigned n[2] = { 0, 0 };
 
-	cl->paced = true;
-	cl->alg = SCHED_BINOMIAL;
-	cl->n = 2;
-	cl->bsize = 1u << 20;	/* runs of 8 MiB: more than sockets hold */
-	cl->size = 32 * cl->bsize;
-	cl->kill_rank = cl->frozen_rank = cl->slow_rank = -1;
 	log_setup(count_ahead, n, LOG_TRACE);
 	run_cluster(cl);
 	log_setup(NULL, NULL, LOG_WARN);
-	ck_assert(!cl->timed_out);
-	ck_assert_int_eq(cl->m[0].status, 0);
-	ck_assert_int_eq(cl->m[1].status, 0);
-	ck_assert(memcmp(cl->m[1].buf, cl->m[0].buf, cl->size) == 0);
+	ck_all_copies(cl);
 	ck_assert_msg(n[0] > 0, "the sender's blocks were not granted in runs");
 	ck_assert_msg(n[1] > 0, "no run was granted before the last was in");
 	teardown_cluster(cl);

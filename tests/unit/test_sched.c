@@ -532,7 +532,8 @@ START_TEST(auto_choices)
 	ck_assert_int_eq(sched_auto_alg(4 * mib, 1025, SCHED_LINK_NET),
 			 SCHED_BINOMIAL);
 	ck_assert_int_eq(sched_auto_alg(4096 * mib, 2, SCHED_LINK_NET), SCHED_BINOMIAL);
-	ck_assert_int_eq(sched_auto_alg(128 * kib, 3, SCHED_LINK_NET), SCHED_CHAIN);
+	ck_assert_int_eq(sched_auto_alg(128 * kib, 3, SCHED_LINK_NET),
+			 SCHED_CHAIN);
 	ck_assert_int_eq(sched_auto_alg(128 * kib - 1, 3, SCHED_LINK_NET),
 			 SCHED_BINOMIAL);
 }
