@@ -14,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -555,6 +556,20 @@ conn_longest_silence(struct conn *c)
 	uv_update_time(c->loop);
 	conn_note_tx(c);	/* as if we sent now: the silence up to now counts */
 	return c->tx_gap;
+}
+
+bool
+conn_all_acked(const struct conn *c)
+{
+	int unacked = 0;
+
+	if (c == NULL)
+		return true;
+	if (c->whead != NULL)
+		return false;
+	if (ioctl(c->fd, SIOCOUTQ, &unacked) < 0)
+		return true;	/* not a socket that says: as before */
+	return unacked == 0;
 }
 
 /* ---------------------------------------------------------------------

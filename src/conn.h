@@ -166,6 +166,14 @@ void conn_keepalive(struct conn *c, unsigned interval_ms,
  * from us, a process that was frozen or starved included. */
 uint64_t conn_longest_silence(struct conn *c);
 
+/* Whether everything queued on c has left and the peer's TCP has
+ * acknowledged it: nothing waits here, nothing in the socket (SIOCOUTQ).
+ * A sender of advisory frames asks it so as to keep one small segment in
+ * flight at a time: with two, a lost-looking tail is probed after two
+ * round trips of the idle path, needlessly when the ACK only waits in a
+ * queue behind the peer's own data.  NULL: true. */
+bool conn_all_acked(const struct conn *c);
+
 /* Our own address on this connection. */
 int conn_local(const struct conn *c, struct sockaddr_storage *out);
 

@@ -5,7 +5,7 @@
  * small frame; every frame arrives whole, and in its order otherwise.  A
  * frame whose payload grows (a block passed on as it lands) leaves no
  * byte before it is ready, without spinning meanwhile, and holds back the
- * frames behind it.  Over a real TCP connection on 127.0.0.1 whose far end
+ * frames behind it.  Whether the peer has all we sent.  Over a real TCP connection on 127.0.0.1 whose far end
  * we read with plain system calls.
  */
 #include <check.h>
@@ -27,6 +27,7 @@
 #define BULK (2u << 20)		/* more than the socket's buffers take */
 #define MAXF 16
 #define GROW (192u << 10)	/* a block passed on as it lands */
+#define ACKED_BLOCK (256u << 10)	/* more than the peer's window */
 
 struct side {
 	unsigned sent;		/* on_sent of bulk frames */
@@ -336,6 +337,49 @@ START_TEST(growing_frame_sends_what_is_ready)
 }
 END_TEST
 
+/* conn_all_acked: false while a frame waits in our queue, and while bytes
+ * written to the socket have not reached the peer (its window is full:
+ * nobody reads), true once the peer has them all. */
+START_TEST(acked_once_the_peer_has_everything)
+{
+	static uint8_t block[ACKED_BLOCK];
+	struct frame f = { .type = MSG_BLOCK, .len = ACKED_BLOCK };
+	struct frame nop = { .type = MSG_NOP };
+	struct iovec iov = { block, ACKED_BLOCK };
+	uint64_t deadline = uv_hrtime() + 10000000000ull;
+	int ours, far, big = 1 << 20;
+	struct frame got[2];
+	struct side side = { 0 };
+	struct conn *c = NULL;
+	uv_loop_t loop;
+
+	ck_assert(conn_all_acked(NULL));
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	tcp_pair(&ours, &far);
+	/* room for the whole block on our side, not on the peer's */
+	ck_assert_int_eq(setsockopt(ours, SOL_SOCKET, SO_SNDBUF, &big,
+				    sizeof(big)), 0);
+	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
+	ck_assert(conn_all_acked(c));
+	ck_assert_int_eq(conn_send_copy(c, &nop, NULL), 0);
+	ck_assert(!conn_all_acked(c));		/* queued here */
+	ck_assert_int_eq(conn_send(c, &f, &iov, 1, 1), 0);
+	while (side.sent == 0 && uv_hrtime() < deadline)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert_uint_eq(side.sent, 1);	/* all of it in the socket */
+	ck_assert(!conn_all_acked(c));		/* not all at the peer */
+	ck_assert_uint_eq(read_frames(&loop, far, 2, got), 2);
+	while (!conn_all_acked(c) && uv_hrtime() < deadline)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert(conn_all_acked(c));
+	ck_assert(!side.closed);
+	conn_free(c);
+	close(far);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(uv_loop_close(&loop), 0);	/* no handle left */
+}
+END_TEST
+
 static Suite *
 conn_suite(void)
 {
@@ -346,6 +390,7 @@ conn_suite(void)
 	tcase_add_test(tc, signal_passes_queued_blocks);
 	tcase_add_test(tc, signal_keeps_order_without_blocks);
 	tcase_add_loop_test(tc, growing_frame_sends_what_is_ready, 0, 2);
+	tcase_add_test(tc, acked_once_the_peer_has_everything);
 	suite_add_tcase(s, tc);
 	return s;
 }
