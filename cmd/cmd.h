@@ -270,7 +270,8 @@ struct tracefile;
 struct trace;
 int tracefile_open(const char *path, struct tracefile **out);
 void tracefile_add(struct tracefile *tf, const char *host, size_t index,
-		   uint32_t rank, const struct trace *t, int64_t offset);
+		   uint32_t rank, const struct trace *t, int64_t offset,
+		   uint64_t error_us);
 int tracefile_close(struct tracefile *tf);
 
 /* "1.5 MiB", "512 B" */

@@ -191,14 +191,14 @@ on_progress(void *ctx, const struct push_progress *pr)
 
 static void
 on_trace(void *ctx, size_t index, uint32_t rank, const struct trace *t,
-	 int64_t offset)
+	 int64_t offset, uint64_t error_us)
 {
 	struct sender *sd = ctx;
 
 	tracefile_add(sd->tf, index == SIZE_MAX ? NULL
 			      : sd->hl->hosts[sd->pending[index]],
 		      index == SIZE_MAX ? SIZE_MAX : sd->pending[index], rank,
-		      t, offset);
+		      t, offset, error_us);
 }
 
 /* After a regroup: the hosts that are not slow in list order, then

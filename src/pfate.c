@@ -410,7 +410,7 @@ finish_now(uv_timer_t *t)
 	size_t i;
 
 	if (p->trace != NULL)	/* ours, last */
-		p->cfg->trace(p->cfg->ctx, SIZE_MAX, 0, p->trace, 0);
+		p->cfg->trace(p->cfg->ctx, SIZE_MAX, 0, p->trace, 0, 0);
 	for (i = 0; i < p->nh; i++) {
 		conn_free(p->h[i].c);
 		p->h[i].c = NULL;
@@ -427,9 +427,10 @@ finish_now(uv_timer_t *t)
 	uv_close((uv_handle_t *)&p->starter, on_timer_closed);
 }
 
-/* A member's timeline comes as its job ends: wait, a while at most, for
- * those of the members still connected. */
+/* Members' timelines come when asked: wait for those of the members
+ * still connected while they come, this long at most without one. */
 #define TRACE_WAIT_MS 3000
+#define TRACE_ASKS 4
 
 static void
 on_trace_wait(uv_timer_t *t)
@@ -444,19 +445,39 @@ on_trace_wait(uv_timer_t *t)
 }
 
 static bool
+trace_due(const struct phost *h)
+{
+	return h->rank > 0 && h->c != NULL && !h->traced;
+}
+
+/* Every member is done: ask those that may still send a timeline (not
+ * before, see TRACE in proto.h), TRACE_ASKS at a time (all at once, the
+ * timelines of a large group met on our link and overflowed its queue),
+ * and wait for them while they come, up to TRACE_WAIT_MS without one. */
+static bool
 traces_due(struct push *p)
 {
-	size_t i;
+	struct frame ask = { .type = MSG_TRACE };
+	size_t i, due = 0, asked = 0;
 
 	if (p->cfg->trace == NULL || p->trace_given_up)
 		return false;
-	for (i = 0; i < p->nh; i++)
-		if (p->h[i].rank > 0 && p->h[i].c != NULL && !p->h[i].traced)
-			break;
-	if (i == p->nh)
+	for (i = 0; i < p->nh; i++) {
+		due += trace_due(&p->h[i]);
+		asked += trace_due(&p->h[i]) && p->h[i].trace_asked;
+	}
+	if (due == 0)
 		return false;
-	if (!p->tracer_on) {
+	for (i = 0; i < p->nh && asked < TRACE_ASKS; i++) {
+		if (trace_due(&p->h[i]) && !p->h[i].trace_asked) {
+			p->h[i].trace_asked = true;
+			asked++;
+			conn_send_copy(p->h[i].c, &ask, NULL);
+		}
+	}
+	if (!p->tracer_on || due < p->traces_due) {
 		p->tracer_on = true;
+		p->traces_due = due;
 		uv_timer_start(&p->tracer, on_trace_wait, TRACE_WAIT_MS, 0);
 	}
 	return true;

@@ -34,8 +34,12 @@
  *                  proof; body: a job token: what became of that job?  A
  *                  job still running that has not landed is ended first
  *   OUTCOME  d->s  answer to ABORT and QUERY; val: OUTCOME_*, body: text
- *   TRACE    d->s  with JOB_TRACE, as the job ends: the member's timeline
- *                  (trace.h, wire form)
+ *   TRACE    s->d  with JOB_TRACE, once every member is done: send your
+ *                  timeline (empty); d->s the answer, once the job ended:
+ *                  the member's timeline (trace.h, wire form).  Asked
+ *                  for, not sent as each job ends: the timelines of the
+ *                  first members done would share the sender's link with
+ *                  the COMPLETE of the last ones
  *
  * Data connection (member -> member of higher rank, one per schedule edge):
  *   HELLO    body: job token, from rank, to rank
@@ -58,7 +62,7 @@
 #include "schedule.h"
 #include "wire.h"
 
-#define PROTO_VERSION 5
+#define PROTO_VERSION 6	/* 6: TRACE asked for, with the clock's round trip */
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471

@@ -115,20 +115,24 @@ on_fail_msg(struct phost *h, const struct frame *f, const uint8_t *body)
 static int on_challenge(struct phost *h, const struct frame *f,
 			const uint8_t *body);
 
-/* TRACE: a member's timeline, on our clock, to whoever asked. */
+/* TRACE: a member's timeline, on our clock (by the round trip of its
+ * JOB and ACCEPT), to whoever asked. */
 static int
 on_trace(struct phost *h, const struct frame *f, const uint8_t *body)
 {
 	struct push *p = h->p;
+	struct trace_sync sync;
 	struct trace *t;
-	uint64_t clock;
+	uint64_t error_us;
+	int64_t offset;
 
 	if (p->cfg->trace == NULL || h->traced ||
-	    trace_decode(body, f->len, &clock, &t) < 0)
+	    trace_decode(body, f->len, &sync, &t) < 0)
 		return -EPROTO;
 	h->traced = true;
-	p->cfg->trace(p->cfg->ctx, h->idx, h->rank, t,
-		      (int64_t)(trace_now() - clock));
+	offset = trace_offset(&sync, h->job_sent_us, h->accepted_us,
+			      trace_now(), &error_us);
+	p->cfg->trace(p->cfg->ctx, h->idx, h->rank, t, offset, error_us);
 	trace_free(t);
 	push_maybe_finish(p);
 	return 0;
@@ -147,6 +151,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		if (h->st != HS_OFFERED)
 			return -EPROTO;
 		h->st = HS_ACCEPTED;
+		h->accepted_us = trace_now();
 		h->rdma_port = (uint16_t)f->val;
 		h->p->undecided--;
 		pg_maybe_start(h->p);
@@ -243,8 +248,10 @@ send_proved(struct phost *h, const uint8_t *nonce_d)
 		rc = conn_send(h->c, &jf, &iov, 1, 0);
 	if (rc == 0 && query)
 		h->qstep = QS_ASKED;
-	else if (rc == 0)
+	else if (rc == 0) {
 		h->st = HS_OFFERED;
+		h->job_sent_us = trace_now();
+	}
 	return rc;
 }
 

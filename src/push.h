@@ -123,9 +123,11 @@ struct push_cfg {
 	/* Optional (--trace): the timeline of each member that completed or
 	 * failed (index and rank as in push_report), as it comes, and the
 	 * sender's own (index SIZE_MAX, rank 0) at the end; add `offset` to
-	 * a member's times to put them on the sender's clock. */
+	 * a member's times to put them on the sender's clock, which it may
+	 * be wrong by up to `error_us` (trace_offset(); 0: not known). */
 	void (*trace)(void *ctx, size_t index, uint32_t rank,
-		      const struct trace *t, int64_t offset);
+		      const struct trace *t, int64_t offset,
+		      uint64_t error_us);
 	void *ctx;
 };
 

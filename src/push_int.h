@@ -67,6 +67,9 @@ struct phost {
 	bool maybe_landed;		/* lost after its go, never answered */
 	bool reported;
 	bool traced;			/* its TRACE came (--trace) */
+	bool trace_asked;		/* we asked for it */
+	uint64_t job_sent_us, accepted_us;	/* trace_now(): its JOB went,
+						 * its ACCEPT came */
 	uint32_t have_crc;		/* HAVE's crc of what it holds */
 	uint64_t held;			/* blocks it reported holding */
 	uint64_t block_us;		/* its median block time, 0: unknown */
@@ -136,6 +139,7 @@ struct push {
 	uint64_t t0_us;			/* trace_now() at the start */
 	uv_timer_t tracer;		/* bounds the wait for TRACEs */
 	bool tracer_on, trace_given_up;
+	size_t traces_due;	/* members asked for a timeline, not heard */
 };
 
 /* Seconds since the push started. */

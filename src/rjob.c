@@ -122,7 +122,8 @@ send_trace(struct rjob *j)
 	if (j->trace == NULL || j->ctl == NULL)
 		return;
 	wbuf_init(&w);
-	if (trace_encode(j->trace, &w) == 0 && w.len <= PROTO_MAX_BODY) {
+	if (trace_encode(j->trace, j->t_job, j->t_accept, &w) == 0 &&
+	    w.len <= PROTO_MAX_BODY) {
 		f.len = w.len;
 		conn_send_copy(j->ctl, &f, w.data);
 	}
@@ -138,12 +139,29 @@ reap(uv_timer_t *t)
 		return;		/* setup_done comes back here */
 	j->reaped = true;
 	job_release(j);
-	if (!j->stopping)
-		send_trace(j);
-	if (j->ctl != NULL && !j->stopping)
-		conn_shutdown(j->ctl);	/* flush, then wait for the close */
-	else
+	if (j->ctl == NULL || j->stopping) {
 		job_destroy(j);
+		return;
+	}
+	if (j->trace != NULL && !j->trace_asked)
+		return;		/* until the sender asks (or closes) */
+	send_trace(j);
+	conn_shutdown(j->ctl);	/* flush, then wait for the close */
+}
+
+/* TRACE from the sender: every member is done, our timeline may go (now,
+ * or once the job ended). */
+static int
+on_trace_asked(struct rjob *j)
+{
+	if (j->trace == NULL || j->trace_asked)
+		return 0;	/* no timeline here: the sender stops waiting */
+	j->trace_asked = true;
+	if (j->reaped && j->ctl != NULL) {
+		send_trace(j);
+		conn_shutdown(j->ctl);
+	}
+	return 0;
 }
 
 /* Stop the job; resources go on the next loop turn, never from inside
@@ -448,6 +466,8 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 {
 	struct rjob *j = ctx;
 
+	if (f->type == MSG_TRACE)
+		return on_trace_asked(j);
 	if (j->state == JS_ENDED)
 		return 0;
 	switch (f->type) {
@@ -567,6 +587,8 @@ setup_done(uv_work_t *w, int status)
 	j->state = (j->job->flags & JOB_DRY_RUN) ? JS_DRY : JS_READY;
 	if (j->state == JS_DRY)
 		log_info("job %s: dry run: every check passed", j->tag);
+	if (j->trace != NULL)
+		j->t_accept = trace_now();
 	send_frame(j, MSG_ACCEPT, j->dev != NULL ? j->env->rdma_port : 0,
 		   NULL);
 }

@@ -60,12 +60,15 @@ struct rjob {
 	bool have_by_times;
 	struct trace *trace;	/* with JOB_TRACE */
 	uint64_t t_job, t_setup0, t_setup1, t_complete;	/* trace_now() */
+	uint64_t t_accept;	/* ACCEPT left: with t_job, the sender's
+				 * round trip for the trace's clock */
 	struct rd_err work_err;
 	struct parked *parked;
 	struct parked_rdma *parked_rdma;
 	struct vb_dev *dev;	/* RDMA device offered, or NULL */
 	uv_timer_t reaper;
 	bool reaper_armed, reaped, stopping;
+	bool trace_asked;	/* the sender asked for our TRACE */
 	uint64_t progress_at;	/* loop time of the last PROGRESS */
 	bool told_bt;		/* a PROGRESS carried a block time */
 };

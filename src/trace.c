@@ -99,11 +99,14 @@ trace_spans(const struct trace *t)
 }
 
 int
-trace_encode(const struct trace *t, struct wbuf *w)
+trace_encode(const struct trace *t, uint64_t arrived, uint64_t answered,
+	     struct wbuf *w)
 {
 	size_t i, n = trace_count(t);
 
 	wput_u64(w, trace_now());
+	wput_u64(w, arrived);
+	wput_u64(w, answered);
 	wput_u64(w, trace_dropped(t));
 	wput_u32(w, (uint32_t)n);
 	for (i = 0; i < n; i++) {
@@ -116,8 +119,26 @@ trace_encode(const struct trace *t, struct wbuf *w)
 	return w->err;
 }
 
+int64_t
+trace_offset(const struct trace_sync *sync, uint64_t sent,
+	     uint64_t answer_came, uint64_t now, uint64_t *error_us)
+{
+	int64_t there, back, away;
+
+	*error_us = 0;
+	if (sent == 0 || answer_came < sent || sync->arrived == 0 ||
+	    sync->answered < sync->arrived)
+		return (int64_t)(now - sync->now);
+	there = (int64_t)(sent - sync->arrived);
+	back = (int64_t)(answer_came - sync->answered);
+	away = (int64_t)((answer_came - sent) -
+			 (sync->answered - sync->arrived));
+	*error_us = away > 0 ? (uint64_t)away / 2 : 0;
+	return there / 2 + back / 2 + (there % 2 + back % 2) / 2;
+}
+
 int
-trace_decode(const uint8_t *body, size_t len, uint64_t *clock,
+trace_decode(const uint8_t *body, size_t len, struct trace_sync *sync,
 	     struct trace **out)
 {
 	struct trace_span sp;
@@ -128,7 +149,9 @@ trace_decode(const uint8_t *body, size_t len, uint64_t *clock,
 
 	*out = NULL;
 	rbuf_init(&r, body, len);
-	rget_u64(&r, clock);
+	rget_u64(&r, &sync->now);
+	rget_u64(&r, &sync->arrived);
+	rget_u64(&r, &sync->answered);
 	rget_u64(&r, &dropped);
 	if (rget_u32(&r, &n) < 0 || (size_t)n * SPAN_BYTES != len - r.off)
 		return -EPROTO;

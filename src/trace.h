@@ -55,14 +55,33 @@ size_t trace_count(const struct trace *t);
 size_t trace_dropped(const struct trace *t);
 const struct trace_span *trace_spans(const struct trace *t);
 
-/* Wire form: u64 the sender's clock at encoding, u64 dropped, u32 count,
- * then count × (u64 t0, u64 t1, u64 block, u32 peer, u32 kind). */
-int trace_encode(const struct trace *t, struct wbuf *w);
+/* The encoder's clock at three moments, for the decoder to put its times
+ * on its own clock: when it encoded, and, of a round trip the decoder
+ * began (0: none), when the request arrived and when the answer left. */
+struct trace_sync {
+	uint64_t now, arrived, answered;
+};
 
-/* Decode into a new trace; *clock is the encoder's clock when it encoded.
- * 0, or -EPROTO on a malformed body. */
-int trace_decode(const uint8_t *body, size_t len, uint64_t *clock,
+/* Wire form: u64 × 3 the sync (now, arrived, answered), u64 dropped, u32
+ * count, then count × (u64 t0, u64 t1, u64 block, u32 peer, u32 kind).
+ * The sync's `now` is taken here. */
+int trace_encode(const struct trace *t, uint64_t arrived, uint64_t answered,
+		 struct wbuf *w);
+
+/* Decode into a new trace, with the encoder's sync.  0, or -EPROTO on a
+ * malformed body. */
+int trace_decode(const uint8_t *body, size_t len, struct trace_sync *sync,
 		 struct trace **out);
+
+/* What to add to the encoder's times to put them on our clock, given
+ * when we sent the request of the round trip and when its answer came
+ * (our clock; 0: not known): the round trip's midpoints matched, as NTP
+ * does, and *error_us the half of the round trip spent on the way (the
+ * most the offset can be wrong by, links alike both ways or not).  With
+ * no round trip, the time the sync took to come (now - sync.now), which
+ * is also its transit: *error_us is then 0, not known. */
+int64_t trace_offset(const struct trace_sync *sync, uint64_t sent,
+		     uint64_t answer_came, uint64_t now, uint64_t *error_us);
 
 /* "recv", "send", ... */
 const char *trace_kind_name(enum trace_kind kind);

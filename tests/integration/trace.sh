@@ -1,7 +1,8 @@
 # --trace FILE writes the push as Chrome trace events: valid JSON, one
 # process per host and one for the sender, every block received exactly
 # once by every host and sent once for each receive, spans that do not
-# run backwards, and the set-up and commit of every host.  A trace file
+# run backwards, the set-up and commit of every host, and a label of how
+# each member's clock was put on the sender's.  A trace file
 # that cannot be written is refused before anything is sent.
 . "$(dirname "$0")/../lib.sh"
 start_daemons 4
@@ -29,6 +30,9 @@ for pid in 1 2 3 4; do
 	got=$(jq -c "[.traceEvents[] | select(.pid == $pid and .ph == \"X\" and
 		(.name | startswith(\"recv \"))) | .args.block] | sort" "$trace")
 	[ "$got" = "$(jq -nc "[range($k)]")" ] || fail "host $pid received $got"
+	[[ $(jq -r ".traceEvents[] | select(.pid == $pid and .name == \"process_labels\") | .args.labels" "$trace") =~ \
+		^times\ moved\ [-+][0-9]+\.[0-9]{3}\ ms\ \(±\ [0-9]+\.[0-9]{3}\ ms\)$ ]] ||
+		fail "host $pid: no label of its clock"
 	for span in bootstrap setup commit; do
 		[ "$(count ".pid == $pid and .name == \"$span\"")" = 1 ] ||
 			fail "host $pid: no $span span"
