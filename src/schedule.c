@@ -692,8 +692,13 @@ sched_alg_parse(const char *name, enum sched_alg *out)
  * judge within its first eighth (emulated clusters, README Performance:
  * 16 hosts, 128 MiB at 200 Mbit/s, 1 MiB blocks 1.003 x one copy and no
  * retransmission, 128 KiB 1.004 and 16; 32 hosts, 64 MiB at 100 Mbit/s,
- * 512 KiB 1.004, 64 KiB 1.008). */
+ * 512 KiB 1.004, 64 KiB 1.008).  Never below AUTO_CUT_MIN: where 128
+ * blocks would be smaller, the slow-host rules have no time to act
+ * anyway, and each block's grant costs more than its fill saves (1 MiB
+ * to 16 hosts at 200 Mbit/s: 1.214 x one copy in 16 KiB blocks, 1.188 in
+ * 64 KiB; 1 MiB to 64 hosts at 20 Mbit/s 1.108 and 1.092). */
 #define AUTO_CUT_MIN_BLOCKS 128u
+#define AUTO_CUT_MIN (64u << 10)
 
 uint64_t
 sched_total_steps(enum sched_alg alg, uint32_t n, uint64_t k)
@@ -731,7 +736,7 @@ sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 	    link == SCHED_LINK_LOOPBACK)
 		return AUTO_MAX;
 	if (alg == SCHED_CHAIN && link == SCHED_LINK_NET) {
-		for (b = AUTO_MAX; b > AUTO_MIN_TCP; b /= 2)
+		for (b = AUTO_MAX; b > AUTO_CUT_MIN; b /= 2)
 			if (total / b >= AUTO_CUT_MIN_BLOCKS)
 				break;
 		return (uint32_t)b;
@@ -747,26 +752,32 @@ sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 	return (uint32_t)best;
 }
 
-/* The chain's fill may cost at most 1/AUTO_CHAIN_FILL_SHARE of the time
+/* The chain is chosen where its fill costs at most a share of the time
  * that moves the data (sched_auto_alg).  Over a network its relays pass
  * blocks on as they land, so a hop costs a few packets, counted as
  * AUTO_CUT_HOP bytes of the link (measured on the emulated clusters:
  * 0.2 ms a hop at 200 Mbit/s, 0.5 ms at 20 Mbit/s, 5 and 1.3 KB; on
  * 10 Gbit/s links a hop's tens of microseconds are tens of KB, which the
- * rule, like the block size's, does not know).  Between processes of this
- * machine they store each block (member.c), and a hop costs a block,
- * counted as AUTO_STORE_HOP. */
-#define AUTO_CHAIN_FILL_SHARE 16u
+ * rule, like the block size's, does not know), and the share is half:
+ * the binomial pipeline over TCP loses 17 to 33 % on small files (1 and
+ * 2 MiB to 16, 32 and 64 hosts: 1.17 to 1.33 x one copy at its best
+ * block size, the chain 1.09 to 1.21; README Performance).  Between processes
+ * of this machine they store each block (member.c), a hop costs a block,
+ * counted as AUTO_STORE_HOP, and the share is a sixteenth (1,024 daemons,
+ * 4 MiB: the binomial pipeline). */
 #define AUTO_CUT_HOP (8u << 10)
+#define AUTO_CUT_FILL_SHARE 2u
 #define AUTO_STORE_HOP (128u << 10)
+#define AUTO_STORE_FILL_SHARE 16u
 
 enum sched_alg
 sched_auto_alg(uint64_t bytes, uint32_t n, enum sched_link link)
 {
-	uint64_t hop = link == SCHED_LINK_NET ? AUTO_CUT_HOP : AUTO_STORE_HOP;
+	uint64_t most_fill = link == SCHED_LINK_NET
+				     ? AUTO_CUT_FILL_SHARE * AUTO_CUT_HOP
+				     : AUTO_STORE_FILL_SHARE * AUTO_STORE_HOP;
 
 	if (link == SCHED_LINK_VERBS || n < 3)
 		return SCHED_BINOMIAL;
-	return bytes >= AUTO_CHAIN_FILL_SHARE * hop * (n - 2) ? SCHED_CHAIN
-							       : SCHED_BINOMIAL;
+	return bytes >= most_fill * (n - 2) ? SCHED_CHAIN : SCHED_BINOMIAL;
 }

@@ -49,12 +49,14 @@ tail -1 "$WORK/out" | grep -q "^# steps 43 " || fail "plan: $(tail -1 "$WORK/out
 [ "$(grep -vc '^#' "$WORK/out")" -eq $((12 * 40)) ] || fail "plan transfers"
 [ "$(grep -v '^#' "$WORK/out" | awk '{print $3, $4}' | sort -u | wc -l)" -eq 480 ] ||
 	fail "plan: a block reaches a host twice"
-# chosen: the chain from 128 KiB per host (k + n - 2 steps), below that
-# the binomial pipeline (k + log2 n - 1)
+# chosen (--blocks K: K x 128 KiB): the chain from 16 KiB per host
+# (k + n - 2 steps), below that the binomial pipeline (k + log2 n - 1)
 expect_status 0 "$RDMCP" --plan --hosts 16 --blocks 100
 tail -1 "$WORK/out" | grep -q "^# steps 114 " || fail "plan 16: $(tail -1 "$WORK/out")"
-expect_status 0 "$RDMCP" --plan --hosts 16 --blocks 10
-tail -1 "$WORK/out" | grep -q "^# steps 13 " || fail "plan 16, 10 blocks: $(tail -1 "$WORK/out")"
+expect_status 0 "$RDMCP" --plan --hosts 64 --blocks 8
+tail -1 "$WORK/out" | grep -q "^# steps 70 " || fail "plan 64, 8 blocks: $(tail -1 "$WORK/out")"
+expect_status 0 "$RDMCP" --plan --hosts 64 --blocks 7
+tail -1 "$WORK/out" | grep -q "^# steps 12 " || fail "plan 64, 7 blocks: $(tail -1 "$WORK/out")"
 expect_status 0 "$RDMCP" --plan --hosts 5 --blocks 3 -a sequential
 tail -1 "$WORK/out" | grep -q "^# steps 12 " || fail "plan sequential"
 expect_status 2 "$RDMCP" --plan --blocks 3

@@ -64,7 +64,7 @@ grep -q "chain schedule of" "$WORK/err" || fail "-vv: -a chain: $(cat "$WORK/err
 # says the push's own
 make_file "$src/big" $((4 << 20))
 expect_status 0 "$RDMCP" --plan --hosts 5 --size $((4 << 20))
-grep -q "^# block size 32768 .*(chosen), chain (chosen)$" "$WORK/out" ||
+grep -q "^# block size 65536 .*(chosen), chain (chosen)$" "$WORK/out" ||
 	fail "--plan: the network's block size: $(head -1 "$WORK/out")"
 expect_status 0 "$RDMCP" -v --dry-run --json "$src/big" "$(hosts 4)"
 grep -q "4 blocks of 1.0 MiB (chosen), binomial schedule (chosen)" \
