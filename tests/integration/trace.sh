@@ -51,3 +51,12 @@ expect_status 3 "$RDMCP" --trace "$WORK/no/such/dir/t.json" "$src/data" "$(hosts
 grep -q "t.json" "$WORK/err" || fail "no word of the trace file: $(cat "$WORK/err")"
 assert_no_temporaries
 note "an unwritable trace file: exit 3 before anything is sent"
+
+# again: every host holds the file already; the push ends at once, with
+# no wait for timelines of jobs that had nothing to do
+start=$(date +%s%N)
+expect_status 0 "$RDMCP" --trace "$trace" "$src/data" "$(hosts 4)"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+jq -e . "$trace" >/dev/null || fail "not JSON: $(head -c 300 "$trace")"
+[ "$ms" -lt 2500 ] || fail "identical copies: took $ms ms (waiting for timelines?)"
+note "identical copies with --trace: $ms ms"
