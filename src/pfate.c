@@ -450,14 +450,30 @@ trace_due(const struct phost *h)
 	return h->rank > 0 && h->c != NULL && !h->traced;
 }
 
+/* Ask members for their timelines until TRACE_ASKS are asked and not
+ * yet heard (all at once, the timelines of a large group met on our
+ * link and overflowed its queue). */
+static void
+ask_traces(struct push *p, size_t asked)
+{
+	struct frame ask = { .type = MSG_TRACE };
+	size_t i;
+
+	for (i = 0; i < p->nh && asked < TRACE_ASKS; i++) {
+		if (trace_due(&p->h[i]) && !p->h[i].trace_asked) {
+			p->h[i].trace_asked = true;
+			asked++;
+			conn_send_copy(p->h[i].c, &ask, NULL);
+		}
+	}
+}
+
 /* Every member is done: ask those that may still send a timeline (not
- * before, see TRACE in proto.h), TRACE_ASKS at a time (all at once, the
- * timelines of a large group met on our link and overflowed its queue),
- * and wait for them while they come, up to TRACE_WAIT_MS without one. */
+ * before, see TRACE in proto.h), and wait for them while they come, up
+ * to TRACE_WAIT_MS without one. */
 static bool
 traces_due(struct push *p)
 {
-	struct frame ask = { .type = MSG_TRACE };
 	size_t i, due = 0, asked = 0;
 
 	if (p->cfg->trace == NULL || p->trace_given_up)
@@ -468,13 +484,7 @@ traces_due(struct push *p)
 	}
 	if (due == 0)
 		return false;
-	for (i = 0; i < p->nh && asked < TRACE_ASKS; i++) {
-		if (trace_due(&p->h[i]) && !p->h[i].trace_asked) {
-			p->h[i].trace_asked = true;
-			asked++;
-			conn_send_copy(p->h[i].c, &ask, NULL);
-		}
-	}
+	ask_traces(p, asked);
 	if (!p->tracer_on || due < p->traces_due) {
 		p->tracer_on = true;
 		p->traces_due = due;

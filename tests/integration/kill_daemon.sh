@@ -1,6 +1,8 @@
 # A daemon killed mid-transfer: the sender exits 1 within seconds, names the
 # host, and no host has a partial file under the final name; the killed
-# daemon, started again, removes the temporaries it left.
+# daemon, started again, removes the temporaries it left.  With --trace the
+# timeline still comes out whole (valid JSON, the sender's spans, none of
+# the killed host's) without holding the push up.
 . "$(dirname "$0")/../lib.sh"
 start_daemons 8
 src=$WORK/src
@@ -11,7 +13,9 @@ for victim in 3 1 8; do
 	rm -f "$WORK"/h*"$src"/data
 	: >"$WORK/daemon$victim.log"
 	start=$(date +%s%N)
-	"$RDMCP" -v -a chain -b 256K "$src/data" "$(hosts 8)" >"$WORK/out" 2>&1 &
+	trace=$WORK/trace$victim.json
+	"$RDMCP" -v -a chain -b 256K --trace "$trace" "$src/data" "$(hosts 8)" \
+		>"$WORK/out" 2>&1 &
 	pid=$!
 	# kill once the victim has joined the running group
 	wait_event "rank [0-9]* of" "$WORK/daemon$victim.log" 10 \
@@ -24,6 +28,11 @@ for victim in 3 1 8; do
 	[ "$secs" -lt 20 ] || fail "victim $victim: took $secs s to notice"
 	grep -q "$(host_addr "$victim"):$PORT *FAILED" "$WORK/out" ||
 		fail "victim $victim not reported: $(cat "$WORK/out")"
+	jq -e . "$trace" >/dev/null || fail "victim $victim: trace not JSON"
+	[ "$(jq '[.traceEvents[] | select(.pid == 0 and .ph == "X")] | length' "$trace")" -gt 0 ] ||
+		fail "victim $victim: no span of the sender in the trace"
+	[ "$(jq "[.traceEvents[] | select(.pid == $victim and .ph == \"X\")] | length" "$trace")" = 0 ] ||
+		fail "victim $victim: the killed host has a timeline"
 	for i in $(seq 1 8); do
 		f=$(landed "$i" "$src/data")
 		[ ! -e "$f" ] || cmp -s "$f" "$src/data" ||

@@ -94,6 +94,17 @@ tcp_pair(int *ours, int *far)
 	ck_assert_int_eq(fcntl(*far, F_SETFL, O_NONBLOCK), 0);
 }
 
+/* The end of a test: let go of the connection and the far socket, and
+ * require that the loop holds no handle any more. */
+static void
+end_pair(uv_loop_t *loop, struct conn *c, int far)
+{
+	conn_free(c);
+	close(far);
+	uv_run(loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(uv_loop_close(loop), 0);	/* no handle left */
+}
+
 /* Read frames from fd while the loop writes them, until n have come or
  * 10 s passed; their headers in order.  Returns how many came whole. */
 static unsigned
@@ -172,10 +183,7 @@ START_TEST(signal_passes_queued_blocks)
 	uv_run(&loop, UV_RUN_NOWAIT);
 	ck_assert_uint_eq(side.sent, NBULK);
 	ck_assert(!side.closed);
-	conn_free(c);
-	close(far);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	ck_assert_int_eq(uv_loop_close(&loop), 0);	/* no handle left */
+	end_pair(&loop, c, far);
 }
 END_TEST
 
@@ -202,10 +210,7 @@ START_TEST(signal_keeps_order_without_blocks)
 	ck_assert_uint_eq(got[0].val, 1);
 	ck_assert_int_eq(got[1].type, MSG_NOP);
 	ck_assert_uint_eq(got[2].val, 2);
-	conn_free(c);
-	close(far);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	ck_assert_int_eq(uv_loop_close(&loop), 0);
+	end_pair(&loop, c, far);
 }
 END_TEST
 
@@ -373,10 +378,7 @@ START_TEST(acked_once_the_peer_has_everything)
 		uv_run(&loop, UV_RUN_NOWAIT);
 	ck_assert(conn_all_acked(c));
 	ck_assert(!side.closed);
-	conn_free(c);
-	close(far);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	ck_assert_int_eq(uv_loop_close(&loop), 0);	/* no handle left */
+	end_pair(&loop, c, far);
 }
 END_TEST
 
