@@ -639,13 +639,13 @@ manifest_bytes(const struct manifest *mf, size_t *nfiles)
 	return bytes;
 }
 
-/* What links the pending hosts are reached over (push_link); a network
- * without memory to tell. */
+/* What links the pending hosts are reached over (push_link); without
+ * memory to tell, what --transport says. */
 static enum sched_link
 pending_link(const struct sender *sd)
 {
 	const char **hosts = calloc(sd->npending + 1, sizeof(*hosts));
-	enum sched_link link = SCHED_LINK_NET;
+	enum sched_link link;
 	size_t i;
 
 	if (hosts == NULL)

@@ -139,7 +139,8 @@ struct push {
 	uint64_t t0_us;			/* trace_now() at the start */
 	uv_timer_t tracer;		/* bounds the wait for TRACEs */
 	bool tracer_on, trace_given_up;
-	size_t traces_due;	/* members asked for a timeline, not heard */
+	size_t traces_due;	/* timelines still due when the wait for them
+				 * last began again */
 };
 
 /* Seconds since the push started. */

@@ -155,7 +155,8 @@ static int
 on_trace_asked(struct rjob *j)
 {
 	if (j->trace == NULL || j->trace_asked)
-		return 0;	/* no timeline here: the sender stops waiting */
+		return 0;	/* none kept (out of memory): the sender's wait for
+				 * it is bounded (pfate.c) */
 	j->trace_asked = true;
 	if (j->reaped && j->ctl != NULL) {
 		send_trace(j);

@@ -115,18 +115,18 @@ uint64_t sched_total_steps(enum sched_alg alg, uint32_t n, uint64_t k);
  * be), between 16 KiB (256 KiB over verbs, where a block is a bounce slot
  * too) and 1 MiB.  The chain over a network (TCP), whose relays pass
  * blocks on as they land, fills in a few packets per hop whatever the
- * size: the largest that cuts the file into 128 blocks at least, within
- * the same bounds.  Between members on this machine, and for the tree and
+ * size: the largest that cuts the file into 128 blocks at least, between
+ * 64 KiB and 1 MiB.  Between members on this machine, and for the tree and
  * sequential, which send whole blocks per hop: 1 MiB. */
 uint32_t sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 			  enum sched_link link);
 
 /* The schedule to use when none is asked for, to send `bytes` to n
  * members (the sender included) over `link`.  Over a network (TCP) the
- * chain, once its n - 2 hops of filling cost at most a sixteenth of the
- * time that moves the data: its relays pass each block on as it lands, a
- * hop costs a few packets (counted as 8 KiB), so from 128 KiB per hop
- * (64 hosts: 7.75 MiB; 1,024 hosts: 127.75 MiB); its links each carry one
+ * chain, once its n - 2 hops of filling cost at most half the time that
+ * moves the data: its relays pass each block on as it lands, a hop costs
+ * a few packets (counted as 8 KiB), so from 16 KiB per hop (64 hosts:
+ * 992 KiB; 1,024 hosts: 15.98 MiB); its links each carry one
  * steady flow, where the binomial pipeline's members wait, block after
  * block, on a control round trip with a different neighbour (1.1 to 1.8 x
  * one copy at 8 to 64 hosts on the emulated clusters, the chain 1.003 to

@@ -134,7 +134,7 @@ trace_offset(const struct trace_sync *sync, uint64_t sent,
 	away = (int64_t)((answer_came - sent) -
 			 (sync->answered - sync->arrived));
 	*error_us = away > 0 ? (uint64_t)away / 2 : 0;
-	return there / 2 + back / 2 + (there % 2 + back % 2) / 2;
+	return (there + back) / 2;
 }
 
 int
