@@ -238,7 +238,19 @@ ready:
 struct esend *
 eng_sendq_at(struct eng *e, uint32_t i)
 {
-	return &e->sendq[(e->sq_head + i) % SEND_AHEAD];
+	return &e->sendq[(e->sq_head + i) % SENDQ_MAX];
+}
+
+/* How many sends the queue looks at.  Rank 0 sends in schedule order:
+ * every block it sends late holds back all the members it reaches
+ * through.  To one peer alone the order is the same either way, and the
+ * queue holds the run going and the next one (SENDQ_MAX). */
+static uint32_t
+sendq_room(const struct eng *e)
+{
+	if (e->one_target)
+		return SENDQ_MAX;
+	return e->cfg.rank == 0 ? 1 : SEND_AHEAD;
 }
 
 /* The queue of next sends: issued ones off its head, then filled up
@@ -249,15 +261,10 @@ sendq_fill(struct eng *e)
 	struct esend *es;
 
 	while (e->sq_count > 0 && eng_sendq_at(e, 0)->issued) {
-		e->sq_head = (e->sq_head + 1) % SEND_AHEAD;
+		e->sq_head = (e->sq_head + 1) % SENDQ_MAX;
 		e->sq_count--;
 	}
-	/* rank 0 sends in schedule order: every block it sends late holds
-	 * back all the members it reaches through (to one peer alone, the
-	 * order is the same either way, and runs need the queue) */
-	while (e->sq_count < (e->cfg.rank == 0 && !e->one_target ? 1
-							       : SEND_AHEAD) &&
-	       !e->sched_sends_over) {
+	while (e->sq_count < sendq_room(e) && !e->sched_sends_over) {
 		es = eng_sendq_at(e, e->sq_count);
 		if (!sched_next_send(e->s, e->send_from, &es->step, &es->x)) {
 			e->sched_sends_over = true;
@@ -270,22 +277,25 @@ sendq_fill(struct eng *e)
 	e->sends_over = e->sched_sends_over && e->sq_count == 0;
 }
 
-/* Can send i of the queue go now?  Not before an earlier one to the same
- * peer (the peer takes its blocks in order), and only to a peer that is
+/* Can send i of the queue go now (or, `offer`, be offered)?  Not before
+ * an earlier one to the same peer (the peer takes its blocks in order;
+ * an offer may follow earlier ones offered), and only to a peer that is
  * ready for it, with the block here (or landing: cut_through). */
 struct epeer *
 eng_sendable(struct eng *e, uint32_t i, bool offer)
 {
-	struct esend *es = eng_sendq_at(e, i);
+	struct esend *es = eng_sendq_at(e, i), *before;
 	struct epeer *p;
 	uint32_t j;
 
 	if (es->issued)
 		return NULL;
-	for (j = 0; j < i; j++)
-		if (!eng_sendq_at(e, j)->issued &&
-		    eng_sendq_at(e, j)->x.peer == es->x.peer)
+	for (j = 0; j < i; j++) {
+		before = eng_sendq_at(e, j);
+		if (!before->issued && before->x.peer == es->x.peer &&
+		    !(offer && before->offered))
 			return NULL;
+	}
 	p = eng_find_peer(e, es->x.peer);
 	if (p == NULL || !p->up ||
 	    !(offer ? eng_can_offer(e, es->x.block)

@@ -45,6 +45,11 @@
  * one round of signals, not one per block). */
 #define RUN_MAX SEND_AHEAD
 
+/* The send queue's room: a member that sends to one neighbour alone
+ * looks two runs ahead, so that the next run can be offered while the
+ * last is still going (pace_make_offers). */
+#define SENDQ_MAX (2 * RUN_MAX)
+
 /* admit_one: blocks granted and not nearly in, at most: ADMIT_MAX runs
  * and rank 0's, or a single source's ONE_SOURCE_RUNS. */
 #define ADMITTED_MAX \
@@ -116,7 +121,7 @@ struct eng {
 
 	uint64_t send_from;	/* the schedule's sends from this step on are
 				 * not in sendq yet */
-	struct esend sendq[SEND_AHEAD];	/* the next sends, in step order */
+	struct esend sendq[SENDQ_MAX];	/* the next sends, in step order */
 	uint32_t sq_head, sq_count;
 	bool sched_sends_over;	/* the schedule has no more to give */
 	bool sends_over;	/* and every send is issued */

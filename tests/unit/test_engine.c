@@ -506,6 +506,39 @@ START_TEST(relays_pass_blocks_as_they_land)
 }
 END_TEST
 
+static void
+count_relay_ahead(void *ctx, enum log_level level, const char *msg)
+{
+	if (strstr(msg, "rank 2: grant block") != NULL &&
+	    strstr(msg, "still coming in") != NULL)
+		(*(unsigned *)ctx)++;
+}
+
+/* A paced chain of 256 KiB blocks from a sender slower than the relay (a
+ * send cap), so that the relay (rank 1) passes each block on as it lands:
+ * it offers its next run while the one before is still going, and rank 2
+ * grants it before that one is in.  The offer does not wait behind the
+ * block going out, nor the relay's link for the grant's round trip, once
+ * a run.  Every member ends with the sender's bytes. */
+START_TEST(relay_offers_next_run_ahead)
+{
+	struct cluster *cl = paced_chain(3, 256u << 10, 40 * (256u << 10) + 5);
+	unsigned ahead = 0;
+
+	cl->slow_rank = 0;
+	cl->slow_rate = 100 * cl->bsize;	/* 0.4 s for the 41 blocks */
+
+	log_setup(count_relay_ahead, &ahead, LOG_TRACE);
+	run_cluster(cl);
+	log_setup(NULL, NULL, LOG_WARN);
+	ck_all_copies(cl);
+	ck_assert_msg(ahead > 0, "rank 2 never granted the relay's next run "
+		      "before the last was in");
+	teardown_cluster(cl);
+	free(cl);
+}
+END_TEST
+
 /* A paced chain whose relay (_i 0: rank 1, 1: rank 2) dies while it
  * passes blocks on as they land: the members behind it, which had part of
  * a block from it, fail instead of hanging, and no member claims success
@@ -612,6 +645,7 @@ engine_suite(void)
 	tcase_add_test(tc, relay_behind_sends_runs);
 	tcase_add_test(tc, one_source_grants_ahead);
 	tcase_add_test(tc, relays_pass_blocks_as_they_land);
+	tcase_add_test(tc, relay_offers_next_run_ahead);
 	tcase_add_loop_test(tc, relay_dies_while_passing_on, 0, 2);
 	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
 	tcase_add_test(tc, frozen_member_fails_neighbours);
