@@ -198,6 +198,16 @@ int job_decode(const uint8_t *body, size_t len, struct job **out,
 /* Number of blocks the job's stream is cut into. */
 uint64_t job_blocks(const struct job *job);
 
+/* How often (ms) a member of a group of n (sender included) sends
+ * PROGRESS, blocks of block_size taking it bt_us each (the median wire
+ * time it reports; 0, PROTO_NO_PEER or PROTO_BT_SHARED: not known).
+ * Every 200 ms; in groups of more than 200, every n ms (the sender reads
+ * at most a thousand a second); and where the link is slow, less often,
+ * so that the ACKs the sender returns for all members' PROGRESS take at
+ * most 1/400 of its link's time; every 2 s at least. */
+uint64_t proto_progress_every_ms(uint32_t n, uint64_t block_size,
+				 uint32_t bt_us);
+
 /* Free a job and its strings; NULL is a no-op. */
 void job_free(struct job *job);
 

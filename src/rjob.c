@@ -19,7 +19,6 @@
 #include "xverbs.h"
 #include "rjob_int.h"
 
-#define PROGRESS_MS 200
 #define TRACE_MAX_SPANS (1u << 20)
 
 static const struct conn_ops ctl_ops;
@@ -263,29 +262,21 @@ block_time_us(const struct rjob *j)
 }
 
 /* Tell the sender how far we are (blocks held) and how fast blocks come
- * in (block_time_us; at once when first known), at most every
- * PROGRESS_MS, and in
- * large groups every millisecond per member: the sender, on every
- * block's critical path, then reads at most a thousand PROGRESS frames a
- * second however many members there are.  Not while a frame we sent the
- * sender is unacknowledged (the next block asks again): its ACKs wait
- * behind the data on its link, up to 100 ms at 20 Mbit/s, and a second
- * frame in flight had TCP probe the first after two round trips of the
- * path when idle, a needless retransmission by most members of a group
- * at once. */
+ * in (block_time_us; at once when first known), every
+ * proto_progress_every_ms.  Not while a frame we sent the sender is
+ * unacknowledged (the next block asks again): its ACKs wait behind the
+ * data on its link, up to 100 ms at 20 Mbit/s, and a second frame in
+ * flight had TCP probe the first after two round trips of the path when
+ * idle, a needless retransmission by most members of a group at once. */
 static void
 maybe_progress(struct rjob *j)
 {
 	uint64_t now = uv_now(j->env->loop);
-	uint64_t every = j->ro->n > PROGRESS_MS ? j->ro->n : PROGRESS_MS;
-	uint32_t bt;
+	uint32_t bt = block_time_us(j);
+	bool due = now - j->progress_at >=
+		   proto_progress_every_ms(j->ro->n, j->job->block_size, bt);
 
-	bool due = now - j->progress_at >= every;
-
-	if (!due && j->told_bt)
-		return;
-	bt = block_time_us(j);
-	if (!due && bt == 0)
+	if (!due && (j->told_bt || bt == 0))
 		return;
 	if (!conn_all_acked(j->ctl))
 		return;

@@ -495,6 +495,30 @@ END_TEST
 /* The offset matches the round trip's midpoints: a member 4.9 ms ahead,
  * 100 us away each way, 50 us between JOB and ACCEPT; without a round
  * trip, the sync's transit, error unknown. */
+/* PROGRESS's cadence: 200 ms, n ms in large groups, and on slow links
+ * as seldom as keeps the sender's ACKs of them at 1/400 of its link. */
+START_TEST(progress_cadence)
+{
+	/* 16 hosts at 200 Mbit/s, 1 MiB blocks: 15.8 ms of ACKs: 200 ms */
+	ck_assert_uint_eq(proto_progress_every_ms(16, 1u << 20, 41943), 200);
+	/* 64 hosts at 20 Mbit/s, 64 KiB blocks (26.2 ms each): 665 ms */
+	ck_assert_uint_eq(proto_progress_every_ms(64, 64u << 10, 26214), 665);
+	/* 1,024 members on loopback: every n ms, as before */
+	ck_assert_uint_eq(proto_progress_every_ms(1024, 4u << 20, 900), 1024);
+	/* 1,024 at 20 Mbit/s would be 10.8 s: every 2 s at least */
+	ck_assert_uint_eq(proto_progress_every_ms(1024, 64u << 10, 26214),
+			  2000);
+	/* block time not known, or shared with other transfers */
+	ck_assert_uint_eq(proto_progress_every_ms(64, 64u << 10, 0), 200);
+	ck_assert_uint_eq(proto_progress_every_ms(64, 64u << 10,
+						  PROTO_BT_SHARED), 200);
+	ck_assert_uint_eq(proto_progress_every_ms(64, 64u << 10,
+						  PROTO_NO_PEER), 200);
+	ck_assert_uint_eq(proto_progress_every_ms(300, 64u << 10, 0), 300);
+	ck_assert_uint_eq(proto_progress_every_ms(1, 64u << 10, 26214), 200);
+}
+END_TEST
+
 START_TEST(trace_clock_offset)
 {
 	struct trace_sync sync = { .now = 9000, .arrived = 6000,
@@ -536,6 +560,7 @@ proto_suite(void)
 	tcase_add_test(tc, same_host);
 	tcase_add_test(tc, trace_round_trip);
 	tcase_add_test(tc, trace_clock_offset);
+	tcase_add_test(tc, progress_cadence);
 	suite_add_tcase(s, tc);
 	return s;
 }
