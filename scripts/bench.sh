@@ -48,6 +48,8 @@
 #                --trace SCENARIO-TOOL-RUN.json; default none)
 #   BENCH_PLOT (bench-ratio.png next to BENCH_OUT; '' for none)
 #   BENCH_PORT (7471: the daemons; +1: tcpcopy and tcpchain)
+#   RDMCP_NS_CC (every host's TCP congestion control, e.g. cubic; default
+#   the machine's), RDMCP_NS_BURST (the NICs' tbf bucket, 256kb)
 #   BENCH_SIZES, BENCH_RATE, BENCH_MIB (the old settings: when given and
 #   BENCH_SCENARIOS is not, one scenario per size)
 # Needs root.
@@ -404,11 +406,12 @@ mkdir -p "$(dirname "$OUT")"
 		"$(date -u +%Y-%m-%dT%H:%MZ)" "$("$RDMCP" --version | head -1)" \
 		"$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo '?')" \
 		"$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
-	printf '# runs %s, algorithms %s, block %s, extra options "%s"\n' \
-		"$RUNS" "$ALGS" "$BLOCK" "$OPTS"
+	printf '# runs %s, algorithms %s, block %s, extra options "%s", TCP congestion control %s\n' \
+		"$RUNS" "$ALGS" "$BLOCK" "$OPTS" \
+		"${RDMCP_NS_CC:-$(sysctl -n net.ipv4.tcp_congestion_control)}"
 	printf '# scenario\tn\trate\tmib\ttool\trun\tseconds\tratio\tretrans\tupload\tdrops\tdsack\n'
 } >"$OUT"
-echo "rdmcp bench: scenarios $SCENARIOS; $RUNS runs each, medians"
+echo "rdmcp bench: scenarios $SCENARIOS; $RUNS runs each, medians; TCP congestion control ${RDMCP_NS_CC:-$(sysctl -n net.ipv4.tcp_congestion_control)}"
 echo "load:$(uptime | sed 's/.*load/ load/')"
 awk '$1 > 0.5 { print "bench.sh: warning: the machine is not idle (load " $1 "): the figures will be noisy" }' /proc/loadavg
 started=$SECONDS

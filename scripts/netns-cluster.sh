@@ -20,13 +20,15 @@
 # in 198.18.0.0/15 only (198.18.0.1 is host 1).  With RATE, a tbf qdisc
 # shapes each host's upload on eth0 and its download on the switch port,
 # so every NIC sends and receives at RATE at once, like a full-duplex link.
-# Needs root.  NAME is $RDMCP_NS (default rdmcp).
+# Needs root.  NAME is $RDMCP_NS (default rdmcp); $RDMCP_NS_CC, if set,
+# is every host's TCP congestion control (default: the machine's).
 set -euo pipefail
 
 NAME=${RDMCP_NS:-rdmcp}
 SW=$NAME-sw
 BURST=${RDMCP_NS_BURST:-256kb}
 GSO=${RDMCP_NS_GSO:-}
+CC=${RDMCP_NS_CC:-}
 
 host_ns() { echo "$NAME-h$1"; }
 
@@ -57,6 +59,8 @@ up() {
 		ns=$(host_ns "$i")
 		ip netns add "$ns"
 		ip -n "$ns" link set lo up
+		[ -z "$CC" ] || ip netns exec "$ns" sysctl -qw \
+			net.ipv4.tcp_congestion_control="$CC"
 		ip link add "rdh$$x$i" type veth peer name "p$i" netns "$SW"
 		ip link set "rdh$$x$i" netns "$ns"
 		ip -n "$ns" link set "rdh$$x$i" name eth0
