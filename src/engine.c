@@ -40,6 +40,13 @@ eng_can_send(const struct eng *e, uint64_t b)
 }
 
 bool
+eng_runs_trickle(const struct eng *e)
+{
+	return e->cfg.admit_one && e->one_target &&
+	       (e->cut_through || e->cfg.rate > 0);
+}
+
+bool
 eng_can_offer(const struct eng *e, uint64_t b)
 {
 	uint32_t i;
@@ -243,14 +250,15 @@ eng_sendq_at(struct eng *e, uint32_t i)
 
 /* How many sends the queue looks at.  Rank 0 sends in schedule order:
  * every block it sends late holds back all the members it reaches
- * through.  To one peer alone the order is the same either way, and the
- * queue holds the run going and the next one (SENDQ_MAX). */
+ * through (to one peer alone, the order is the same either way, and runs
+ * need the queue).  A member whose granted runs go out over time holds
+ * the run going and the next one (SENDQ_MAX: eng_runs_trickle). */
 static uint32_t
 sendq_room(const struct eng *e)
 {
-	if (e->one_target)
+	if (eng_runs_trickle(e))
 		return SENDQ_MAX;
-	return e->cfg.rank == 0 ? 1 : SEND_AHEAD;
+	return e->cfg.rank == 0 && !e->one_target ? 1 : SEND_AHEAD;
 }
 
 /* The queue of next sends: issued ones off its head, then filled up

@@ -45,9 +45,9 @@
  * one round of signals, not one per block). */
 #define RUN_MAX SEND_AHEAD
 
-/* The send queue's room: a member that sends to one neighbour alone
- * looks two runs ahead, so that the next run can be offered while the
- * last is still going (pace_make_offers). */
+/* The send queue's room: a member whose runs go out over time looks two
+ * runs ahead, so that the next run can be offered while the last is
+ * still going (eng_runs_trickle). */
 #define SENDQ_MAX (2 * RUN_MAX)
 
 /* admit_one: blocks granted and not nearly in, at most: ADMIT_MAX runs
@@ -172,6 +172,12 @@ struct epeer *eng_find_peer(struct eng *e, uint32_t rank);
 
 /* The i-th send of the queue of next sends. */
 struct esend *eng_sendq_at(struct eng *e, uint32_t i);
+
+/* Does a run granted to our one neighbour go out over time, not at once:
+ * we pass blocks on as they land (cut_through), or pace our sends
+ * (cfg.rate)?  Then the next run is offered once the last is granted
+ * (pace_make_offers), and the send queue holds both (SENDQ_MAX). */
+bool eng_runs_trickle(const struct eng *e);
 
 /* May block b go out now: here, or (cut_through) landing now? */
 bool eng_can_send(const struct eng *e, uint64_t b);

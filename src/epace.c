@@ -242,19 +242,23 @@ run_to_offer(struct eng *e, uint32_t i)
 	return n;
 }
 
-/* Is send es an offer still out: offered, not issued, and (to our only
- * neighbour) not granted yet?  A run granted by our only neighbour
- * does not hold back the offer of the next: a relay passes its blocks on
- * as they land, and a signal cannot overtake the block going out, so the
- * offer made once the run's last block went would reach the neighbour
- * only as that block ends, and the grant come back a round trip later,
- * through the neighbour's queue of the data it passes on: that long the
- * relay's link idled, once a run (3-6 ms every 8 blocks at 200 Mbit/s). */
+/* Is send es an offer still out: offered, not issued, and (where runs
+ * go out over time: eng_runs_trickle) not granted yet?  There a granted
+ * run does not hold back the offer of the next.  A relay passing blocks
+ * on as they land offered the next run once the last one's final block
+ * was going; a signal cannot overtake a block on its way, so the offer
+ * reached the neighbour only as that block ended, and the grant came back
+ * a round trip later, through the neighbour's queue of the data it
+ * passes on: that long the relay's link idled, once a run (3-6 ms every
+ * 8 blocks at 200 Mbit/s).  A member whose granted runs all go at once
+ * offers the next as they do (the offer passes the blocks queued before
+ * it: conn_send_signal); with more than one neighbour, one offer is out
+ * at a time (below). */
 static bool
 offer_out(const struct eng *e, const struct esend *es)
 {
 	return es->offered && !es->issued &&
-	       !(es->granted && only_target(e, es->x.peer) != NULL);
+	       !(es->granted && eng_runs_trickle(e));
 }
 
 /* admit_one: offer the first send that could go, one offer at a time:
