@@ -22,13 +22,14 @@
 #
 # Settings (environment): BENCH_LOOP_MIB (256), BENCH_LOOP_RUNS (5),
 # BENCH_LOOP_FAN_MIB (64), BENCH_LOOP_FANOUT ("4 8 16"),
-# BENCH_LOOP_FAN_RUNS (3), BENCH_LOOP_PORT (7473), BENCH_OPTS (extra
+# BENCH_LOOP_FAN_RUNS (3), BENCH_LOOP_PORT (7473), RDMCP (the build to
+# measure; ./rdmcp), BENCH_OPTS (extra
 # options of every rdmcp run).
 set -euo pipefail
 export LC_ALL=C	# a dot in $EPOCHREALTIME and in awk's numbers
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RDMCP=$TOP/rdmcp
+RDMCP=${RDMCP:-$TOP/rdmcp}	# another build: RDMCP=path
 MIB=${BENCH_LOOP_MIB:-256}
 RUNS=${BENCH_LOOP_RUNS:-5}
 FAN_MIB=${BENCH_LOOP_FAN_MIB:-64}
