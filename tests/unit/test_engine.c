@@ -417,6 +417,18 @@ START_TEST(all_algorithms_paced)
 }
 END_TEST
 
+/* Run cl with the engine's trace log going to `count` (which counts the
+ * lines it looks for in ctx); then every member must hold the sender's
+ * bytes. */
+static void
+run_counting(struct cluster *cl, log_sink_fn count, void *ctx)
+{
+	log_setup(count, ctx, LOG_TRACE);
+	run_cluster(cl);
+	log_setup(NULL, NULL, LOG_WARN);
+	ck_all_copies(cl);
+}
+
 static void
 count_runs(void *ctx, enum log_level level, const char *msg)
 {
@@ -434,10 +446,7 @@ START_TEST(relay_behind_sends_runs)
 
 	cl->slow_rank = 1;
 	cl->slow_rate = 100 * cl->bsize;	/* 0.65 s for the 65 blocks */
-	log_setup(count_runs, &runs, LOG_TRACE);
-	run_cluster(cl);
-	log_setup(NULL, NULL, LOG_WARN);
-	ck_all_copies(cl);
+	run_counting(cl, count_runs, &runs);
 	ck_assert_msg(runs > 0, "no block was granted in a run");
 	teardown_cluster(cl);
 	free(cl);
@@ -467,10 +476,7 @@ START_TEST(one_source_grants_ahead)
 					 32u << 20);
 	unsigned n[2] = { 0, 0 };
 
-	log_setup(count_ahead, n, LOG_TRACE);
-	run_cluster(cl);
-	log_setup(NULL, NULL, LOG_WARN);
-	ck_all_copies(cl);
+	run_counting(cl, count_ahead, n);
 	ck_assert_msg(n[0] > 0, "the sender's blocks were not granted in runs");
 	ck_assert_msg(n[1] > 0, "no run was granted before the last was in");
 	teardown_cluster(cl);
@@ -493,10 +499,7 @@ START_TEST(relays_pass_blocks_as_they_land)
 	struct cluster *cl = paced_chain(4, 1u << 20, 24 * (1u << 20) + 5);
 	unsigned landing = 0;
 
-	log_setup(count_landing, &landing, LOG_TRACE);
-	run_cluster(cl);
-	log_setup(NULL, NULL, LOG_WARN);
-	ck_all_copies(cl);
+	run_counting(cl, count_landing, &landing);
 	/* 2 relays x 25 blocks; on a loaded machine a relay may fall behind
 	 * and send some whole */
 	ck_assert_msg(landing >= 10, "only %u blocks went on as they landed",
@@ -527,11 +530,7 @@ START_TEST(relay_offers_next_run_ahead)
 
 	cl->slow_rank = 0;
 	cl->slow_rate = 100 * cl->bsize;	/* 0.4 s for the 41 blocks */
-
-	log_setup(count_relay_ahead, &ahead, LOG_TRACE);
-	run_cluster(cl);
-	log_setup(NULL, NULL, LOG_WARN);
-	ck_all_copies(cl);
+	run_counting(cl, count_relay_ahead, &ahead);
 	ck_assert_msg(ahead > 0, "rank 2 never granted the relay's next run "
 		      "before the last was in");
 	teardown_cluster(cl);
