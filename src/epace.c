@@ -25,7 +25,9 @@
  * transport that can: TCP) passes each block on as it lands
  * (cut_through: engine.c, xp_send_landing), and offers its target the
  * blocks its source has its grant for, before they come: the grant is
- * back by the time the block's first bytes are.
+ * back by the time the block's first bytes are.  Such a relay, and a
+ * member pacing its sends, offers its next run once the last is granted
+ * (eng_runs_trickle, offer_out).
  *
  * Also the cap on what a member sends (cfg.rate, --bwlimit): each send
  * takes its bytes' share of time at the rate, and the next waits for it.
