@@ -676,6 +676,30 @@ serve_ownership(struct serve *s, struct rd_err *err)
 	return 0;
 }
 
+static void
+warm_run(uv_work_t *w)
+{
+	(void)w;
+}
+
+static void
+warm_done(uv_work_t *w, int status)
+{
+	(void)w;
+	(void)status;
+}
+
+/* libuv starts its thread pool when the first work is queued: at a job's
+ * set-up (rjob.c), in the daemon's first job.  Start it now.  The request
+ * lives as long as the process: the daemon may end before it is done. */
+static void
+warm_thread_pool(uv_loop_t *loop)
+{
+	static uv_work_t warm;
+
+	uv_queue_work(loop, &warm, warm_run, warm_done);
+}
+
 int
 serve_new(const struct serve_cfg *cfg, struct serve **out,
 	  struct rd_err *err)
@@ -709,6 +733,7 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 	if (rc == 0) {
 		uv_timer_init(cfg->loop, &s->trim);
 		s->trim_used = true;
+		warm_thread_pool(cfg->loop);
 	}
 	if (rc == 0 && cfg->once && cfg->idle_ms > 0) {
 		uv_timer_init(cfg->loop, &s->idle);
