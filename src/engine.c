@@ -287,7 +287,8 @@ sendq_fill(struct eng *e)
 
 /* Can send i of the queue go now (or, `offer`, be offered)?  Not before
  * an earlier one to the same peer (the peer takes its blocks in order;
- * an offer may follow earlier ones offered), and only to a peer that is
+ * an offer may follow earlier ones offered, which only pace_make_offers
+ * allows, where granted runs go out over time), and only to a peer that is
  * ready for it, with the block here (or landing: cut_through). */
 struct epeer *
 eng_sendable(struct eng *e, uint32_t i, bool offer)

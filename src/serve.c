@@ -679,19 +679,17 @@ serve_ownership(struct serve *s, struct rd_err *err)
 static void
 warm_run(uv_work_t *w)
 {
-	(void)w;
 }
 
 static void
 warm_done(uv_work_t *w, int status)
 {
-	(void)w;
-	(void)status;
 }
 
 /* libuv starts its thread pool when the first work is queued: at a job's
  * set-up (rjob.c), in the daemon's first job.  Start it now.  The request
- * lives as long as the process: the daemon may end before it is done. */
+ * lives as long as the process (one serve per daemon: cmd/modes.c), as
+ * the daemon may end before it is done. */
 static void
 warm_thread_pool(uv_loop_t *loop)
 {
