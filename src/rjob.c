@@ -296,12 +296,30 @@ blocks_arrived(void *ctx, uint64_t block)
 	return rc;
 }
 
+/* All blocks are in: a first block time held back by maybe_progress (a
+ * frame was unacknowledged at every arrival since it was known, as a
+ * short push on a slow machine can be) goes now, or the sender would
+ * never learn it.  Once: the COMPLETE that follows makes two frames in
+ * flight at most, as at any job's end. */
+static void
+tell_held_block_time(struct rjob *j)
+{
+	uint32_t bt = block_time_us(j);
+
+	if (j->told_bt || bt == 0)
+		return;
+	j->told_bt = true;
+	j->progress_at = uv_now(j->env->loop);
+	send_frame_arg(j, MSG_PROGRESS, bt, eng_held(j->eng), NULL);
+}
+
 static void
 on_complete(void *ctx)
 {
 	struct rjob *j = ctx;
 
 	j->complete = true;
+	tell_held_block_time(j);
 	if (j->trace != NULL)
 		j->t_complete = trace_now();
 	maybe_land(j);
