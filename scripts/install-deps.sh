@@ -46,6 +46,8 @@ PACKAGES=(
 	"${BUILD_PACKAGES[@]}"
 	check
 	iproute2
+	# a rule that drops the sender's pure ACKs (tests/cluster/held_block_time.sh)
+	nftables
 	mandoc
 	groff-base
 	procps
