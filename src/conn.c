@@ -1,7 +1,7 @@
 /*
  * conn - framed TCP connection on libuv (see conn.h): its life cycle,
  * events, connecting and listening, keepalive; the bytes themselves move
- * in connio.c.
+ * in connrd.c (in) and connwr.c (out).
  *
  * The socket is ours (non-blocking), watched with a uv_poll: libuv's own
  * streams can only move bytes through memory, and a block that lives in a

@@ -1,14 +1,16 @@
 /*
  * conn_int - what the parts of conn share: the connection's state, and
  * the calls between conn.c (life cycle, events, connecting, listening,
- * keepalive) and connio.c (reading frames into memory or files, writing
- * them with sendmsg and sendfile).  Not for other modules.
+ * keepalive), connrd.c (reading frames into memory or files) and connwr.c
+ * (writing them with sendmsg and sendfile).  Not for other modules.
  */
 #ifndef RDMCP_CONN_INT_H
 #define RDMCP_CONN_INT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "conn.h"
 #include "net.h"
@@ -106,11 +108,21 @@ void conn_close_handles(struct conn *c);
 /* We send now: the silence before counts towards the longest. */
 void conn_note_tx(struct conn *c);
 
-/* connio.c */
+/* A system call's result: bytes, or 0 (a read: the peer's end),
+ * -EAGAIN, -errno. */
+static inline ssize_t
+conn_result(ssize_t n)
+{
+	return n < 0 ? -errno : n;
+}
+
+/* connrd.c */
 
 /* Read what the socket (or the read-ahead) holds, frame by frame, and
  * hand finished frames to the owner. */
 void conn_read(struct conn *c);
+
+/* connwr.c */
 
 /* Is frame w's next byte one its owner has not made ready yet? */
 bool wreq_waits(const struct wreq *w);
