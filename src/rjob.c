@@ -264,10 +264,12 @@ block_time_us(const struct rjob *j)
 /* Tell the sender how far we are (blocks held) and how fast blocks come
  * in (block_time_us; at once when first known), every
  * proto_progress_every_ms.  Not while a frame we sent the sender is
- * unacknowledged (the next block asks again): its ACKs wait behind the
- * data on its link, up to 100 ms at 20 Mbit/s, and a second frame in
- * flight had TCP probe the first after two round trips of the path when
- * idle, a needless retransmission by most members of a group at once. */
+ * unacknowledged (the next block asks again, and a first block time
+ * still held at the end goes then: tell_held_block_time): its ACKs wait
+ * behind the data on its link, up to 100 ms at 20 Mbit/s, and a second
+ * frame in flight had TCP probe the first after two round trips of the
+ * path when idle, a needless retransmission by most members of a group
+ * at once. */
 static void
 maybe_progress(struct rjob *j)
 {
