@@ -652,3 +652,21 @@ conn_free(struct conn *c)
 	conn_close_handles(c);
 	conn_release(c);
 }
+
+void
+conn_segs_advance(const struct conn_seg *segs, int *seg, size_t *done,
+		  size_t n)
+{
+	size_t take;
+
+	while (n > 0) {
+		take = segs[*seg].len - *done;
+		take = take < n ? take : n;
+		*done += take;
+		n -= take;
+		if (*done == segs[*seg].len) {
+			(*seg)++;
+			*done = 0;
+		}
+	}
+}

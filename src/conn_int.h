@@ -116,6 +116,11 @@ conn_result(ssize_t n)
 	return n < 0 ? -errno : n;
 }
 
+/* n more bytes of segs done: advance *seg and *done (bytes of segs[*seg]
+ * done) over them, to the next segment as each is full. */
+void conn_segs_advance(const struct conn_seg *segs, int *seg, size_t *done,
+		       size_t n);
+
 /* connrd.c */
 
 /* Read what the socket (or the read-ahead) holds, frame by frame, and

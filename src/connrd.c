@@ -206,18 +206,8 @@ static void
 payload_advance(struct conn *c, size_t n)
 {
 	c->got += n;
-	while (c->body == NULL && n > 0) {
-		size_t take = c->segs[c->seg].len - c->seg_got;
-
-		if (take > n)
-			take = n;
-		c->seg_got += take;
-		n -= take;
-		if (c->seg_got == c->segs[c->seg].len) {
-			c->seg++;
-			c->seg_got = 0;
-		}
-	}
+	if (c->body == NULL)
+		conn_segs_advance(c->segs, &c->seg, &c->seg_got, n);
 }
 
 /* Headers and small payloads are read ahead, IBUF_BYTES at a time: one

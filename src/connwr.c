@@ -110,16 +110,7 @@ write_advance(struct wreq *w, size_t n)
 	w->hdr_done += take;
 	n -= take;
 	w->payload_done += n;
-	while (n > 0) {
-		take = w->segs[w->seg].len - w->seg_done;
-		take = take < n ? take : n;
-		w->seg_done += take;
-		n -= take;
-		if (w->seg_done == w->segs[w->seg].len) {
-			w->seg++;
-			w->seg_done = 0;
-		}
-	}
+	conn_segs_advance(w->segs, &w->seg, &w->seg_done, n);
 }
 
 /* Payload bytes of frame w in all. */

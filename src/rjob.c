@@ -261,6 +261,15 @@ block_time_us(const struct rjob *j)
 	return bt < PROTO_BT_SHARED ? (uint32_t)bt : PROTO_BT_SHARED - 1;
 }
 
+/* PROGRESS: blocks held, and block time bt (0: not known yet). */
+static void
+send_progress(struct rjob *j, uint32_t bt)
+{
+	j->told_bt = bt > 0;
+	j->progress_at = uv_now(j->env->loop);
+	send_frame_arg(j, MSG_PROGRESS, bt, eng_held(j->eng), NULL);
+}
+
 /* Tell the sender how far we are (blocks held) and how fast blocks come
  * in (block_time_us; at once when first known), every
  * proto_progress_every_ms.  Not while a frame we sent the sender is
@@ -280,11 +289,8 @@ maybe_progress(struct rjob *j)
 
 	if (!due && (j->told_bt || bt == 0))
 		return;
-	if (!conn_all_acked(j->ctl))
-		return;
-	j->told_bt = bt > 0;	/* the first one (or sharing), at once */
-	j->progress_at = now;
-	send_frame_arg(j, MSG_PROGRESS, bt, eng_held(j->eng), NULL);
+	if (conn_all_acked(j->ctl))
+		send_progress(j, bt);
 }
 
 static int
@@ -308,11 +314,8 @@ tell_held_block_time(struct rjob *j)
 {
 	uint32_t bt = block_time_us(j);
 
-	if (j->told_bt || bt == 0)
-		return;
-	j->told_bt = true;
-	j->progress_at = uv_now(j->env->loop);
-	send_frame_arg(j, MSG_PROGRESS, bt, eng_held(j->eng), NULL);
+	if (!j->told_bt && bt > 0)
+		send_progress(j, bt);
 }
 
 static void
