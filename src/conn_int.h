@@ -33,6 +33,8 @@ struct wreq {
 	uint64_t ready;		/* payload bytes that may be written now
 				 * (conn_send_growing; else all) */
 	uint64_t payload_done;	/* payload bytes written */
+	uint64_t held_at;	/* `ready` when the landed bytes left over
+				 * after whole segments were held (0: none) */
 	uint8_t hdr[PROTO_FRAME_LEN];
 	size_t hdr_done;
 	int nseg, seg;		/* segments, the one being written */
@@ -75,6 +77,8 @@ struct conn {
 	struct wreq *whead, *wtail;
 	struct wreq *done, *done_tail;	/* written, on_sent still due */
 	int werr;		/* a write failed: the connection is broken */
+	int mss;		/* TCP's segment size, once asked (0: not yet;
+				 * -1: unknown, or too big to round to) */
 	unsigned owner_writes;	/* conn_send frames not yet reported */
 	bool flush_due;		/* small frames queued: written from the idle
 				 * callback, together, at the end of the turn */
@@ -129,7 +133,8 @@ void conn_read(struct conn *c);
 
 /* connwr.c */
 
-/* Is frame w's next byte one its owner has not made ready yet? */
+/* Is frame w's next byte one its owner has not made ready yet, or
+ * held back until more is (connwr.c, cut_write_len)? */
 bool wreq_waits(const struct wreq *w);
 
 /* Write what the socket takes, then report finished frames. */

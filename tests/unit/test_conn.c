@@ -5,12 +5,15 @@
  * small frame; every frame arrives whole, and in its order otherwise.  A
  * frame whose payload grows (a block passed on as it lands) leaves no
  * byte before it is ready, without spinning meanwhile, and holds back the
- * frames behind it.  Whether the peer has all we sent.  Over a real TCP connection on 127.0.0.1 whose far end
+ * frames behind it, and leaves in whole segments while it grows.
+ * Whether the peer has all we sent.  Over a real TCP connection on 127.0.0.1 whose far end
  * we read with plain system calls.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,14 +70,16 @@ static const struct conn_ops ops = {
 };
 
 /* A connected pair of TCP sockets on 127.0.0.1: *ours for conn, *far
- * non-blocking, for the test to read; small buffers, so that the kernel
- * takes far less than one BULK frame while nobody reads. */
+ * non-blocking, for the test to read.  With `small`, small buffers, so
+ * that the kernel takes far less than one BULK frame while nobody reads;
+ * with `mss`, *far announces segments of that size (an Ethernet link's),
+ * not loopback's 64 KiB. */
 static void
-tcp_pair(int *ours, int *far)
+tcp_pair_with(int *ours, int *far, bool small, int mss)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0), small = 64 << 10;
+	int l = socket(AF_INET, SOCK_STREAM, 0), buf = 64 << 10;
 
 	ck_assert_int_ge(l, 0);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -83,15 +88,26 @@ tcp_pair(int *ours, int *far)
 	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &len), 0);
 	*far = socket(AF_INET, SOCK_STREAM, 0);
 	ck_assert_int_ge(*far, 0);
-	ck_assert_int_eq(setsockopt(*far, SOL_SOCKET, SO_RCVBUF, &small,
-				    sizeof(small)), 0);
+	if (small)
+		ck_assert_int_eq(setsockopt(*far, SOL_SOCKET, SO_RCVBUF, &buf,
+					    sizeof(buf)), 0);
+	if (mss > 0)
+		ck_assert_int_eq(setsockopt(*far, IPPROTO_TCP, TCP_MAXSEG,
+					    &mss, sizeof(mss)), 0);
 	ck_assert_int_eq(connect(*far, (struct sockaddr *)&a, sizeof(a)), 0);
 	*ours = accept(l, NULL, NULL);
 	ck_assert_int_ge(*ours, 0);
-	ck_assert_int_eq(setsockopt(*ours, SOL_SOCKET, SO_SNDBUF, &small,
-				    sizeof(small)), 0);
+	if (small)
+		ck_assert_int_eq(setsockopt(*ours, SOL_SOCKET, SO_SNDBUF, &buf,
+					    sizeof(buf)), 0);
 	close(l);
 	ck_assert_int_eq(fcntl(*far, F_SETFL, O_NONBLOCK), 0);
+}
+
+static void
+tcp_pair(int *ours, int *far)
+{
+	tcp_pair_with(ours, far, true, 0);
 }
 
 /* The end of a test: let go of the connection and the far socket, and
@@ -266,6 +282,18 @@ read_bytes(uv_loop_t *loop, int fd, uint8_t *buf, size_t n)
 	return got;
 }
 
+/* What fd holds now, up to n bytes, into buf (after a turn of the
+ * loop). */
+static size_t
+bytes_into(uv_loop_t *loop, int fd, uint8_t *buf, size_t n)
+{
+	ssize_t r;
+
+	uv_run(loop, UV_RUN_NOWAIT);
+	r = n > 0 ? read(fd, buf, n) : 0;
+	return r > 0 ? (size_t)r : 0;
+}
+
 /* Bytes waiting at fd (after the loop had 50 ms to write more). */
 static size_t
 bytes_waiting(uv_loop_t *loop, int fd)
@@ -342,6 +370,82 @@ START_TEST(growing_frame_sends_what_is_ready)
 }
 END_TEST
 
+/* Linux's tcp_info (an ABI that only grows) as far as data_segs_out;
+ * glibc's, which libuv's headers bring, ends at total_retrans. */
+struct tcp_info_segs {
+	struct tcp_info glibc;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+	uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in;
+	uint32_t data_segs_out;
+};
+_Static_assert(offsetof(struct tcp_info_segs, data_segs_out) == 156,
+	       "tcp_info layout");
+
+/* What the kernel took of fd: data segments sent, and the segment size. */
+static void
+segs_sent(int fd, unsigned *segs, int *mss)
+{
+	struct tcp_info_segs ti;
+	socklen_t len = sizeof(ti);
+
+	ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len), 0);
+	ck_assert_uint_eq(len, sizeof(ti));
+	*segs = ti.data_segs_out;
+	len = sizeof(*mss);
+	ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, mss, &len),
+			 0);
+}
+
+/* A block passed on from a file as it lands, a few hundred bytes at a
+ * time, over a link of Ethernet's segments: it leaves in whole segments
+ * while it grows (a landed remainder waits, without the loop spinning)
+ * and takes no more segments than its bytes need, one for its end and
+ * one for the header; and every byte arrives, in order. */
+START_TEST(growing_frame_leaves_in_whole_segments)
+{
+	enum { LEN = 150000, STEP = 700, OFF = 1000 };
+	static uint8_t file[OFF + LEN], got[LEN];
+	struct frame f = { .type = MSG_BLOCK, .val = 9, .len = LEN };
+	struct conn_seg seg = { NULL, LEN, -1, OFF };
+	uint8_t raw[PROTO_FRAME_LEN];
+	struct side side = { 0 };
+	struct conn *c = NULL;
+	unsigned i, segs, turns = 0, grows = 0;
+	size_t have = 0;
+	uv_loop_t loop;
+	int ours, far, mss;
+
+	for (i = 0; i < sizeof(file); i++)
+		file[i] = (uint8_t)(i * 7 + i / 331);
+	seg.fd = memfd_create("whole", 0);
+	ck_assert_int_ge(seg.fd, 0);
+	ck_assert_int_eq(write(seg.fd, file, sizeof(file)), sizeof(file));
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	tcp_pair_with(&ours, &far, false, 1448);
+	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
+	ck_assert_int_eq(conn_send_growing(c, &f, &seg, 1, 9, 0), 0);
+	ck_assert_uint_eq(read_bytes(&loop, far, raw, sizeof(raw)),
+			  sizeof(raw));
+	for (i = STEP; i < LEN; i += STEP, grows++) {
+		ck_assert_int_eq(conn_grow(c, 9, i), 0);
+		turns += grows % 50 == 0 ? idle_for(&loop, 20) : 0;
+		have += bytes_into(&loop, far, got + have, LEN - have);
+	}
+	ck_assert_uint_lt(turns, grows / 50 * 10);	/* no busy poll */
+	ck_assert_int_eq(conn_grow(c, 9, LEN), 0);
+	ck_assert_uint_eq(read_bytes(&loop, far, got + have, LEN - have),
+			  LEN - have);
+	ck_assert(memcmp(got, file + OFF, LEN) == 0);
+	segs_sent(ours, &segs, &mss);
+	ck_assert_int_gt(mss, 1000);
+	ck_assert_uint_le(segs, (LEN + mss - 1) / mss + 2);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert_uint_eq(side.sent, 1);
+	end_pair(&loop, c, far);
+	close(seg.fd);
+}
+END_TEST
+
 /* conn_all_acked: false while a frame waits in our queue, and while bytes
  * written to the socket have not reached the peer (its window is full:
  * nobody reads), true once the peer has them all. */
@@ -392,6 +496,7 @@ conn_suite(void)
 	tcase_add_test(tc, signal_passes_queued_blocks);
 	tcase_add_test(tc, signal_keeps_order_without_blocks);
 	tcase_add_loop_test(tc, growing_frame_sends_what_is_ready, 0, 2);
+	tcase_add_test(tc, growing_frame_leaves_in_whole_segments);
 	tcase_add_test(tc, acked_once_the_peer_has_everything);
 	suite_add_tcase(s, tc);
 	return s;
