@@ -148,11 +148,11 @@ write_file(struct conn *c, struct wreq *w)
 	const struct conn_seg *s = &w->segs[w->seg];
 	off_t off = (off_t)(s->off + w->seg_done);
 	size_t len = s->len - w->seg_done;
+	uint64_t allowed = wreq_allowed(w);
 
-	if (len > wreq_allowed(w))
-		len = (size_t)wreq_allowed(w);
-	if (wreq_allowed(w) < wreq_left(w)) {	/* the frame still grows */
-		len = cut_write_len(c, off, len);
+	if (len >= allowed && allowed < wreq_left(w)) {
+		/* what has landed ends in this segment, and the frame grows */
+		len = cut_write_len(c, off, (size_t)allowed);
 		if (len == 0) {
 			w->held_at = w->ready;
 			return -EAGAIN;

@@ -446,6 +446,51 @@ START_TEST(growing_frame_leaves_in_whole_segments)
 }
 END_TEST
 
+/* A block that spans two files: once bytes land in the second, the rest
+ * of the first leaves whole, not held back to a segment boundary (the
+ * kernel cannot join two files' pieces in one segment anyway). */
+START_TEST(growing_frame_spanning_files_passes_the_first_on)
+{
+	enum { A = 5000, B = 150000, B_AT = 20000 };
+	static uint8_t file[B_AT + B], got[A + B];
+	struct frame f = { .type = MSG_BLOCK, .val = 3, .len = A + B };
+	struct conn_seg segs[2] = { { NULL, A, -1, 0 },
+				    { NULL, B, -1, B_AT } };
+	uint8_t raw[PROTO_FRAME_LEN];
+	struct side side = { 0 };
+	struct conn *c = NULL;
+	size_t have = 0;
+	uv_loop_t loop;
+	unsigned i;
+	int ours, far;
+
+	for (i = 0; i < sizeof(file); i++)
+		file[i] = (uint8_t)(i * 11 + i / 257);
+	segs[0].fd = segs[1].fd = memfd_create("span", 0);
+	ck_assert_int_ge(segs[0].fd, 0);
+	ck_assert_int_eq(write(segs[0].fd, file, sizeof(file)), sizeof(file));
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	tcp_pair_with(&ours, &far, false, 1448);
+	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
+	ck_assert_int_eq(conn_send_growing(c, &f, segs, 2, 3, 0), 0);
+	ck_assert_uint_eq(read_bytes(&loop, far, raw, sizeof(raw)),
+			  sizeof(raw));
+	ck_assert_int_eq(conn_grow(c, 3, A - 700), 0);
+	ck_assert_int_eq(conn_grow(c, 3, A + 3000), 0);
+	ck_assert_uint_ge(read_bytes(&loop, far, got, A), A);
+	have = A + bytes_into(&loop, far, got + A, B);
+	ck_assert_int_eq(conn_grow(c, 3, A + B), 0);
+	ck_assert_uint_eq(read_bytes(&loop, far, got + have, A + B - have),
+			  A + B - have);
+	ck_assert(memcmp(got, file, A) == 0);
+	ck_assert(memcmp(got + A, file + B_AT, B) == 0);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert_uint_eq(side.sent, 1);
+	end_pair(&loop, c, far);
+	close(segs[0].fd);
+}
+END_TEST
+
 /* conn_all_acked: false while a frame waits in our queue, and while bytes
  * written to the socket have not reached the peer (its window is full:
  * nobody reads), true once the peer has them all. */
@@ -497,6 +542,7 @@ conn_suite(void)
 	tcase_add_test(tc, signal_keeps_order_without_blocks);
 	tcase_add_loop_test(tc, growing_frame_sends_what_is_ready, 0, 2);
 	tcase_add_test(tc, growing_frame_leaves_in_whole_segments);
+	tcase_add_test(tc, growing_frame_spanning_files_passes_the_first_on);
 	tcase_add_test(tc, acked_once_the_peer_has_everything);
 	suite_add_tcase(s, tc);
 	return s;
