@@ -24,8 +24,8 @@
 /* A block passed on as it lands leaves in whole segments (cut_write_len):
  * sendfile moves a file through the kernel's splice pipe, this many
  * pages a round (PIPE_DEF_BUFFERS), and pushes each round's end; segment
- * sizes above WHOLE_SEG_MAX (loopback's 64 KiB) are not worth rounding
- * to. */
+ * sizes above WHOLE_SEG_MAX (loopback's are 32 KiB and more) are not worth
+ * rounding to. */
 #define SPLICE_ROUND_PAGES 16u
 #define WHOLE_SEG_MAX 8192
 
