@@ -306,6 +306,27 @@ bytes_waiting(uv_loop_t *loop, int fd)
 	return r > 0 ? (size_t)r : 0;
 }
 
+/* Fill buf with a pattern of its offsets (seed picks which). */
+static void
+fill_pattern(uint8_t *buf, size_t len, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * seed + i / 509);
+}
+
+/* A file (memfd) holding buf's len bytes: a block that lives in a file. */
+static int
+memfd_holding(const uint8_t *buf, size_t len)
+{
+	int fd = memfd_create("block", 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	return fd;
+}
+
 /* A block passed on as it lands, from memory (_i 0) or from a file
  * (_i 1: sendfile): only the bytes said ready leave, the loop does not
  * spin while the rest is missing, the signal queued behind the begun frame
@@ -321,15 +342,11 @@ START_TEST(growing_frame_sends_what_is_ready)
 	struct side side = { 0 };
 	struct conn *c = NULL;
 	uv_loop_t loop;
-	unsigned i;
 	int ours, far, fd = -1;
 
-	for (i = 0; i < GROW; i++)
-		block[i] = (uint8_t)(i * 13 + i / 509);
+	fill_pattern(block, GROW, 13);
 	if (_i == 1) {
-		fd = memfd_create("grow", 0);
-		ck_assert_int_ge(fd, 0);
-		ck_assert_int_eq(write(fd, block, GROW), GROW);
+		fd = memfd_holding(block, GROW);
 		seg = (struct conn_seg){ NULL, GROW, fd, 0 };
 	}
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
@@ -396,6 +413,24 @@ segs_sent(int fd, unsigned *segs, int *mss)
 			 0);
 }
 
+/* Over a pair whose far end announces Ethernet's segments (1,448
+ * bytes), queue frame f of segs growing, nothing ready yet, and read its
+ * header at the far end. */
+static void
+start_growing(uv_loop_t *loop, struct side *side, struct conn **c,
+	      int *ours, int *far, const struct frame *f,
+	      const struct conn_seg *segs, int nseg)
+{
+	uint8_t raw[PROTO_FRAME_LEN];
+
+	ck_assert_int_eq(uv_loop_init(loop), 0);
+	tcp_pair_with(ours, far, false, 1448);
+	ck_assert_int_eq(conn_adopt(loop, *ours, &ops, side, c), 0);
+	ck_assert_int_eq(conn_send_growing(*c, f, segs, nseg, f->val, 0), 0);
+	ck_assert_uint_eq(read_bytes(loop, *far, raw, sizeof(raw)),
+			  sizeof(raw));
+}
+
 /* A block passed on from a file as it lands, a few hundred bytes at a
  * time, over a link of Ethernet's segments: it leaves in whole segments
  * while it grows (a landed remainder waits, without the loop spinning)
@@ -407,7 +442,6 @@ START_TEST(growing_frame_leaves_in_whole_segments)
 	static uint8_t file[OFF + LEN], got[LEN];
 	struct frame f = { .type = MSG_BLOCK, .val = 9, .len = LEN };
 	struct conn_seg seg = { NULL, LEN, -1, OFF };
-	uint8_t raw[PROTO_FRAME_LEN];
 	struct side side = { 0 };
 	struct conn *c = NULL;
 	unsigned i, segs, turns = 0, grows = 0;
@@ -415,17 +449,9 @@ START_TEST(growing_frame_leaves_in_whole_segments)
 	uv_loop_t loop;
 	int ours, far, mss;
 
-	for (i = 0; i < sizeof(file); i++)
-		file[i] = (uint8_t)(i * 7 + i / 331);
-	seg.fd = memfd_create("whole", 0);
-	ck_assert_int_ge(seg.fd, 0);
-	ck_assert_int_eq(write(seg.fd, file, sizeof(file)), sizeof(file));
-	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	tcp_pair_with(&ours, &far, false, 1448);
-	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
-	ck_assert_int_eq(conn_send_growing(c, &f, &seg, 1, 9, 0), 0);
-	ck_assert_uint_eq(read_bytes(&loop, far, raw, sizeof(raw)),
-			  sizeof(raw));
+	fill_pattern(file, sizeof(file), 7);
+	seg.fd = memfd_holding(file, sizeof(file));
+	start_growing(&loop, &side, &c, &ours, &far, &f, &seg, 1);
 	for (i = STEP; i < LEN; i += STEP, grows++) {
 		ck_assert_int_eq(conn_grow(c, 9, i), 0);
 		turns += grows % 50 == 0 ? idle_for(&loop, 20) : 0;
@@ -456,25 +482,15 @@ START_TEST(growing_frame_spanning_files_passes_the_first_on)
 	struct frame f = { .type = MSG_BLOCK, .val = 3, .len = A + B };
 	struct conn_seg segs[2] = { { NULL, A, -1, 0 },
 				    { NULL, B, -1, B_AT } };
-	uint8_t raw[PROTO_FRAME_LEN];
 	struct side side = { 0 };
 	struct conn *c = NULL;
 	size_t have = 0;
 	uv_loop_t loop;
-	unsigned i;
 	int ours, far;
 
-	for (i = 0; i < sizeof(file); i++)
-		file[i] = (uint8_t)(i * 11 + i / 257);
-	segs[0].fd = segs[1].fd = memfd_create("span", 0);
-	ck_assert_int_ge(segs[0].fd, 0);
-	ck_assert_int_eq(write(segs[0].fd, file, sizeof(file)), sizeof(file));
-	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	tcp_pair_with(&ours, &far, false, 1448);
-	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
-	ck_assert_int_eq(conn_send_growing(c, &f, segs, 2, 3, 0), 0);
-	ck_assert_uint_eq(read_bytes(&loop, far, raw, sizeof(raw)),
-			  sizeof(raw));
+	fill_pattern(file, sizeof(file), 11);
+	segs[0].fd = segs[1].fd = memfd_holding(file, sizeof(file));
+	start_growing(&loop, &side, &c, &ours, &far, &f, segs, 2);
 	ck_assert_int_eq(conn_grow(c, 3, A - 700), 0);
 	ck_assert_int_eq(conn_grow(c, 3, A + 3000), 0);
 	ck_assert_uint_ge(read_bytes(&loop, far, got, A), A);
