@@ -52,7 +52,7 @@ usage(FILE *out)
 "                           to DEST_libs/ next to it\n"
 "  -a, --algorithm ALG      binomial, chain, tree or sequential (default:\n"
 "                           over TCP the chain for 16K per host and\n"
-"                           more, 2M on one machine, else binomial;\n"
+"                           more, but not on one machine, else binomial;\n"
 "                           --plan --size shows it)\n"
 "  -b, --block-size SIZE    block size, with K, M or G suffix (default:\n"
 "                           chosen for the size, the hosts and their links,\n"

@@ -6,8 +6,8 @@
 # data, checked with --verify, three ways and shows them side by side:
 #
 #   to 1 host                     the time of one copy
-#   to 8 hosts, chain (chosen)    rdmcp: the hosts relay blocks (the
-#                                 schedule rdmcp picks for the size)
+#   to 8 hosts, binomial pipeline rdmcp: the hosts relay blocks (the
+#     (chosen)                    schedule rdmcp picks, from a dry run)
 #   to 8 hosts, -a sequential     what a loop of copies does
 #
 # with each one's time, its ratio to the 1-host time, and what the sender
@@ -158,9 +158,10 @@ all=${all%,}
 say "pushing it to 1 host: rdmcp --verify -d $DIR/to/one/ $SRC ${ADDRS[0]}:$PORT"
 push one "${ADDRS[0]}:$PORT" -q
 ONE_MS=$MS ONE_UP=$UP
-# the schedule rdmcp chooses for this size and group (--plan's first line)
-ALG=$("$RDMCP" --plan --hosts $((N + 1)) --size $((SIZE_MIB << 20)) |
-	sed -n '1s/^# block size .*, \([a-z]*\) (chosen)$/\1/p')
+# the schedule rdmcp chooses for this file and these hosts (a dry run's
+# plan: on one machine it is not the one --plan shows for a network)
+ALG=$("$RDMCP" --dry-run -d "$DIR/to/" "$SRC" "$all" 2>/dev/null |
+	sed -n 's/^plan: .*, \([a-z]*\) schedule of .*/\1/p')
 case $ALG in
 binomial) ALG="binomial pipeline (chosen)" ;;
 chain) ALG="chain (chosen)" ;;
@@ -183,11 +184,11 @@ awk -v n="$N" -v b="$bytes" -v one="$ONE_MS" -v oneu="$ONE_UP" \
 	-v all="$ALL_MS" -v allu="$ALL_UP" -v seq="$SEQ_MS" -v sequ="$SEQ_UP" \
 	-v alg="$ALG" '
 function row(what, ms, up) {
-	printf "demo:   %-30s %8.3f s   %5.2f   %5.2f x the file\n",
+	printf "demo:   %-35s %8.3f s   %5.2f   %5.2f x the file\n",
 		what, ms / 1000, ms / one, up / b
 }
 BEGIN {
-	printf "demo:   %-30s %10s   %5s   %s\n", "push", "time", "ratio", "the sender uploaded"
+	printf "demo:   %-35s %10s   %5s   %s\n", "push", "time", "ratio", "the sender uploaded"
 	row("1 host", one, oneu)
 	row(n " hosts, " alg, all, allu)
 	row(n " hosts, one after another", seq, sequ)

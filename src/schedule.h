@@ -130,11 +130,11 @@ uint32_t sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
  * steady flow, where the binomial pipeline's members wait, block after
  * block, on a control round trip with a different neighbour (1.1 to 1.8 x
  * one copy at 8 to 64 hosts on the emulated clusters, the chain 1.003 to
- * 1.018; README Performance).  Between processes of this machine, whose
- * relays store each block, from 2 MiB per hop (16 blocks of 128 KiB).
- * Otherwise, and always over verbs (whose relays store each block too,
- * and wait on no control round trip), the binomial pipeline, whose fill
- * grows as log2 n. */
+ * 1.018; README Performance).  Otherwise, always over verbs (whose
+ * relays store each block, and wait on no control round trip) and
+ * between processes of this machine (whose members share its cores and
+ * caches, where a chain's head races ahead of its tail), the binomial
+ * pipeline, whose fill grows as log2 n. */
 enum sched_alg sched_auto_alg(uint64_t bytes, uint32_t n,
 			      enum sched_link link);
 

@@ -17,8 +17,9 @@ grep -qx "127.0.0.\[2-4\]:$PORT: ok, verified (3 hosts, .*)" "$out" ||
 	fail "no report of the push to all: $(cat "$out")"
 grep -Eq "^demo:   1 host +[0-9.]+ s +1\.00 +1\.0[0-9] x the file$" "$out" ||
 	fail "1-host row: $(cat "$out")"
-# 4 MiB, 32 blocks of 128 KiB for 4 members: the chain (sched_auto_alg)
-grep -Eq "^demo:   3 hosts, chain \(chosen\) +[0-9.]+ s +[0-9.]+ +1\.[0-9]+ x the file$" \
+# every host on this machine: the binomial pipeline (sched_auto_alg), as
+# the push's dry run says
+grep -Eq "^demo:   3 hosts, binomial pipeline \(chosen\) +[0-9.]+ s +[0-9.]+ +1\.[0-9]+ x the file$" \
 	"$out" || fail "pipeline row (about one upload): $(cat "$out")"
 grep -Eq "^demo:   3 hosts, one after another +[0-9.]+ s +[0-9.]+ +3\.0[0-9] x the file$" \
 	"$out" || fail "sequential row (three uploads): $(cat "$out")"

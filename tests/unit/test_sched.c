@@ -522,9 +522,11 @@ START_TEST(auto_choices)
 	ck_assert_int_eq(sched_auto_alg(62 * 16 * kib - 1, 64,
 					 SCHED_LINK_NET),
 			 SCHED_BINOMIAL);
-	/* on this machine the relays store blocks: 16 x 128 KiB a hop */
+	/* on this machine the members share the cores: the pipeline */
 	ck_assert_int_eq(sched_auto_alg(64 * mib, 17, SCHED_LINK_LOOPBACK),
-			 SCHED_CHAIN);
+			 SCHED_BINOMIAL);
+	ck_assert_int_eq(sched_auto_alg(4096 * mib, 4, SCHED_LINK_LOOPBACK),
+			 SCHED_BINOMIAL);
 	ck_assert_int_eq(sched_auto_alg(4 * mib, 17, SCHED_LINK_LOOPBACK),
 			 SCHED_BINOMIAL);
 	ck_assert_int_eq(sched_auto_alg(4 * mib, 17, SCHED_LINK_NET),
