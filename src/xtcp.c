@@ -491,12 +491,18 @@ xtcp_signal(struct xp *xp, uint32_t peer, uint64_t value)
 	return conn_send_signal(p->c, &f);
 }
 
+/* Lingering 0 ms closed the socket at once over the peer's last signals,
+ * unread, and the reset took our own last bytes to it with it. */
+unsigned
+xtcp_linger_ms(unsigned timeout_ms)
+{
+	return timeout_ms > 0 && timeout_ms < XTCP_LINGER_MS ? timeout_ms
+							      : XTCP_LINGER_MS;
+}
+
 /* Done with this peer: the connection ends in order on its own (its last
- * frames may still be on the way to the peer), and reports nothing.  It
- * lingers for the peer's end as long as a silent peer is given, within
- * XTCP_LINGER_MS; without a timeout (0), XTCP_LINGER_MS: lingering 0 ms
- * closed the socket at once over the peer's last signals, unread, and
- * the reset took our own last bytes to it with it. */
+ * frames may still be on the way to the peer), and reports nothing,
+ * lingering xtcp_linger_ms for the peer's end. */
 static void
 xtcp_finish(struct xp *xp, uint32_t peer)
 {
@@ -505,8 +511,7 @@ xtcp_finish(struct xp *xp, uint32_t peer)
 
 	if (p == NULL)
 		return;
-	conn_linger(p->c, x->timeout_ms > 0 && x->timeout_ms < XTCP_LINGER_MS
-				  ? x->timeout_ms : XTCP_LINGER_MS);
+	conn_linger(p->c, xtcp_linger_ms(x->timeout_ms));
 	p->c = NULL;
 	p->up = false;
 }

@@ -42,4 +42,10 @@ int xtcp_new(const struct xtcp_cfg *cfg, struct xp **out);
  * connection. */
 int xtcp_adopt(struct xp *x, struct conn *c, uint32_t from);
 
+/* How long a connection done with its peer waits for the peer's end before
+ * it closes (conn_linger): the transfer's timeout, at most 10 s; without a
+ * timeout (0), 10 s.  Never 0: closing over unread input resets the
+ * connection and loses our last bytes on their way. */
+unsigned xtcp_linger_ms(unsigned timeout_ms);
+
 #endif

@@ -6,7 +6,8 @@
  * frame whose payload grows (a block passed on as it lands) leaves no
  * byte before it is ready, without spinning meanwhile, and holds back the
  * frames behind it, and leaves in whole segments while it grows.
- * Whether the peer has all we sent.  Over a real TCP connection on 127.0.0.1 whose far end
+ * Whether the peer has all we sent.  A connection done with its peer still
+ * delivers its last bytes.  Over a real TCP connection on 127.0.0.1 whose far end
  * we read with plain system calls.
  */
 #include <check.h>
@@ -15,6 +16,7 @@
 #include <netinet/tcp.h>
 #include <stddef.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,12 +27,14 @@
 #include "conn.h"
 #include "proto.h"
 #include "unit.h"
+#include "xtcp.h"
 
 #define NBULK 6
 #define BULK (2u << 20)		/* more than the socket's buffers take */
 #define MAXF 16
 #define GROW (192u << 10)	/* a block passed on as it lands */
 #define ACKED_BLOCK (256u << 10)	/* more than the peer's window */
+#define LINGER_BLOCK (256u << 10)	/* as much, left in our socket */
 
 struct side {
 	unsigned sent;		/* on_sent of bulk frames */
@@ -547,6 +551,78 @@ START_TEST(acked_once_the_peer_has_everything)
 }
 END_TEST
 
+/* Read fd until its end or 10 s, running the loop meanwhile: how many
+ * bytes came; *err the error that ended it instead (ETIMEDOUT: no end). */
+static size_t
+read_to_end(uv_loop_t *loop, int fd, int *err)
+{
+	static uint8_t buf[64 << 10];
+	uint64_t deadline = uv_hrtime() + 10000000000ull;
+	size_t got = 0;
+	ssize_t r;
+
+	*err = ETIMEDOUT;
+	while (uv_hrtime() < deadline) {
+		uv_run(loop, UV_RUN_NOWAIT);
+		r = read(fd, buf, sizeof(buf));
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+			*err = r == 0 ? 0 : errno;
+			break;
+		}
+		got += r > 0 ? (size_t)r : 0;
+	}
+	return got;
+}
+
+/* Done with a peer (as xtcp_finish is) while the peer's last signals lie
+ * unread in our socket and most of our last frame is still in it: the
+ * peer gets every byte of the frame, then our end, whatever the
+ * transfer's timeout, none (0) included.  Closing at once there resets
+ * the connection, and the kernel drops what the peer has not taken. */
+START_TEST(done_with_peer_delivers_our_last_bytes)
+{
+	static const unsigned timeout_ms[] = { 0, 300 };
+	static uint8_t block[LINGER_BLOCK];
+	struct frame f = { .type = MSG_BLOCK, .len = LINGER_BLOCK };
+	struct frame nop = { .type = MSG_NOP };
+	struct iovec iov = { block, LINGER_BLOCK };
+	uint8_t signals[2 * PROTO_FRAME_LEN];
+	uint64_t deadline = uv_hrtime() + 10000000000ull;
+	int ours, far, big = 1 << 20, err;
+	struct side side = { 0 };
+	struct conn *c = NULL;
+	struct pollfd in;
+	uv_loop_t loop;
+	size_t got;
+
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	tcp_pair(&ours, &far);
+	ck_assert_int_eq(setsockopt(ours, SOL_SOCKET, SO_SNDBUF, &big,
+				    sizeof(big)), 0);
+	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
+	ck_assert_int_eq(conn_send(c, &f, &iov, 1, 1), 0);
+	while (side.sent == 0 && uv_hrtime() < deadline)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert_uint_eq(side.sent, 1);
+	ck_assert(!conn_all_acked(c));	/* the peer's window holds less */
+	frame_encode(&nop, signals);
+	frame_encode(&nop, signals + PROTO_FRAME_LEN);
+	ck_assert_int_eq(write(far, signals, sizeof(signals)),
+			 (ssize_t)sizeof(signals));
+	in = (struct pollfd){ .fd = ours, .events = POLLIN };
+	ck_assert_int_eq(poll(&in, 1, 5000), 1);	/* there, unread */
+	conn_linger(c, xtcp_linger_ms(timeout_ms[_i]));
+	got = read_to_end(&loop, far, &err);
+	ck_assert_msg(err == 0 && got == PROTO_FRAME_LEN + LINGER_BLOCK,
+		      "timeout %u ms: the peer got %zu of %u bytes, then %s",
+		      timeout_ms[_i], got, PROTO_FRAME_LEN + LINGER_BLOCK,
+		      err == 0 ? "our end" : strerror(err));
+	close(far);
+	uv_run(&loop, UV_RUN_DEFAULT);	/* ours sees the end and closes */
+	ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static Suite *
 conn_suite(void)
 {
@@ -560,6 +636,7 @@ conn_suite(void)
 	tcase_add_test(tc, growing_frame_leaves_in_whole_segments);
 	tcase_add_test(tc, growing_frame_spanning_files_passes_the_first_on);
 	tcase_add_test(tc, acked_once_the_peer_has_everything);
+	tcase_add_loop_test(tc, done_with_peer_delivers_our_last_bytes, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
