@@ -165,7 +165,7 @@ ALG=$("$RDMCP" --dry-run -d "$DIR/to/" "$SRC" "$all" 2>/dev/null |
 case $ALG in
 binomial) ALG="binomial pipeline (chosen)" ;;
 chain) ALG="chain (chosen)" ;;
-*) die "rdmcp --plan did not say which schedule it would choose" ;;
+*) die "rdmcp --dry-run did not say which schedule it would choose" ;;
 esac
 say "pushing it to $N hosts at once, $ALG, crc32 verified before landing:"
 say "  rdmcp --verify -d $DIR/to/all/ $SRC $all"

@@ -491,8 +491,6 @@ xtcp_signal(struct xp *xp, uint32_t peer, uint64_t value)
 	return conn_send_signal(p->c, &f);
 }
 
-/* Lingering 0 ms closed the socket at once over the peer's last signals,
- * unread, and the reset took our own last bytes to it with it. */
 unsigned
 xtcp_linger_ms(unsigned timeout_ms)
 {

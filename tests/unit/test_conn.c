@@ -13,10 +13,10 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/tcp.h>
-#include <stddef.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,8 +33,7 @@
 #define BULK (2u << 20)		/* more than the socket's buffers take */
 #define MAXF 16
 #define GROW (192u << 10)	/* a block passed on as it lands */
-#define ACKED_BLOCK (256u << 10)	/* more than the peer's window */
-#define LINGER_BLOCK (256u << 10)	/* as much, left in our socket */
+#define WINDOW_BLOCK (256u << 10)	/* more than the peer's window */
 
 struct side {
 	unsigned sent;		/* on_sent of bulk frames */
@@ -511,36 +510,55 @@ START_TEST(growing_frame_spanning_files_passes_the_first_on)
 }
 END_TEST
 
+/* A pair whose far end nobody reads yet, *ours adopted as *c: our
+ * socket has room for a whole WINDOW_BLOCK, the peer's window does not. */
+static void
+adopt_roomy_pair(uv_loop_t *loop, struct side *side, struct conn **c,
+		 int *ours, int *far)
+{
+	int big = 1 << 20;
+
+	ck_assert_int_eq(uv_loop_init(loop), 0);
+	tcp_pair(ours, far);
+	ck_assert_int_eq(setsockopt(*ours, SOL_SOCKET, SO_SNDBUF, &big,
+				    sizeof(big)), 0);
+	ck_assert_int_eq(conn_adopt(loop, *ours, &ops, side, c), 0);
+}
+
+/* Run the loop until n bulk frames are in the socket (10 s at most). */
+static void
+wait_sent(uv_loop_t *loop, const struct side *side, unsigned n)
+{
+	uint64_t deadline = uv_hrtime() + 10000000000ull;
+
+	while (side->sent < n && uv_hrtime() < deadline)
+		uv_run(loop, UV_RUN_NOWAIT);
+	ck_assert_uint_eq(side->sent, n);
+}
+
 /* conn_all_acked: false while a frame waits in our queue, and while bytes
  * written to the socket have not reached the peer (its window is full:
  * nobody reads), true once the peer has them all. */
 START_TEST(acked_once_the_peer_has_everything)
 {
-	static uint8_t block[ACKED_BLOCK];
-	struct frame f = { .type = MSG_BLOCK, .len = ACKED_BLOCK };
+	static uint8_t block[WINDOW_BLOCK];
+	struct frame f = { .type = MSG_BLOCK, .len = WINDOW_BLOCK };
 	struct frame nop = { .type = MSG_NOP };
-	struct iovec iov = { block, ACKED_BLOCK };
+	struct iovec iov = { block, WINDOW_BLOCK };
 	uint64_t deadline = uv_hrtime() + 10000000000ull;
-	int ours, far, big = 1 << 20;
 	struct frame got[2];
 	struct side side = { 0 };
 	struct conn *c = NULL;
 	uv_loop_t loop;
+	int ours, far;
 
 	ck_assert(conn_all_acked(NULL));
-	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	tcp_pair(&ours, &far);
-	/* room for the whole block on our side, not on the peer's */
-	ck_assert_int_eq(setsockopt(ours, SOL_SOCKET, SO_SNDBUF, &big,
-				    sizeof(big)), 0);
-	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
+	adopt_roomy_pair(&loop, &side, &c, &ours, &far);
 	ck_assert(conn_all_acked(c));
 	ck_assert_int_eq(conn_send_copy(c, &nop, NULL), 0);
 	ck_assert(!conn_all_acked(c));		/* queued here */
 	ck_assert_int_eq(conn_send(c, &f, &iov, 1, 1), 0);
-	while (side.sent == 0 && uv_hrtime() < deadline)
-		uv_run(&loop, UV_RUN_NOWAIT);
-	ck_assert_uint_eq(side.sent, 1);	/* all of it in the socket */
+	wait_sent(&loop, &side, 1);		/* all of it in the socket */
 	ck_assert(!conn_all_acked(c));		/* not all at the peer */
 	ck_assert_uint_eq(read_frames(&loop, far, 2, got), 2);
 	while (!conn_all_acked(c) && uv_hrtime() < deadline)
@@ -582,28 +600,21 @@ read_to_end(uv_loop_t *loop, int fd, int *err)
 START_TEST(done_with_peer_delivers_our_last_bytes)
 {
 	static const unsigned timeout_ms[] = { 0, 300 };
-	static uint8_t block[LINGER_BLOCK];
-	struct frame f = { .type = MSG_BLOCK, .len = LINGER_BLOCK };
+	static uint8_t block[WINDOW_BLOCK];
+	struct frame f = { .type = MSG_BLOCK, .len = WINDOW_BLOCK };
 	struct frame nop = { .type = MSG_NOP };
-	struct iovec iov = { block, LINGER_BLOCK };
+	struct iovec iov = { block, WINDOW_BLOCK };
 	uint8_t signals[2 * PROTO_FRAME_LEN];
-	uint64_t deadline = uv_hrtime() + 10000000000ull;
-	int ours, far, big = 1 << 20, err;
 	struct side side = { 0 };
 	struct conn *c = NULL;
 	struct pollfd in;
 	uv_loop_t loop;
+	int ours, far, err;
 	size_t got;
 
-	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	tcp_pair(&ours, &far);
-	ck_assert_int_eq(setsockopt(ours, SOL_SOCKET, SO_SNDBUF, &big,
-				    sizeof(big)), 0);
-	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
+	adopt_roomy_pair(&loop, &side, &c, &ours, &far);
 	ck_assert_int_eq(conn_send(c, &f, &iov, 1, 1), 0);
-	while (side.sent == 0 && uv_hrtime() < deadline)
-		uv_run(&loop, UV_RUN_NOWAIT);
-	ck_assert_uint_eq(side.sent, 1);
+	wait_sent(&loop, &side, 1);
 	ck_assert(!conn_all_acked(c));	/* the peer's window holds less */
 	frame_encode(&nop, signals);
 	frame_encode(&nop, signals + PROTO_FRAME_LEN);
@@ -613,9 +624,9 @@ START_TEST(done_with_peer_delivers_our_last_bytes)
 	ck_assert_int_eq(poll(&in, 1, 5000), 1);	/* there, unread */
 	conn_linger(c, xtcp_linger_ms(timeout_ms[_i]));
 	got = read_to_end(&loop, far, &err);
-	ck_assert_msg(err == 0 && got == PROTO_FRAME_LEN + LINGER_BLOCK,
+	ck_assert_msg(err == 0 && got == PROTO_FRAME_LEN + WINDOW_BLOCK,
 		      "timeout %u ms: the peer got %zu of %u bytes, then %s",
-		      timeout_ms[_i], got, PROTO_FRAME_LEN + LINGER_BLOCK,
+		      timeout_ms[_i], got, PROTO_FRAME_LEN + WINDOW_BLOCK,
 		      err == 0 ? "our end" : strerror(err));
 	close(far);
 	uv_run(&loop, UV_RUN_DEFAULT);	/* ours sees the end and closes */
