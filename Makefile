@@ -43,7 +43,7 @@ VERSION := 0.1.0
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libuv zlib libibverbs librdmacm libcrypto
+PKGS := libuv zlib libibverbs librdmacm nettle
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -Wundef -Wwrite-strings \

@@ -8,7 +8,7 @@
 # (scripts/deps.sh).
 #
 #   build:  gcc, make (build-essential), pkg-config, libuv1-dev, zlib1g-dev,
-#           libssl-dev (libcrypto: HMAC-SHA-256 for authentication)
+#           nettle-dev (HMAC-SHA-256 for authentication)
 #   RDMA:   libibverbs-dev, librdmacm-dev (the verbs transport, next)
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
 #           benchmarks on network namespaces), procps, mandoc and groff-base (man page lint and rendering),
@@ -38,7 +38,7 @@ BUILD_PACKAGES=(
 	pkg-config
 	libuv1-dev
 	zlib1g-dev
-	libssl-dev
+	nettle-dev
 	libibverbs-dev
 	librdmacm-dev
 )

@@ -12,27 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/core_names.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
+#include <nettle/hmac.h>
+#include <nettle/memops.h>
 
 #define KEY_HEX (2 * AUTH_KEY_LEN)
-
-/* OpenSSL's HMAC, fetched once: the first fetch sets up its provider
- * tables, which costs a daemon about a millisecond of CPU; done when the
- * key is loaded, that is not in a push's path (1,024 daemons doing it at
- * once, in their first job, took 0.6 s of a push).  Kept for the life of
- * the process. */
-static EVP_MAC *
-hmac_method(void)
-{
-	static EVP_MAC *m;
-
-	if (m == NULL)
-		m = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	return m;
-}
 
 static int
 hex_value(char c)
@@ -88,7 +71,6 @@ int
 auth_load_key(const char *path, struct auth_key *key, struct rd_err *err)
 {
 	char text[KEY_HEX + 2];
-	uint8_t mac[AUTH_MAC_LEN];
 	ssize_t n;
 	int fd, rc;
 
@@ -111,11 +93,8 @@ auth_load_key(const char *path, struct auth_key *key, struct rd_err *err)
 				     "digits, as 'rdmcp --genkey' writes)",
 				     path);
 	}
-	OPENSSL_cleanse(text, sizeof(text));
+	explicit_bzero(text, sizeof(text));
 	close(fd);
-	if (rc == 0 && auth_hmac(key->k, AUTH_KEY_LEN, NULL, NULL, 0,
-				 mac) < 0)	/* and ready for use */
-		rc = rd_errf(err, -EIO, "no HMAC-SHA256 in this OpenSSL");
 	return rc;
 }
 
@@ -143,8 +122,8 @@ auth_write_key(const char *path, struct rd_err *err)
 		rc = rd_errf(err, -errno, "key %s: %s", path, strerror(errno));
 	if (rc < 0 && fd >= 0)
 		unlink(path);
-	OPENSSL_cleanse(raw, sizeof(raw));
-	OPENSSL_cleanse(text, sizeof(text));
+	explicit_bzero(raw, sizeof(raw));
+	explicit_bzero(text, sizeof(text));
 	return rc;
 }
 
@@ -160,51 +139,41 @@ auth_nonce(uint8_t nonce[AUTH_NONCE_LEN])
 }
 
 /* A context with the key set, copied for each MAC: setting the key up
- * looks the digest up again (a few microseconds each time; a sender
- * computes two MACs per host).  One key per process, so one is kept. */
-static EVP_MAC_CTX *
-keyed_ctx(const uint8_t *key, size_t keylen)
+ * hashes it twice, and a sender computes two MACs per host.  One key per
+ * process, so one is kept. */
+static void
+keyed_ctx(const uint8_t *key, size_t keylen, struct hmac_sha256_ctx *ctx)
 {
-	static EVP_MAC_CTX *keyed;
+	static struct hmac_sha256_ctx keyed;
 	static uint8_t keyed_with[AUTH_KEY_LEN];
-	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
-						 (char *)"SHA256", 0),
-		OSSL_PARAM_construct_end(),
-	};
-	EVP_MAC *m = hmac_method();
-	EVP_MAC_CTX *ctx;
+	static bool have;
 
-	if (keyed != NULL && keylen == AUTH_KEY_LEN &&
-	    CRYPTO_memcmp(key, keyed_with, keylen) == 0)
-		return EVP_MAC_CTX_dup(keyed);
-	ctx = m != NULL ? EVP_MAC_CTX_new(m) : NULL;
-	if (ctx == NULL || !EVP_MAC_init(ctx, key, keylen, params)) {
-		EVP_MAC_CTX_free(ctx);
-		return NULL;
+	if (have && keylen == AUTH_KEY_LEN &&
+	    memeql_sec(key, keyed_with, keylen)) {
+		*ctx = keyed;
+		return;
 	}
+	hmac_sha256_set_key(ctx, keylen, key);
 	if (keylen == AUTH_KEY_LEN) {
-		EVP_MAC_CTX_free(keyed);
-		keyed = EVP_MAC_CTX_dup(ctx);
+		keyed = *ctx;
 		memcpy(keyed_with, key, keylen);
+		have = true;
 	}
-	return ctx;
 }
 
 int
 auth_hmac(const uint8_t *key, size_t keylen, const void *const *piece,
 	  const size_t *len, int n, uint8_t mac[AUTH_MAC_LEN])
 {
-	EVP_MAC_CTX *ctx = keyed_ctx(key, keylen);
-	size_t out = 0;
-	int i, ok = ctx != NULL;
+	struct hmac_sha256_ctx ctx;
+	int i;
 
-	for (i = 0; ok && i < n; i++)
-		ok = EVP_MAC_update(ctx, piece[i], len[i]);
-	ok = ok && EVP_MAC_final(ctx, mac, &out, AUTH_MAC_LEN) &&
-	     out == AUTH_MAC_LEN;
-	EVP_MAC_CTX_free(ctx);
-	return ok ? 0 : -EIO;
+	keyed_ctx(key, keylen, &ctx);
+	for (i = 0; i < n; i++)
+		hmac_sha256_update(&ctx, len[i], piece[i]);
+	hmac_sha256_digest(&ctx, AUTH_MAC_LEN, mac);
+	explicit_bzero(&ctx, sizeof(ctx));
+	return 0;
 }
 
 int
@@ -237,7 +206,7 @@ auth_sender_mac(const struct auth_key *key,
 bool
 auth_mac_equal(const uint8_t a[AUTH_MAC_LEN], const uint8_t b[AUTH_MAC_LEN])
 {
-	return CRYPTO_memcmp(a, b, AUTH_MAC_LEN) == 0;
+	return memeql_sec(a, b, AUTH_MAC_LEN) != 0;
 }
 
 /* A burst of this many failure lines, then one a second. */

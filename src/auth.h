@@ -4,7 +4,7 @@
  * Every host of a cluster holds the same secret key file (32 random bytes,
  * written as 64 hex digits, mode 0600; see auth_write_key).  A sender and
  * a daemon prove to each other that they hold it before the daemon looks
- * at a job, with HMAC-SHA-256 (OpenSSL libcrypto) over fresh nonces from
+ * at a job, with HMAC-SHA-256 (Nettle) over fresh nonces from
  * both sides:
  *
  *   sender -> daemon   AUTH       nonce_s
@@ -62,7 +62,8 @@ int auth_sender_mac(const struct auth_key *key,
 		    const uint8_t nonce_d[AUTH_NONCE_LEN],
 		    const void *job, size_t joblen, uint8_t mac[AUTH_MAC_LEN]);
 
-/* HMAC-SHA-256 of the concatenation of n pieces (exposed for tests). */
+/* HMAC-SHA-256 of the concatenation of n pieces into mac (exposed for
+ * tests); 0. */
 int auth_hmac(const uint8_t *key, size_t keylen, const void *const *piece,
 	      const size_t *len, int n, uint8_t mac[AUTH_MAC_LEN]);
 
