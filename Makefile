@@ -44,6 +44,8 @@ VERSION := 0.1.0
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 PKGS := libuv zlib libibverbs librdmacm nettle
+# rdma-core is not linked: src/vblib.c loads it when RDMA is first used
+LIB_PKGS := libuv zlib nettle
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -Wundef -Wwrite-strings \
@@ -52,7 +54,7 @@ WARNINGS := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
 # check below has installed what was missing (once, then kept).
 pkgconf = $(shell $(PKG_CONFIG) $(1) 2>/dev/null)
 PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkgconf,--cflags $(PKGS)))$(PKG_CFLAGS)
-LIBS = $(eval LIBS := $(call pkgconf,--libs $(PKGS)))$(LIBS)
+LIBS = $(eval LIBS := $(call pkgconf,--libs $(LIB_PKGS)))$(LIBS)
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(call pkgconf,--cflags check))$(CHECK_CFLAGS)
 CHECK_LIBS = $(eval CHECK_LIBS := $(call pkgconf,--libs check))$(CHECK_LIBS)
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DRDMCP_VERSION='"$(VERSION)"' \

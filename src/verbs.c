@@ -13,6 +13,7 @@
 
 #include "net.h"
 #include "ranktab.h"
+#include "vblib.h"
 
 /* How long the CQ is polled after a completion before the loop sleeps on
  * the channel.  The papers poll for 50 ms; but once completions are
@@ -522,8 +523,12 @@ int
 vb_new(const struct vb_cfg *cfg, struct vb **out, struct rd_err *err)
 {
 	struct vb *v;
+	int rc;
 
 	*out = NULL;
+	rc = vblib_load(err);
+	if (rc < 0)
+		return rc;
 	v = calloc(1, sizeof(*v));
 	if (v == NULL)
 		return -ENOMEM;

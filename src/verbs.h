@@ -48,7 +48,8 @@ struct vb_cfg {
 	struct vb_opts opts;	/* device, GID index, polling */
 };
 
-/* Set up the event channel.  Devices open on first use. */
+/* Load rdma-core (vblib_load: -ENOENT, said in err, where a library is
+ * missing), then set up the event channel.  Devices open on first use. */
 int vb_new(const struct vb_cfg *cfg, struct vb **out, struct rd_err *err);
 
 /* The device that serves local address `addr` (port ignored): opened,
