@@ -15,7 +15,10 @@
 #define RDMACM_LIB "librdmacm.so.1"
 
 /* Every rdma-core function rdmcp calls, with the symbol version it was
- * built against (objdump -T of the libraries): X(library, name, version). */
+ * built against (objdump -T of the libraries): X(library, name, version).
+ * Some are called only from verbs.h's inline functions, and only where
+ * the compiler does not fold them away (ibv_reg_mr at -O0): a link
+ * without optimisation shows a missing one. */
 #define VBLIB_FUNCS(X) \
 	X(ibv, ibv_ack_cq_events, "IBVERBS_1.1") \
 	X(ibv, ibv_alloc_pd, "IBVERBS_1.1") \
@@ -31,6 +34,7 @@
 	X(ibv, ibv_query_device, "IBVERBS_1.1") \
 	X(ibv, ibv_query_gid, "IBVERBS_1.1") \
 	X(ibv, ibv_query_port, "IBVERBS_1.1") \
+	X(ibv, ibv_reg_mr, "IBVERBS_1.1") \
 	X(ibv, ibv_reg_mr_iova2, "IBVERBS_1.8") \
 	X(ibv, ibv_wc_status_str, "IBVERBS_1.1") \
 	X(cm, rdma_accept, "RDMACM_1.0") \
@@ -194,6 +198,12 @@ int (ibv_query_port)(struct ibv_context *context, uint8_t port_num,
 		     struct _compat_ibv_port_attr *port_attr)
 {
 	return (fn.ibv_query_port)(context, port_num, port_attr);
+}
+
+struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+			    int access)
+{
+	return (fn.ibv_reg_mr)(pd, addr, length, access);
 }
 
 struct ibv_mr *(ibv_reg_mr_iova2)(struct ibv_pd *pd, void *addr,
