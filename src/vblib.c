@@ -69,9 +69,9 @@ open_lib(const char *name, void **handle, struct rd_err *err)
 	*handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 	if (*handle == NULL)
 		return rd_errf(err, -ENOENT, "RDMA needs rdma-core's %s, which "
-			       "cannot be loaded (%s): install libibverbs1 "
-			       "and librdmacm1, or use --transport tcp", name,
-			       dlerror());
+			       "cannot be loaded (%s): install rdma-core's "
+			       "libraries (Debian: libibverbs1, librdmacm1), "
+			       "or use --transport tcp", name, dlerror());
 	return 0;
 }
 

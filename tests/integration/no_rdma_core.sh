@@ -16,7 +16,7 @@ ldd "$RDMCP" | grep -q "libibverbs\|librdmacm" &&
 lib=$(ldconfig -p | awk '$1 == "libibverbs.so.1" { print $NF; exit }')
 [ -n "$lib" ] || { echo "SKIP: no libibverbs.so.1 to hide"; exit 77; }
 mount --bind /dev/null "$(readlink -f "$lib")"
-why="RDMA needs rdma-core's libibverbs.so.1, which cannot be loaded (.*): install libibverbs1 and librdmacm1, or use --transport tcp"
+why="RDMA needs rdma-core's libibverbs.so.1, which cannot be loaded (.*): install rdma-core's libraries (Debian: libibverbs1, librdmacm1), or use --transport tcp"
 
 # a daemon told to serve RDMA does not start, and says why
 mkdir -p "$WORK/h1"
