@@ -138,29 +138,6 @@ auth_nonce(uint8_t nonce[AUTH_NONCE_LEN])
 	return n == AUTH_NONCE_LEN ? 0 : -EIO;
 }
 
-/* A context with the key set, copied for each MAC: setting the key up
- * hashes it twice, and a sender computes two MACs per host.  One key per
- * process, so one is kept. */
-static void
-keyed_ctx(const uint8_t *key, size_t keylen, struct hmac_sha256_ctx *ctx)
-{
-	static struct hmac_sha256_ctx keyed;
-	static uint8_t keyed_with[AUTH_KEY_LEN];
-	static bool have;
-
-	if (have && keylen == AUTH_KEY_LEN &&
-	    memeql_sec(key, keyed_with, keylen)) {
-		*ctx = keyed;
-		return;
-	}
-	hmac_sha256_set_key(ctx, keylen, key);
-	if (keylen == AUTH_KEY_LEN) {
-		keyed = *ctx;
-		memcpy(keyed_with, key, keylen);
-		have = true;
-	}
-}
-
 int
 auth_hmac(const uint8_t *key, size_t keylen, const void *const *piece,
 	  const size_t *len, int n, uint8_t mac[AUTH_MAC_LEN])
@@ -168,7 +145,7 @@ auth_hmac(const uint8_t *key, size_t keylen, const void *const *piece,
 	struct hmac_sha256_ctx ctx;
 	int i;
 
-	keyed_ctx(key, keylen, &ctx);
+	hmac_sha256_set_key(&ctx, keylen, key);
 	for (i = 0; i < n; i++)
 		hmac_sha256_update(&ctx, len[i], piece[i]);
 	hmac_sha256_digest(&ctx, AUTH_MAC_LEN, mac);
