@@ -12,6 +12,8 @@
 
 #define GATE_LOG_MS 1000	/* report drops at most this often */
 
+static void on_due(uv_timer_t *t);
+
 struct gate {
 	struct gate_cfg cfg;
 	uv_timer_t timer;
@@ -71,9 +73,33 @@ evict(struct gate *g, struct gate_entry *e, unsigned *cause)
 	g->cfg.evict(g->cfg.ctx, e);	/* calls gate_leave(e) */
 }
 
-/* Every second: drop those past the deadline, report drops. */
+static bool
+drops_unreported(const struct gate *g)
+{
+	return g->by_host + g->by_total + g->by_deadline +
+	       g->accept_errors > 0;
+}
+
+/* Arm the timer for the next thing due, the oldest entry's deadline or
+ * the next report of drops, or stop it: an idle daemon never wakes. */
 static void
-on_sweep(uv_timer_t *t)
+rearm(struct gate *g)
+{
+	uint64_t now = uv_now(g->cfg.loop), due = UINT64_MAX;
+
+	if (g->head != NULL)
+		due = g->head->since + g->cfg.deadline_ms;
+	if (drops_unreported(g) && g->logged_at + GATE_LOG_MS < due)
+		due = g->logged_at + GATE_LOG_MS;
+	if (due == UINT64_MAX)
+		uv_timer_stop(&g->timer);
+	else
+		uv_timer_start(&g->timer, on_due, due > now ? due - now : 0, 0);
+}
+
+/* Drop those past the deadline, report drops, arm for the next. */
+static void
+on_due(uv_timer_t *t)
 {
 	struct gate *g = t->data;
 	uint64_t now = uv_now(g->cfg.loop);
@@ -81,6 +107,7 @@ on_sweep(uv_timer_t *t)
 	while (g->head != NULL && now - g->head->since >= g->cfg.deadline_ms)
 		evict(g, g->head, &g->by_deadline);
 	maybe_report(g);
+	rearm(g);
 }
 
 int
@@ -94,7 +121,6 @@ gate_new(const struct gate_cfg *cfg, struct gate **out)
 	g->cfg = *cfg;
 	uv_timer_init(cfg->loop, &g->timer);
 	g->timer.data = g;
-	uv_timer_start(&g->timer, on_sweep, GATE_LOG_MS, GATE_LOG_MS);
 	*out = g;
 	return 0;
 }
@@ -146,12 +172,14 @@ gate_admit(struct gate *g, struct gate_entry *e,
 	g->tail = e;
 	g->n++;
 	maybe_report(g);
+	rearm(g);
 }
 
 void
 gate_leave(struct gate *g, struct gate_entry *e)
 {
 	unlink_entry(g, e);
+	rearm(g);
 }
 
 void
@@ -160,6 +188,7 @@ gate_accept_failed(struct gate *g, int status)
 	g->accept_errors++;
 	g->accept_status = status;
 	maybe_report(g);
+	rearm(g);
 }
 
 static void

@@ -47,7 +47,9 @@ struct gate_cfg {
 	void *ctx;
 };
 
-/* Start a gate (its sweep timer runs on cfg->loop).  0 or -errno. */
+/* Start a gate.  Its timer runs on cfg->loop only while a connection
+ * waits or a drop is unreported: an idle daemon does not wake.  0 or
+ * -errno. */
 int gate_new(const struct gate_cfg *cfg, struct gate **out);
 
 /* Admit a connection from `from` (any port): first evicts whatever the
