@@ -133,7 +133,7 @@ int conn_send_copy(struct conn *c, const struct frame *f, const void *body);
 /* Queue a frame without payload (f->len 0) and no on_sent, ahead of the
  * conn_send_segs() frames none of whose bytes have been written: a
  * signal about blocks does not wait behind blocks queued before it.  It
- * stays behind every other frame. */
+ * stays behind every other frame.  -EINVAL if f->len is not 0. */
 int conn_send_signal(struct conn *c, const struct frame *f);
 
 /* From on_header: call on_payload_low once at most `left` bytes of this

@@ -457,24 +457,32 @@ conn_send(struct conn *c, const struct frame *f, const struct iovec *iov,
 	return rc;
 }
 
+/* A frame with room for `room` bytes of body after its one segment, or
+ * NULL. */
+static struct wreq *
+alloc_wreq(const struct frame *f, size_t room)
+{
+	struct wreq *w = calloc(1, sizeof(*w) + sizeof(w->segs[0]) + room);
+
+	if (w != NULL)
+		frame_encode(f, w->hdr);
+	return w;
+}
+
 /* A frame with a copy of f->len bytes of body, or NULL. */
 static struct wreq *
 copy_wreq(const struct frame *f, const void *body)
 {
-	struct wreq *w;
+	struct wreq *w = alloc_wreq(f, f->len);
 	char *copy;
 
-	w = calloc(1, sizeof(*w) + sizeof(w->segs[0]) + f->len);
-	if (w == NULL)
-		return NULL;
+	if (w == NULL || f->len == 0)
+		return w;
 	copy = (char *)&w->segs[1];
-	frame_encode(f, w->hdr);
+	memcpy(copy, body, f->len);
+	w->segs[0] = (struct conn_seg){ copy, f->len, -1, 0 };
+	w->nseg = 1;
 	w->ready = f->len;
-	if (f->len > 0) {
-		memcpy(copy, body, f->len);
-		w->segs[0] = (struct conn_seg){ copy, f->len, -1, 0 };
-		w->nseg = 1;
-	}
 	return w;
 }
 
@@ -489,7 +497,10 @@ conn_send_copy(struct conn *c, const struct frame *f, const void *body)
 int
 conn_send_signal(struct conn *c, const struct frame *f)
 {
-	struct wreq *w = copy_wreq(f, NULL);
+	struct wreq *w;
 
+	if (f->len != 0)	/* a signal carries no body */
+		return -EINVAL;
+	w = alloc_wreq(f, 0);
 	return w == NULL ? -ENOMEM : enqueue(c, w, true, true);
 }

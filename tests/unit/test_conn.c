@@ -212,6 +212,7 @@ START_TEST(signal_keeps_order_without_blocks)
 {
 	struct frame s1 = { .type = MSG_SIGNAL, .val = 1 };
 	struct frame s2 = { .type = MSG_SIGNAL, .val = 2 };
+	struct frame bodied = { .type = MSG_SIGNAL, .val = 3, .len = 4 };
 	struct frame nop = { .type = MSG_NOP };
 	struct frame got[MAXF];
 	struct side side = { 0 };
@@ -223,6 +224,8 @@ START_TEST(signal_keeps_order_without_blocks)
 	tcp_pair(&ours, &far);
 	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
 	ck_assert_int_eq(conn_send_signal(c, &s1), 0);
+	/* a signal has no body: refused, nothing queued */
+	ck_assert_int_eq(conn_send_signal(c, &bodied), -EINVAL);
 	ck_assert_int_eq(conn_send_copy(c, &nop, NULL), 0);
 	ck_assert_int_eq(conn_send_signal(c, &s2), 0);
 	ck_assert_uint_eq(read_frames(&loop, far, 3, got), 3);
