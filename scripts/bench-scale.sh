@@ -63,13 +63,25 @@ BAD=0
 say() { echo "bench-scale: $*"; }
 die() { echo "bench-scale: FAILED: $*" >&2; exit 1; }
 
+kill_by_pid_files() {
+	[ -n "$DIR" ] || return 0
+	cat "$DIR"/run/pid.* 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+}
+
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
+	set +e	# a kill that finds nothing must not end the cleanup
 	[ ${#BUSY[@]} -gt 0 ] && kill -KILL "${BUSY[@]}" 2>/dev/null
 	[ ${#PIDS[@]} -gt 0 ] && kill -KILL "${PIDS[@]}" 2>/dev/null
+	# daemons whose PIDs were not read yet (a failure or a signal while
+	# they started) are known by their pid files, also after the
+	# subshells that start them (killing those leaves the daemons) are gone
+	kill_by_pid_files
 	[ ${#SUPER[@]} -gt 0 ] && kill -KILL "${SUPER[@]}" 2>/dev/null
+	pkill -KILL -P $$ 2>/dev/null
 	wait 2>/dev/null
+	kill_by_pid_files
 	if [ -n "$DIR" ] && [ "${SCALE_KEEP:-0}" != 1 ]; then
 		rm -rf "$DIR"
 	elif [ -n "$DIR" ]; then
@@ -118,13 +130,13 @@ daemon_pids() {
 	done
 }
 
-# wait_listening COUNT: until COUNT daemons listen (60 s at most)
+# wait_listening COUNT: until COUNT daemons listen (180 s at most: on a slow machine 1,024 take a minute)
 wait_listening() {
-	for _ in $(seq 1 600); do
+	for _ in $(seq 1 1800); do
 		[ "$(listening_count)" -ge "$1" ] && return 0
 		sleep 0.1
 	done
-	die "only $(listening_count) of $1 daemons listen after 60 s"
+	die "only $(listening_count) of $1 daemons listen after 180 s"
 }
 
 # private_kib PID -> private dirty memory of the process, KiB
