@@ -120,15 +120,17 @@ report_host(struct sender *sd, const struct push_report *r)
 
 /* May a host that failed in this attempt be sent to again?  Not after
  * the last attempt, nor a host that refused the job; a casualty (it only
- * lost its group to another host's failure) always may, a host that failed
- * for its own reasons or the sender's (a source changed) --retries times
- * in all. */
+ * lost its group to another host's failure) and a host that failed after
+ * the sender had been silent to it for nearly --timeout (the sender was
+ * starved or frozen: its daemon may have given up on the sender) always
+ * may, a host that failed for its own reasons or the sender's (a source
+ * changed) --retries times in all. */
 static bool
 may_retry(struct sender *sd, size_t idx, const struct push_report *r)
 {
 	if (sd->last || r->permanent)
 		return false;
-	if (r->casualty && !r->sender_fault)
+	if ((r->casualty && !r->sender_fault) || r->sender_stalled)
 		return true;
 	if (sd->faults[idx] < UINT8_MAX)
 		sd->faults[idx]++;

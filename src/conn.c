@@ -553,6 +553,8 @@ conn_keepalive(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
 uint64_t
 conn_longest_silence(struct conn *c)
 {
+	if (c->ka_timeout == 0)
+		return 0;	/* no keepalive: nothing measured */
 	uv_update_time(c->loop);
 	conn_note_tx(c);	/* as if we sent now: the silence up to now counts */
 	return c->tx_gap;

@@ -163,7 +163,8 @@ void conn_keepalive(struct conn *c, unsigned interval_ms,
 
 /* The longest time, in ms, this side went without queueing a frame since
  * conn_keepalive() (up to now): how long the peer may have heard nothing
- * from us, a process that was frozen or starved included. */
+ * from us, a process that was frozen or starved included.  0 without
+ * conn_keepalive(). */
 uint64_t conn_longest_silence(struct conn *c);
 
 /* Whether everything queued on c has left and the peer's TCP has

@@ -105,6 +105,7 @@ emit(struct push *p, const struct phost *h, const struct phost *as,
 		.permanent = h->refused, .identical = h->identical,
 		.verified = h->st == HS_DONE && p->cfg->verify,
 		.sender_fault = sender_fault, .maybe_landed = h->maybe_landed,
+		.sender_stalled = h->st == HS_FAILED && h->stalled,
 		.dry_run = h->dry, .slow = h->slow,
 		.link_rate = rate_of(p, h->block_us),
 		.casualty = h->st == HS_FAILED && only_a_casualty(p, h) &&
@@ -222,6 +223,25 @@ push_host_done(struct phost *h)
 	push_maybe_finish(p);
 }
 
+/* Had we been silent to h's daemon for nearly the timeout when it
+ * failed?  Then it may have given up on us (this sender was frozen or
+ * starved: the lease rule of rjob.c, seen from this side), and its
+ * failure says nothing of its own.  Says so in its reason. */
+static bool
+note_our_silence(struct phost *h)
+{
+	uint64_t silence = h->c != NULL ? conn_longest_silence(h->c) : 0;
+	size_t at = strlen(h->reason);
+
+	if (silence < (uint64_t)h->p->cfg->timeout_ms * 7 / 8)
+		return false;
+	snprintf(h->reason + at, sizeof(h->reason) - at, "; this sender had "
+		 "been silent to it for %llu ms (timeout %u ms): it may have "
+		 "given up on the sender", (unsigned long long)silence,
+		 h->p->cfg->timeout_ms);
+	return true;
+}
+
 /* The one way a host fails.  Casualties are reported at the end. */
 static void
 host_fail(struct phost *h, int error, bool casualty, const char *reason)
@@ -233,6 +253,7 @@ host_fail(struct phost *h, int error, bool casualty, const char *reason)
 		return;
 	if (reason != h->reason)
 		snprintf(h->reason, sizeof(h->reason), "%s", reason);
+	h->stalled = !casualty && note_our_silence(h);
 	h->st = HS_FAILED;
 	h->error = error;
 	h->casualty = casualty;

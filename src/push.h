@@ -49,6 +49,10 @@ struct push_report {
 				 * daemon could not say whether it landed
 				 * (gone, or restarted and forgot): its copy
 				 * may be in place */
+	bool sender_stalled;	/* failed after the sender itself had been
+				 * silent to it for nearly --timeout (frozen
+				 * or starved): its daemon may have given up
+				 * on the sender, not failed */
 	bool casualty;		/* failed only because the group broke (it
 				 * lost a neighbour, or was stopped after
 				 * another host failed): nothing of its own */

@@ -64,6 +64,8 @@ struct phost {
 	bool identical;			/* it held the files already */
 	bool dry;			/* dry run: it would take the job */
 	bool casualty;			/* failed as the group broke */
+	bool stalled;			/* failed after we were silent to it
+					 * for nearly --timeout */
 	bool maybe_landed;		/* lost after its go, never answered */
 	bool reported;
 	bool traced;			/* its TRACE came (--trace) */
