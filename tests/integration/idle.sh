@@ -1,7 +1,8 @@
 # An idle daemon sleeps: once a push has ended and a connection that never
-# authenticated has been dropped (and the drop logged), its event loop
-# makes no system call at all, so a thousand daemons on a machine, or one
-# on each node of a cluster, cost no CPU and add no jitter between jobs.
+# authenticated has been dropped by the gate (and the drop logged), its
+# event loop makes no system call at all, so a thousand daemons on a
+# machine, or one on each node of a cluster, cost no CPU and add no
+# jitter between jobs.
 # Counted by the main thread's context switches (/proc/PID/task/PID):
 # they must stay the same over 3 s, within 20 s of the last event.
 . "$(dirname "$0")/../lib.sh"
@@ -41,10 +42,11 @@ expect_status 0 "$RDMCP" "$src/data" "$(hosts 1)"
 assert_copies 1 "$src/data"
 wait_asleep "after a push"
 
-# a connection that never authenticates: dropped at the deadline (-t 2),
-# logged, then nothing is left to wake for
-exec 3<>"/dev/tcp/$(host_addr 1)/$PORT"
+# a connection that never authenticates, trickling a byte a second (so
+# that the gate drops it, not the idle timeout): dropped at the gate's
+# deadline (-t 2), logged, then nothing is left to wake for
+"$TOP/build/tests/flood" "$(host_addr 1)" "$PORT" 1 4 - hold >"$WORK/flood.out"
+grep -q "dropped 1 " "$WORK/flood.out" || fail "trickling: $(cat "$WORK/flood.out")"
 wait_event "1 not authenticated within 2000 ms" "$WORK/daemon1.log" 10 \
-	"the drop of the silent connection"
-exec 3<&-
+	"the gate's report of the dropped connection"
 wait_asleep "after a dropped connection"
