@@ -561,6 +561,13 @@ conn_longest_silence(struct conn *c)
 }
 
 bool
+conn_lease_lost(struct conn *c, unsigned timeout_ms, uint64_t *silence)
+{
+	*silence = conn_longest_silence(c);
+	return *silence >= (uint64_t)timeout_ms * 7 / 8;
+}
+
+bool
 conn_all_acked(const struct conn *c)
 {
 	int unacked = 0;

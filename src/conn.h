@@ -167,6 +167,12 @@ void conn_keepalive(struct conn *c, unsigned interval_ms,
  * conn_keepalive(). */
 uint64_t conn_longest_silence(struct conn *c);
 
+/* The lease rule both ends of a job keep: has this side been silent to
+ * the peer (conn_longest_silence(), into *silence) for 7/8 of timeout_ms
+ * or more?  Then the peer, which gives up after timeout_ms, may have
+ * given up on us; an eighth is left for the way. */
+bool conn_lease_lost(struct conn *c, unsigned timeout_ms, uint64_t *silence);
+
 /* Whether everything queued on c has left and the peer's TCP has
  * acknowledged it: nothing waits here, nothing in the socket (SIOCOUTQ).
  * A sender of advisory frames asks it so as to keep one small segment in

@@ -225,15 +225,16 @@ push_host_done(struct phost *h)
 
 /* Had we been silent to h's daemon for nearly the timeout when it
  * failed?  Then it may have given up on us (this sender was frozen or
- * starved: the lease rule of rjob.c, seen from this side), and its
- * failure says nothing of its own.  Says so in its reason. */
+ * starved: the lease rule, conn_lease_lost(), seen from this side), and
+ * its failure says nothing of its own.  Says so in its reason. */
 static bool
 note_our_silence(struct phost *h)
 {
-	uint64_t silence = h->c != NULL ? conn_longest_silence(h->c) : 0;
+	uint64_t silence;
 	size_t at = strlen(h->reason);
 
-	if (silence < (uint64_t)h->p->cfg->timeout_ms * 7 / 8)
+	if (h->c == NULL ||
+	    !conn_lease_lost(h->c, h->p->cfg->timeout_ms, &silence))
 		return false;
 	snprintf(h->reason + at, sizeof(h->reason) - at, "; this sender had "
 		 "been silent to it for %llu ms (timeout %u ms): it may have "

@@ -176,20 +176,6 @@ job_end(struct rjob *j)
 	}
 }
 
-/* The sender gives a member up once nothing came from it for the job's
- * timeout.  A member that was silent for nearly that long at any time of
- * the job (it was frozen, starved or cut off) must not land: its sender may
- * have given up on it then, or will before our COMPLETE can reach it (an
- * eighth of the timeout is left for the renames and the way).  Keepalives
- * go out at most a quarter of the timeout apart: a member that runs never
- * comes near. */
-static bool
-lease_lost(struct rjob *j, uint64_t *silence)
-{
-	*silence = conn_longest_silence(j->ctl);
-	return *silence >= (uint64_t)j->job->timeout_ms * 7 / 8;
-}
-
 static void
 maybe_land(struct rjob *j)
 {
@@ -204,7 +190,13 @@ maybe_land(struct rjob *j)
 	if (j->trace != NULL && j->t_complete != 0)	/* until the go */
 		trace_add(j->trace, TR_GO, j->t_complete, trace_now(),
 			  PROTO_NO_PEER, 0);
-	if (lease_lost(j, &silence)) {
+	/* The sender gives a member up once nothing came from it for the
+	 * job's timeout.  A member that was silent for nearly that long at
+	 * any time of the job (frozen, starved or cut off) must not land:
+	 * its sender may have given up on it then, or will before our
+	 * COMPLETE can reach it.  Keepalives go out at most a quarter of
+	 * the timeout apart: a member that runs never comes near. */
+	if (conn_lease_lost(j->ctl, j->job->timeout_ms, &silence)) {
 		job_fail(j, -ETIMEDOUT, "this daemon could not speak to its "
 			 "sender for %llu ms (frozen, starved or cut off), "
 			 "which may have given up on it: not landing",
