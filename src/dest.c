@@ -490,9 +490,10 @@ make_entry(int fd, struct dent *e, const char *target, int *file)
 	return *file < 0 ? -errno : 0;
 }
 
-/* Give what we made away, when the daemon may and is told to. */
+/* Give what we made away, when the daemon may and is told to: `fd` is
+ * the entry's own descriptor (open, or O_PATH). */
 static int
-give_away(struct dest *d, int fd, struct dent *e)
+give_away(struct dest *d, int fd, const struct dent *e)
 {
 	uid_t uid = d->pol.uid;
 	gid_t gid = d->pol.gid;
@@ -506,8 +507,32 @@ give_away(struct dest *d, int fd, struct dent *e)
 	} else if (!d->pol.set_owner) {
 		return 0;
 	}
-	return fchownat(fd, e->name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0
-		       ? -errno : 0;
+	return dest_chown_made(fd, uid, gid);
+}
+
+/* Remember what was made as e (file: open in `file`) and give it away:
+ * both on the entry itself, never through its name again. */
+static int
+claim_made(struct dest *d, struct dent *e, int holder, int file,
+	   struct rd_err *err)
+{
+	int fd = file, rc;
+
+	rc = dest_note_made(e, holder, file);
+	if (rc == 0 && fd < 0)
+		fd = dest_open_made(d, e, &holder);
+	if (rc == 0 && fd < 0)
+		rc = fd;
+	if (rc < 0)
+		return rd_errf(err, rc, "%s was replaced as it was made: %s",
+			       e->final, strerror(-rc));
+	rc = give_away(d, fd, e);
+	if (rc < 0)
+		rd_errf(err, rc, "cannot give %s its owner: %s", e->final,
+			strerror(-rc));
+	if (fd != file)
+		close(fd);
+	return rc;
 }
 
 static int
@@ -522,7 +547,7 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 		if (e->dir == NULL)
 			return -ENOMEM;
 	}
-	fd = dest_dir_fd(d, e->root, e->dir);
+	fd = dest_holder_fd(d, e);
 	if (fd < 0)
 		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
 	do {
@@ -536,10 +561,7 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 		return rd_errf(err, rc, "cannot create %s: %s", e->final,
 			       strerror(-rc));
 	e->made = true;
-	rc = give_away(d, fd, e);
-	if (rc < 0)
-		rd_errf(err, rc, "cannot give %s its owner: %s", e->final,
-			strerror(-rc));
+	rc = claim_made(d, e, fd, file, err);
 	if (rc == 0 && file >= 0)
 		rc = reserve(file, jf->size, d->pol.sparse, e->final, err);
 	if (rc == 0 && file >= 0)
@@ -569,6 +591,8 @@ dest_alloc(const struct job *job, const struct dest_policy *pol,
 	d->mask = pol->allow_setid ? 07777 : 01777;
 	d->owners = pol->keep_owners && (job->flags & JOB_OWNERS);
 	d->cache_fd = -1;
+	d->made_fd = -1;
+	d->made_ent = -1;
 	*out = d;
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * dest_int - what the parts of dest share: the state of a job's entries,
- * between dest.c (resolving, checking and creating them) and dland.c
- * (landing them, or removing what was made).  Not for other modules.
+ * between dest.c (resolving, checking and creating them), dmade.c (acting
+ * on what the job made, and on nothing else) and dland.c (landing them,
+ * or removing what was made).  Not for other modules.
  */
 #ifndef RDMCP_DEST_INT_H
 #define RDMCP_DEST_INT_H
@@ -34,6 +35,8 @@ struct dent {
 	bool placed;		/* renamed into place */
 	bool present;		/* probing: there already, as the job says */
 	bool same_time;		/* ... with the job's modification time */
+	dev_t dev;		/* made: what was made (dest_note_made) */
+	ino_t ino;
 };
 
 struct dest {
@@ -55,11 +58,42 @@ struct dest {
 	int cache_fd;
 	size_t cache_root;
 	char *cache_dir;
+	/* the last directory of the job's own opened (dest_holder_fd) */
+	int made_fd;
+	long made_ent;
 };
 
 /* The directory `dir` below root `root` (relative, "" for the root),
  * opened beneath it once and cached: a descriptor the dest owns, or
  * -errno. */
 int dest_dir_fd(struct dest *d, size_t root, const char *dir);
+
+/* Entry e was just made as e->name in directory `holder` (file: its open
+ * descriptor, else -1): remember what it is, so that nothing else is ever
+ * taken for it.  0, -ESTALE if something else already stands there, or
+ * -errno. */
+int dest_note_made(struct dent *e, int holder, int file);
+
+/* The directory that holds entry e now: one that existed (dest_dir_fd), or
+ * one this job made, reached from there through no link and checked to be
+ * the very directory made.  A descriptor the dest owns (valid until the
+ * next call), -ESTALE if a directory made was replaced, or -errno. */
+int dest_holder_fd(struct dest *d, const struct dent *e);
+
+/* Entry e, made by this job, opened O_PATH without following a link and
+ * checked to be the entry made: a new descriptor (the caller closes it),
+ * -ESTALE if something else stands at its name, or -errno.  *holder is
+ * dest_holder_fd()'s. */
+int dest_open_made(struct dest *d, const struct dent *e, int *holder);
+
+/* Is `name` in `holder` entry e as made?  0, -ESTALE, or -errno. */
+int dest_is_made_at(const struct dent *e, int holder, const char *name);
+
+/* Mode, times, owner of what dest_open_made()'s `fd` refers to (a file
+ * or directory for the first two; any entry for the owner).  0 or
+ * -errno. */
+int dest_chmod_made(int fd, mode_t mode);
+int dest_time_made(int fd, const struct timespec ts[2]);
+int dest_chown_made(int fd, uid_t uid, gid_t gid);
 
 #endif

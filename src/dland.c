@@ -19,38 +19,67 @@
  * Landing
  */
 
+/* Something else stands where entry e was made: someone who may write
+ * that directory replaced it.  It is not touched, nor reported landed. */
+static int
+replaced(const struct dent *e, struct rd_err *err)
+{
+	log_warn("%s was replaced during the transfer by something this "
+		 "daemon did not make: left alone", e->final);
+	return rd_errf(err, -ESTALE, "%s was replaced during the transfer "
+		       "(by a user who can write that directory?): not landed",
+		       e->final);
+}
+
+static int
+set_times(const struct dent *e, int fd, int holder)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, e->mtime };
+
+	if (e->type != JF_LINK)
+		return dest_time_made(fd, ts);
+	/* a link's own times: by name, checked to be ours just before */
+	return utimensat(holder, e->name, ts, AT_SYMLINK_NOFOLLOW) < 0
+		       ? -errno : 0;
+}
+
+/* Entry e's mode and, with times, its time: on the entry made, never on
+ * what its name may lead to. */
 static int
 finish_entry(struct dest *d, struct dent *e, struct rd_err *err)
 {
-	struct timespec ts[2];
-	int fd = dest_dir_fd(d, e->root, e->dir);
+	int holder, fd = dest_open_made(d, e, &holder), rc = 0;
 
+	if (fd == -ESTALE)
+		return replaced(e, err);
 	if (fd < 0)
 		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
-	if (e->type != JF_LINK && fchmodat(fd, e->name, e->mode, 0) < 0)
-		return rd_errf(err, -errno, "cannot set the mode of %s: %s",
-			       e->final, strerror(errno));
-	if (!d->times)
-		return 0;
-	ts[0].tv_sec = 0;
-	ts[0].tv_nsec = UTIME_OMIT;
-	ts[1] = e->mtime;
-	if (utimensat(fd, e->name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		return rd_errf(err, -errno, "cannot set the time of %s: %s",
-			       e->final, strerror(errno));
-	return 0;
+	if (e->type != JF_LINK && (rc = dest_chmod_made(fd, e->mode)) < 0)
+		rd_errf(err, rc, "cannot set the mode of %s: %s", e->final,
+			strerror(-rc));
+	if (rc == 0 && d->times && (rc = set_times(e, fd, holder)) < 0)
+		rd_errf(err, rc, "cannot set the time of %s: %s", e->final,
+			strerror(-rc));
+	close(fd);
+	return rc;
 }
 
 /* Rename e's temporary to its final name; never over a directory, and
- * over a file or link only with force. */
+ * over a file or link only with force.  What the final name holds then
+ * must be what was made. */
 static int
 place(struct dest *d, struct dent *e, struct rd_err *err)
 {
 	bool replace = d->pol.force && e->type != JF_DIR;
-	int fd = dest_dir_fd(d, e->root, e->dir);
+	int fd = dest_holder_fd(d, e), rc;
 
 	if (fd < 0)
 		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+	rc = dest_is_made_at(e, fd, e->name);
+	if (rc == -ESTALE)
+		return replaced(e, err);
+	if (rc < 0)
+		return rd_errf(err, rc, "%s: %s", e->final, strerror(-rc));
 	if (renameat2(fd, e->name, fd, e->base,
 		      replace ? 0 : RENAME_NOREPLACE) == 0)
 		goto placed;
@@ -67,8 +96,10 @@ place(struct dest *d, struct dent *e, struct rd_err *err)
 	return rd_errf(err, -errno, "cannot rename %s into place: %s",
 		       e->final, strerror(errno));
 placed:
-	e->placed = true;
-	return 0;
+	e->placed = true;	/* whatever it is, it is no longer ours */
+	rc = dest_is_made_at(e, fd, e->base);
+	return rc == 0 ? 0 : rc == -ESTALE ? replaced(e, err)
+		: rd_errf(err, rc, "%s: %s", e->final, strerror(-rc));
 }
 
 /* With times, a directory that existed gets its source's time too, as
@@ -113,31 +144,58 @@ dest_commit(struct dest *d, struct rd_err *err)
 	return rc;
 }
 
+/* A directory this job made and did not place gets 0700 again, so that
+ * what is in it can be removed, if it is still the one made. */
+static void
+open_up(struct dest *d, const struct dent *e)
+{
+	int holder, fd = dest_open_made(d, e, &holder), rc;
+
+	if (fd < 0)
+		return;	/* remove_one says why */
+	rc = dest_chmod_made(fd, 0700);
+	if (rc < 0)
+		log_warn("cannot make %s writable to remove it: %s", e->final,
+			 strerror(-rc));
+	close(fd);
+}
+
+/* Remove entry e, made and not placed, if it is still the one made. */
+static void
+remove_one(struct dest *d, const struct dent *e)
+{
+	int fd = dest_holder_fd(d, e), rc;
+
+	rc = fd < 0 ? fd : dest_is_made_at(e, fd, e->name);
+	if (rc == 0 && unlinkat(fd, e->name, e->type == JF_DIR
+						? AT_REMOVEDIR : 0) < 0)
+		rc = -errno;
+	if (rc == -ESTALE)
+		log_warn("not removing %s/%s: it was replaced by something "
+			 "this daemon did not make", e->dir, e->name);
+	else if (rc < 0)
+		log_warn("cannot remove %s/%s: %s", e->dir, e->name,
+			 strerror(-rc));
+}
+
 /* Remove what this job made and did not place, children first. */
 static void
 remove_made(struct dest *d)
 {
 	struct dent *e;
 	size_t i;
-	int fd;
 
 	for (i = 0; i < d->n; i++) {	/* undo modes a commit may have set */
 		e = &d->e[i];
 		if (e->parent >= 0 && d->e[e->parent].placed)
 			e->placed = true;	/* moved with its directory */
-		if (e->made && !e->placed && e->type == JF_DIR &&
-		    (fd = dest_dir_fd(d, e->root, e->dir)) >= 0)
-			fchmodat(fd, e->name, 0700, 0);
+		if (e->made && !e->placed && e->type == JF_DIR)
+			open_up(d, e);
 	}
 	for (i = d->n; i > 0; i--) {
 		e = &d->e[i - 1];
-		if (!e->made || e->placed)
-			continue;
-		fd = dest_dir_fd(d, e->root, e->dir);
-		if (fd < 0 || unlinkat(fd, e->name, e->type == JF_DIR
-						   ? AT_REMOVEDIR : 0) < 0)
-			log_warn("cannot remove %s/%s: %s", e->dir, e->name,
-				 strerror(fd < 0 ? -fd : errno));
+		if (e->made && !e->placed)
+			remove_one(d, e);
 	}
 }
 
@@ -153,6 +211,8 @@ dest_free(struct dest *d)
 	pending_done(d->record);
 	if (d->cache_fd >= 0)
 		close(d->cache_fd);
+	if (d->made_fd >= 0)
+		close(d->made_fd);
 	free(d->cache_dir);
 	for (i = 0; i < d->n; i++) {
 		free(d->e[i].lex);

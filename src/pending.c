@@ -6,7 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,44 +108,100 @@ looks_temporary(const char *path)
 static bool
 below_roots(const char *path, const char *const *roots, size_t n)
 {
-	char *parent = path_parent(path), real[PATH_MAX];
-	bool ok = false;
 	size_t i;
 
-	if (parent != NULL && realpath(parent, real) != NULL &&
-	    strcmp(real, parent) == 0)	/* no link on the way */
-		for (i = 0; i < n && !ok; i++)
-			ok = path_under(roots[i], real);
-	free(parent);
-	return ok;
+	for (i = 0; i < n; i++)
+		if (path_under(roots[i], path) && strcmp(roots[i], path) != 0)
+			return true;
+	return false;
 }
 
+/* The directory `dir` (clean, absolute), opened one component at a time
+ * following no link: a descriptor, or -errno (-ELOOP, -ENOTDIR: a link
+ * or something else on the way). */
 static int
-remove_one(const char *path, const struct stat *sb, int type,
-	   struct FTW *ftw)
+open_dir_nofollow(const char *dir)
 {
-	(void)sb;
-	(void)ftw;
-	if (type == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
+	char buf[PATH_MAX], *save = NULL, *comp;
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), next;
+
+	if (fd < 0)
+		return -errno;
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf)) {
+		close(fd);
+		return -ENAMETOOLONG;
+	}
+	for (comp = strtok_r(buf, "/", &save); comp != NULL;
+	     comp = strtok_r(NULL, "/", &save)) {
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			      O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -errno;
+		fd = next;
+	}
+	return fd;
 }
 
-/* Remove `path` and, if a directory, what it holds. */
+/* Deeper than this, a tree is left (each level holds a descriptor). */
+#define SWEEP_MAX_DEPTH 256
+
+static bool remove_at(int dirfd, const char *name, dev_t dev,
+		      unsigned depth);
+
+/* Empty directory `name` of `dirfd` (on device dev): what is in it,
+ * reached through no link, never crossing into another file system. */
+static void
+empty_dir_at(int dirfd, const char *name, dev_t dev, unsigned depth)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return;
+	fchmod(fd, 0700);	/* on the directory opened, not a name */
+	d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			remove_at(fd, de->d_name, dev, depth + 1);
+	closedir(d);
+}
+
+/* Remove `name` of `dirfd` and, if a directory, what it holds, following
+ * no link; true if it is gone. */
+static bool
+remove_at(int dirfd, const char *name, dev_t dev, unsigned depth)
+{
+	struct stat sb;
+	bool dir;
+
+	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    (depth > 0 && sb.st_dev != dev))
+		return false;
+	dir = S_ISDIR(sb.st_mode);
+	if (dir && depth < SWEEP_MAX_DEPTH)
+		empty_dir_at(dirfd, name, sb.st_dev, depth);
+	return unlinkat(dirfd, name, dir ? AT_REMOVEDIR : 0) == 0;
+}
+
+/* Remove temporary `path` and, if a directory, what it holds. */
 static size_t
 remove_tree(const char *path)
 {
-	struct stat sb;
+	char *parent = path_parent(path);
+	int fd = parent != NULL ? open_dir_nofollow(parent) : -ENOMEM;
+	bool gone = fd >= 0 && remove_at(fd, path_base(path), 0, 0);
 
-	if (lstat(path, &sb) < 0)
-		return 0;
-	if (!S_ISDIR(sb.st_mode))
-		return unlink(path) == 0;
-	chmod(path, 0700);
-	nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-	return access(path, F_OK) != 0;
+	if (fd >= 0)
+		close(fd);
+	free(parent);
+	return gone;
 }
 
 /* Sweep one record unless its job still runs (it holds the lock); true

@@ -258,6 +258,105 @@ START_TEST(long_names)
 }
 END_TEST
 
+/* The temporary in the root (".NAME.rdmcp-XXXXXXXX") of a job made for
+ * entry `name`. */
+static const char *
+temporary_of(const char *name)
+{
+	static char found[300];
+	char pat[64], cmd[sizeof(root) + 128];
+	FILE *p;
+	size_t len;
+
+	snprintf(pat, sizeof(pat), ".%s.rdmcp-", name);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && ls -a | grep -F -- '%s'", root,
+		 pat);
+	p = popen(cmd, "r");
+	len = fread(found, 1, sizeof(found) - 1, p);
+	pclose(p);
+	found[len] = '\0';
+	found[strcspn(found, "\n")] = '\0';
+	ck_assert_ptr_nonnull(strstr(found, pat));
+	return found;
+}
+
+/* Replace `name` in the root, atomically, with a link to `target`, as a
+ * user who may write the directory can at any moment. */
+static void
+swap_for_link(const char *name, const char *target)
+{
+	ck_assert_int_eq(symlink(target, at("swap")), 0);
+	ck_assert_int_eq(rename(at("swap"), at(name)), 0);
+}
+
+static mode_t
+mode_of(const char *path)
+{
+	struct stat sb;
+
+	ck_assert_int_eq(lstat(path, &sb), 0);
+	return sb.st_mode & 07777;
+}
+
+/* A temporary replaced by a link to a file of someone else's during the
+ * transfer: the commit fails and neither follows the link (the victim
+ * keeps its mode) nor places the link, nor removes it. */
+START_TEST(temporary_swapped_for_link)
+{
+	const char *spec[] = { "f x" };
+	struct dest_policy pol = { .roots = roots, .nroots = 1 };
+	struct job *job = make_job(spec, 1);
+	struct dest *d = NULL;
+	struct rd_err err;
+	struct stat sb;
+	char temp[300];
+
+	ck_assert_int_eq(close(open(at("victim"), O_CREAT | O_WRONLY, 0600)),
+			 0);
+	ck_assert_int_eq(chmod(at("victim"), 0600), 0);
+	rd_err_clear(&err);
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), 0);
+	snprintf(temp, sizeof(temp), "%s", temporary_of("x"));
+	swap_for_link(temp, at("victim"));
+	ck_assert_int_eq(dest_commit(d, &err), -ESTALE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "was replaced"));
+	dest_free(d);
+	job_free(job);
+	ck_assert_uint_eq(mode_of(at("victim")), 0600);
+	ck_assert_int_eq(access(at("x"), F_OK), -1);
+	ck_assert_int_eq(lstat(at(temp), &sb), 0);	/* the link is left */
+	ck_assert(S_ISLNK(sb.st_mode));
+}
+END_TEST
+
+/* A directory the job made, replaced by a link to another directory of
+ * the root: nothing is created, changed or removed through the link. */
+START_TEST(made_directory_swapped_for_link)
+{
+	const char *spec[] = { "d a", "f a/x" };
+	struct dest_policy pol = { .roots = roots, .nroots = 1 };
+	struct job *job = make_job(spec, 2);
+	struct dest *d = NULL;
+	struct rd_err err;
+	char temp[300];
+
+	ck_assert_int_eq(mkdir(at("victim"), 0755), 0);
+	ck_assert_int_eq(close(open(at("victim/x"), O_CREAT | O_WRONLY, 0600)),
+			 0);
+	rd_err_clear(&err);
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), 0);
+	snprintf(temp, sizeof(temp), "%s", temporary_of("a"));
+	ck_assert_int_eq(rename(at(temp), at("moved")), 0);
+	swap_for_link(temp, at("victim"));
+	ck_assert_int_eq(dest_commit(d, &err), -ESTALE);
+	dest_free(d);
+	job_free(job);
+	ck_assert_uint_eq(mode_of(at("victim/x")), 0600);
+	ck_assert_uint_eq(mode_of(at("victim")), 0755);
+	ck_assert_int_eq(access(at("a"), F_OK), -1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -275,6 +374,8 @@ main(void)
 	tcase_add_test(tc, things_in_the_way);
 	tcase_add_test(tc, dot_dot_and_duplicates);
 	tcase_add_test(tc, long_names);
+	tcase_add_test(tc, temporary_swapped_for_link);
+	tcase_add_test(tc, made_directory_swapped_for_link);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -77,7 +77,12 @@ START_TEST(sweeps_what_the_dead_left)
 
 	touch(in(root, ".f.rdmcp-0123abcd"));
 	ck_assert_int_eq(mkdir(in(root, ".t.rdmcp-89abcdef"), 0700), 0);
-	ck_assert_int_eq(mkdir(in(root, ".t.rdmcp-89abcdef/sub"), 0500), 0);
+	ck_assert_int_eq(mkdir(in(root, ".t.rdmcp-89abcdef/sub"), 0700), 0);
+	/* a link inside a temporary tree is removed, never followed */
+	ck_assert_int_eq(symlink(outside, in(root, ".t.rdmcp-89abcdef/sub/out")),
+			 0);
+	ck_assert_int_eq(chmod(in(root, ".t.rdmcp-89abcdef/sub"), 0500), 0);
+	touch(in(outside, "kept"));
 	touch(in(outside, ".o.rdmcp-0123abcd"));
 	touch(in(root, "precious"));
 	ck_assert_int_eq(symlink(outside, in(root, "link")), 0);
@@ -112,6 +117,7 @@ START_TEST(sweeps_what_the_dead_left)
 	ck_assert_int_ne(access(in(root, ".f.rdmcp-0123abcd"), F_OK), 0);
 	ck_assert_int_ne(access(in(root, ".t.rdmcp-89abcdef"), F_OK), 0);
 	ck_assert_int_eq(access(in(outside, ".o.rdmcp-0123abcd"), F_OK), 0);
+	ck_assert_int_eq(access(in(outside, "kept"), F_OK), 0);
 	ck_assert_int_eq(access(in(root, "precious"), F_OK), 0);
 	ck_assert_int_ne(access(in(state, "job-dead"), F_OK), 0);
 	/* the live one's record stays until its job ends */
