@@ -169,15 +169,28 @@ auth_daemon_mac(const struct auth_key *key,
 int
 auth_sender_mac(const struct auth_key *key,
 		const uint8_t nonce_s[AUTH_NONCE_LEN],
-		const uint8_t nonce_d[AUTH_NONCE_LEN], const void *job,
-		size_t joblen, uint8_t mac[AUTH_MAC_LEN])
+		const uint8_t nonce_d[AUTH_NONCE_LEN], uint8_t mac[AUTH_MAC_LEN])
 {
 	static const char label[] = "rdmcp sender";
-	const void *piece[] = { label, nonce_s, nonce_d, job };
+	const void *piece[] = { label, nonce_s, nonce_d };
 	const size_t len[] = { sizeof(label), AUTH_NONCE_LEN,
-			       AUTH_NONCE_LEN, joblen };
+			       AUTH_NONCE_LEN };
 
-	return auth_hmac(key->k, AUTH_KEY_LEN, piece, len, 4, mac);
+	return auth_hmac(key->k, AUTH_KEY_LEN, piece, len, 3, mac);
+}
+
+int
+auth_request_mac(const struct auth_key *key,
+		 const uint8_t nonce_s[AUTH_NONCE_LEN],
+		 const uint8_t nonce_d[AUTH_NONCE_LEN], uint8_t type,
+		 const void *req, size_t reqlen, uint8_t mac[AUTH_MAC_LEN])
+{
+	static const char label[] = "rdmcp request";
+	const void *piece[] = { label, nonce_s, nonce_d, &type, req };
+	const size_t len[] = { sizeof(label), AUTH_NONCE_LEN,
+			       AUTH_NONCE_LEN, 1, reqlen };
+
+	return auth_hmac(key->k, AUTH_KEY_LEN, piece, len, 5, mac);
 }
 
 bool

@@ -9,12 +9,19 @@
  *
  *   sender -> daemon   AUTH       nonce_s
  *   daemon -> sender   CHALLENGE  nonce_d, HMAC(K, "rdmcp daemon" nonce_s nonce_d)
- *   sender -> daemon   PROOF      HMAC(K, "rdmcp sender" nonce_s nonce_d JOB)
- *   sender -> daemon   JOB
+ *   sender -> daemon   PROOF      HMAC(K, "rdmcp sender" nonce_s nonce_d),
+ *                                 HMAC(K, "rdmcp request" nonce_s nonce_d
+ *                                      type REQUEST)
+ *   sender -> daemon   REQUEST    (a JOB or a QUERY, of that type)
  *
- * The sender's proof covers the job message itself, so the job cannot be
- * changed in flight.  Nothing else is protected: data is neither
- * encrypted nor authenticated beyond --verify's crc32 (see rdmcp(1)).
+ * Each side checks the other's proof before it believes or keeps anything
+ * else from it: the daemon checks the first half of PROOF as soon as it
+ * arrives, before it lets a request body in (an endpoint without the key
+ * cannot make it hold more than a few bytes), and the sender accepts no
+ * frame but CHALLENGE before it has checked the daemon's.  The second half
+ * covers the request itself, so that it cannot be changed in flight.
+ * Nothing else is protected: data is neither encrypted nor authenticated
+ * beyond --verify's crc32 (see rdmcp(1)).
  */
 #ifndef RDMCP_AUTH_H
 #define RDMCP_AUTH_H
@@ -56,11 +63,21 @@ int auth_daemon_mac(const struct auth_key *key,
 		    const uint8_t nonce_d[AUTH_NONCE_LEN],
 		    uint8_t mac[AUTH_MAC_LEN]);
 
-/* The sender's proof, bound to the job message it sends. */
+/* The sender's proof that it holds the key. */
 int auth_sender_mac(const struct auth_key *key,
 		    const uint8_t nonce_s[AUTH_NONCE_LEN],
 		    const uint8_t nonce_d[AUTH_NONCE_LEN],
-		    const void *job, size_t joblen, uint8_t mac[AUTH_MAC_LEN]);
+		    uint8_t mac[AUTH_MAC_LEN]);
+
+/* The sender's MAC of the request (frame `type`, body `req` of `len`
+ * bytes) that follows its proof. */
+int auth_request_mac(const struct auth_key *key,
+		     const uint8_t nonce_s[AUTH_NONCE_LEN],
+		     const uint8_t nonce_d[AUTH_NONCE_LEN], uint8_t type,
+		     const void *req, size_t len, uint8_t mac[AUTH_MAC_LEN]);
+
+/* PROOF's body: the sender's MAC, then the request's. */
+#define AUTH_PROOF_LEN (2 * AUTH_MAC_LEN)
 
 /* HMAC-SHA-256 of the concatenation of n pieces into mac (exposed for
  * tests); 0. */

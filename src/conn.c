@@ -74,6 +74,7 @@ conn_close_handles(struct conn *c)
 	c->closing = true;
 	uv_close((uv_handle_t *)&c->timer, on_handle_closed);
 	uv_close((uv_handle_t *)&c->idle, on_handle_closed);
+	uv_close((uv_handle_t *)&c->deadline, on_handle_closed);
 	uv_close((uv_handle_t *)&c->poll, on_handle_closed);
 	close(c->fd);
 	if (c->pipe[0] >= 0) {
@@ -96,6 +97,7 @@ conn_die(struct conn *c, int status)
 		return;
 	c->dead = true;
 	uv_timer_stop(&c->timer);
+	uv_timer_stop(&c->deadline);
 	conn_update(c);
 	if (c->ops->on_close != NULL)
 		c->ops->on_close(c->ctx, c, status);
@@ -119,8 +121,9 @@ conn_init(uv_loop_t *loop, int fd, const struct conn_ops *ops, void *ctx,
 	}
 	uv_timer_init(loop, &c->timer);
 	uv_idle_init(loop, &c->idle);
-	c->poll.data = c->timer.data = c->idle.data = c;
-	c->handles = 3;
+	uv_timer_init(loop, &c->deadline);
+	c->poll.data = c->timer.data = c->idle.data = c->deadline.data = c;
+	c->handles = 4;
 	c->loop = loop;
 	c->fd = fd;
 	c->pipe[0] = c->pipe[1] = -1;
@@ -548,6 +551,28 @@ conn_keepalive(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
 	tick = c->ka_interval / 2;
 	uv_timer_start(&c->timer, on_keepalive, tick ? tick : 1,
 		       tick ? tick : 1);
+}
+
+static void
+on_deadline(uv_timer_t *t)
+{
+	struct conn *c = t->data;
+
+	if (c->dead || c->closing)
+		return;
+	log_debug("connection to %s: its deadline passed", c->peer);
+	conn_die(c, -ETIMEDOUT);
+}
+
+void
+conn_set_deadline(struct conn *c, unsigned ms)
+{
+	if (c->dead || c->closing)
+		return;
+	if (ms == 0)
+		uv_timer_stop(&c->deadline);
+	else
+		uv_timer_start(&c->deadline, on_deadline, ms, 0);
 }
 
 uint64_t

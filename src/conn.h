@@ -101,7 +101,9 @@ void conn_listener_close(struct conn_listener *l);
 /* Hand the connection to another owner; later callbacks go there. */
 void conn_set_owner(struct conn *c, const struct conn_ops *ops, void *ctx);
 
-/* Largest payload the connection buffers itself (default 64 KiB). */
+/* Largest payload the connection buffers itself (default 64 KiB).  Its
+ * buffer grows as the payload comes: a peer that announces a large frame
+ * holds no more of our memory than it has sent. */
 void conn_set_body_limit(struct conn *c, uint64_t limit);
 
 /* Queue a frame whose payload (f->len bytes in segs; files and memory
@@ -160,6 +162,11 @@ void conn_shutdown(struct conn *c);
  * or cut-off peer); bytes waiting to be read count as arrived. */
 void conn_keepalive(struct conn *c, unsigned interval_ms,
 		    unsigned timeout_ms);
+
+/* End the connection with -ETIMEDOUT (on_close) `ms` from now, whatever
+ * arrives meanwhile, keepalives included: a bound on a whole exchange such
+ * as a handshake.  Again: from now; 0: no deadline. */
+void conn_set_deadline(struct conn *c, unsigned ms);
 
 /* The longest time, in ms, this side went without queueing a frame since
  * conn_keepalive() (up to now): how long the peer may have heard nothing

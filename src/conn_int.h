@@ -47,6 +47,7 @@ struct conn {
 	uv_poll_t poll;
 	uv_timer_t timer;	/* connect timeout, keepalive, linger */
 	uv_idle_t idle;		/* on_sent callbacks due: no epoll change */
+	uv_timer_t deadline;	/* conn_set_deadline */
 	int fd;
 	int events;		/* what the poll watches */
 	const struct conn_ops *ops;
@@ -62,7 +63,8 @@ struct conn {
 	struct conn_seg *segs;	/* the owner's segments for the payload */
 	int nseg, segs_cap, seg;
 	size_t seg_got;		/* bytes of segment seg read */
-	uint8_t *body;		/* or our own buffer */
+	uint8_t *body;		/* or our own buffer, */
+	uint64_t body_cap;	/* grown as the payload comes */
 	uint64_t body_limit;
 	uint64_t watch;		/* on_payload_low at this many bytes left */
 	bool watching;

@@ -12,6 +12,9 @@
 #include "conn_int.h"
 #include "log.h"
 
+/* Our buffer for a payload starts at this size at most (body_room). */
+#define BODY_FIRST (64u << 10)
+
 static void
 frame_done(struct conn *c)
 {
@@ -83,8 +86,28 @@ header_done(struct conn *c)
 		return take_segs(c, segs, nseg);
 	if (c->f.len > c->body_limit)
 		return -EMSGSIZE;
-	c->body = malloc(c->f.len);
+	c->body_cap = c->f.len < BODY_FIRST ? c->f.len : BODY_FIRST;
+	c->body = malloc(c->body_cap);
 	return c->body != NULL ? 0 : -ENOMEM;
+}
+
+/* Room in our buffer for more of the payload: it doubles when full, up to
+ * the payload's length.  Bytes that may be taken now, or -ENOMEM. */
+static ssize_t
+body_room(struct conn *c)
+{
+	uint64_t cap = c->body_cap;
+	uint8_t *grown;
+
+	if (c->got == cap) {
+		cap = cap * 2 < c->f.len ? cap * 2 : c->f.len;
+		grown = realloc(c->body, cap);
+		if (grown == NULL)
+			return -ENOMEM;
+		c->body = grown;
+		c->body_cap = cap;
+	}
+	return (ssize_t)(c->body_cap - c->got);
 }
 
 static int
@@ -242,6 +265,10 @@ payload_from_ibuf(struct conn *c, const uint8_t *p, size_t take)
 	ssize_t n;
 
 	if (c->body != NULL) {
+		n = body_room(c);
+		if (n < 0)
+			return n;
+		take = (size_t)n < take ? (size_t)n : take;
 		memcpy(c->body + c->got, p, take);
 		return (ssize_t)take;
 	}
@@ -294,9 +321,12 @@ read_some(struct conn *c)
 	}
 	if (c->ipos < c->ilen)
 		return from_ibuf(c);
-	if (c->body != NULL)
-		n = conn_result(read(c->fd, c->body + c->got,
-				(size_t)(c->f.len - c->got)));
+	if (c->body != NULL) {
+		n = body_room(c);
+		if (n > 0)
+			n = conn_result(read(c->fd, c->body + c->got,
+					     (size_t)n));
+	}
 	else if (c->segs[c->seg].fd >= 0)
 		n = read_file_seg(c, &c->segs[c->seg]);
 	else

@@ -56,9 +56,9 @@ proto_max_len(uint8_t type)
 	case MSG_HELLO:
 		return PROTO_TOKEN_LEN + 8;
 	case MSG_AUTH:
-	case MSG_PROOF:
 		return 32;
-	case MSG_CHALLENGE:
+	case MSG_PROOF:		/* two MACs */
+	case MSG_CHALLENGE:	/* a nonce and a MAC */
 		return 64;
 	case MSG_BLOCK:
 		return PROTO_MAX_BLOCK;

@@ -62,7 +62,7 @@
 #include "schedule.h"
 #include "wire.h"
 
-#define PROTO_VERSION 6	/* 6: TRACE asked for, with the clock's round trip */
+#define PROTO_VERSION 7	/* 7: PROOF checked before the request comes */
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -92,7 +92,8 @@ enum proto_type {
 	MSG_ABORT,
 	MSG_AUTH,	/* sender's nonce (auth.h) */
 	MSG_CHALLENGE,	/* daemon's nonce and proof */
-	MSG_PROOF,	/* sender's proof, bound to the JOB that follows */
+	MSG_PROOF,	/* sender's proof, and the MAC of the JOB or QUERY
+			 * that follows */
 	MSG_PROGRESS,	/* daemon -> sender: blocks held (val) and the median
 			 * wire time of its last blocks in us (arg, 0 or
 			 * PROTO_NO_PEER: not known; PROTO_BT_SHARED),

@@ -32,10 +32,32 @@ push_elapsed(const struct push *p)
  * Control connection
  */
 
+/* A frame before the daemon proved it holds the key: nothing it says is
+ * believed (an OUTCOME would make a copy that is not there "ok"), and the
+ * host fails as one that did not authenticate. */
+static void
+unproved_frame(struct phost *h, const struct frame *f)
+{
+	char why[300];
+
+	h->refused = true;
+	snprintf(why, sizeof(why), "the endpoint at %s sent %s before it "
+		 "proved it holds the key: not believed (not an rdmcp daemon "
+		 "of this cluster?)", h->addrstr, proto_type_name(f->type));
+	push_host_lost(h, -EPROTO, why);
+}
+
 static int
 ctl_header(void *ctx, struct conn *c, const struct frame *f,
 	   const struct conn_seg **segs, int *nseg)
 {
+	struct phost *h = ctx;
+
+	if (!h->authed && (f->type != MSG_CHALLENGE ||
+			   f->len != 2 * AUTH_NONCE_LEN)) {
+		unproved_frame(h, f);
+		return 0;
+	}
 	if (f->len > proto_max_len(f->type))
 		return -EMSGSIZE;
 	return 0;
@@ -186,7 +208,12 @@ ctl_close(void *ctx, struct conn *c, int status)
 	struct phost *h = ctx;
 	char why[300];
 
-	if (status < 0)
+	if (status == -ETIMEDOUT && !h->authed)
+		snprintf(why, sizeof(why), "the daemon at %s did not prove it "
+			 "holds the key within %u ms (--connect-timeout): not "
+			 "an rdmcp daemon, or a hung one", h->addrstr,
+			 h->p->cfg->connect_timeout_ms);
+	else if (status < 0)
 		snprintf(why, sizeof(why), "connection to %s lost: %s",
 			 h->addrstr, strerror(-status));
 	else
@@ -220,13 +247,16 @@ ctl_connect(void *ctx, struct conn *c, int status)
 	conn_set_body_limit(c, p->cfg->trace != NULL ? PROTO_MAX_BODY
 						   : 4 + PROTO_MAX_TEXT);
 	conn_keepalive(c, 0, p->cfg->timeout_ms);
+	/* the handshake is bounded on its own: keepalives do not extend it */
+	conn_set_deadline(c, p->cfg->connect_timeout_ms);
 	if (h->st == HS_QUERY)
 		h->qstep = QS_AUTH;
 	else
 		h->st = HS_AUTH;
 }
 
-/* After our proof: the JOB it covers, or the QUERY (the job's token). */
+/* After the daemon's proof: ours, with the MAC of what follows it, the
+ * JOB or the QUERY (the job's token). */
 static int
 send_proved(struct phost *h, const uint8_t *nonce_d)
 {
@@ -234,14 +264,16 @@ send_proved(struct phost *h, const uint8_t *nonce_d)
 	bool query = h->st == HS_QUERY;
 	const uint8_t *body = query ? p->token : p->jobmsg.data;
 	size_t len = query ? sizeof(p->token) : p->jobmsg.len;
-	uint8_t proof[AUTH_MAC_LEN];
-	struct frame pf = { .type = MSG_PROOF, .len = AUTH_MAC_LEN };
+	uint8_t proof[AUTH_PROOF_LEN];
+	struct frame pf = { .type = MSG_PROOF, .len = AUTH_PROOF_LEN };
 	struct frame jf = { .type = query ? MSG_QUERY : MSG_JOB, .len = len };
 	struct iovec iov = { (void *)body, len };
 	int rc;
 
-	rc = auth_sender_mac(p->cfg->key, h->nonce, nonce_d, body, len,
-			     proof);
+	rc = auth_sender_mac(p->cfg->key, h->nonce, nonce_d, proof);
+	if (rc == 0)
+		rc = auth_request_mac(p->cfg->key, h->nonce, nonce_d, jf.type,
+				      body, len, proof + AUTH_MAC_LEN);
 	if (rc == 0)
 		rc = conn_send_copy(h->c, &pf, proof);
 	if (rc == 0)
@@ -279,7 +311,11 @@ on_challenge(struct phost *h, const struct frame *f, const uint8_t *body)
 				 ? p->cfg->key_name : "our key");
 		return 0;
 	}
-	return rc < 0 ? rc : send_proved(h, nonce_d);
+	if (rc < 0)
+		return rc;
+	h->authed = true;
+	conn_set_deadline(h->c, 0);
+	return send_proved(h, nonce_d);
 }
 
 static const struct conn_ops ctl_ops = {
@@ -299,6 +335,7 @@ push_host_connect(struct phost *h)
 	if (h->st != HS_QUERY)
 		h->st = HS_CONNECTING;
 	h->qstep = QS_CONNECTING;
+	h->authed = false;
 	rc = conn_connect(&p->loop, (struct sockaddr *)&h->addr,
 			  p->has_src ? (struct sockaddr *)&p->src : NULL,
 			  p->cfg->connect_timeout_ms, &ctl_ops, h, &h->c);

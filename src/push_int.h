@@ -60,6 +60,8 @@ struct phost {
 	uint16_t rdma_port;	/* offered in ACCEPT, 0: no RDMA */
 	uint8_t nonce[AUTH_NONCE_LEN];	/* ours, for this daemon */
 	bool refused;			/* it turned the job down */
+	bool authed;			/* its daemon proved it holds the key,
+					 * on this connection */
 	bool got_go;			/* the final go went out to it */
 	bool identical;			/* it held the files already */
 	bool dry;			/* dry run: it would take the job */

@@ -29,7 +29,8 @@
 enum fresh_state {
 	FR_NEW,		/* expecting AUTH (a sender) or HELLO (a member) */
 	FR_CHALLENGED,	/* CHALLENGE sent, expecting PROOF */
-	FR_PROVED,	/* expecting the JOB (or QUERY) the proof covers */
+	FR_PROVED,	/* proof checked; expecting the JOB (or QUERY) whose
+			 * MAC came with it */
 };
 
 /* Connections the kernel holds for us until we accept them: a sender
@@ -52,7 +53,7 @@ struct fresh {
 	enum fresh_state st;
 	bool refused;	/* a bad JOB was answered; waiting for the close */
 	uint8_t nonce_s[AUTH_NONCE_LEN], nonce_d[AUTH_NONCE_LEN];
-	uint8_t proof[AUTH_MAC_LEN];
+	uint8_t request_mac[AUTH_MAC_LEN];
 	struct gate_entry ge;	/* counted until it proves itself */
 	struct fresh *prev, *next;
 };
@@ -283,10 +284,11 @@ fresh_header(void *ctx, struct conn *c, const struct frame *f,
 		     f->type == MSG_HELLO;
 		break;
 	case FR_CHALLENGED:
-		ok = f->type == MSG_PROOF && f->len == AUTH_MAC_LEN;
+		ok = f->type == MSG_PROOF && f->len == AUTH_PROOF_LEN;
 		break;
-	default:
-		ok = f->type == MSG_JOB || f->type == MSG_QUERY;
+	default:	/* proved: what the request needs, no more */
+		ok = f->type == MSG_JOB ||
+		     (f->type == MSG_QUERY && f->len == PROTO_TOKEN_LEN);
 		break;
 	}
 	if (!ok)
@@ -368,24 +370,45 @@ on_auth(struct fresh *fr, const uint8_t *body)
 	return conn_send_copy(fr->c, &f, reply);
 }
 
-/* PROOF: kept until the JOB it covers arrives. */
+/* A sender that does not hold our key: refused before anything of its
+ * request is read, let alone created. */
+static int
+refuse_unproved(struct fresh *fr, const char *why)
+{
+	auth_log_failure(conn_peer(fr->c), why);
+	return refuse_job(fr, EACCES, "authentication failed: the sender "
+			  "does not hold this daemon's key");
+}
+
+/* PROOF: the sender's MAC is checked now, before a request body may come
+ * (the limit rises only then); the request's MAC is kept for it. */
 static int
 on_proof(struct fresh *fr, const uint8_t *body)
 {
-	memcpy(fr->proof, body, AUTH_MAC_LEN);
+	uint8_t want[AUTH_MAC_LEN];
+
+	if (auth_sender_mac(&fr->s->cfg.key, fr->nonce_s, fr->nonce_d,
+			    want) < 0)
+		return -EIO;
+	if (!auth_mac_equal(want, body))
+		return refuse_unproved(fr, "its proof does not match this "
+				       "daemon's key; refused before its "
+				       "request was read");
+	memcpy(fr->request_mac, body + AUTH_MAC_LEN, AUTH_MAC_LEN);
 	fr->st = FR_PROVED;
 	conn_set_body_limit(fr->c, PROTO_MAX_BODY);
 	return 0;
 }
 
 static bool
-job_authentic(struct fresh *fr, const uint8_t *body, uint64_t len)
+request_authentic(struct fresh *fr, const struct frame *f,
+		  const uint8_t *body)
 {
 	uint8_t want[AUTH_MAC_LEN];
 
-	return auth_sender_mac(&fr->s->cfg.key, fr->nonce_s, fr->nonce_d,
-			       body, (size_t)len, want) == 0 &&
-	       auth_mac_equal(want, fr->proof);
+	return auth_request_mac(&fr->s->cfg.key, fr->nonce_s, fr->nonce_d,
+				f->type, body, (size_t)f->len, want) == 0 &&
+	       auth_mac_equal(want, fr->request_mac);
 }
 
 static int
@@ -405,13 +428,10 @@ fresh_frame(void *ctx, struct conn *c, const struct frame *f,
 	if (f->type == MSG_PROOF)
 		return on_proof(fr, body);
 	if ((f->type == MSG_JOB || f->type == MSG_QUERY) &&
-	    !job_authentic(fr, body, f->len)) {
-		auth_log_failure(conn_peer(c), "its proof does not match "
-				 "this daemon's key (another key, or a changed "
-				 "job); refused before anything was created");
-		return refuse_job(fr, EACCES, "authentication failed: the "
-				  "sender does not hold this daemon's key");
-	}
+	    !request_authentic(fr, f, body))
+		return refuse_unproved(fr, "its request is not the one its "
+				       "proof covers (changed in flight?); "
+				       "refused before anything was created");
 	if (f->type == MSG_QUERY)
 		return f->len == PROTO_TOKEN_LEN ? on_query(fr, body) : -EPROTO;
 	if (f->type == MSG_JOB && s->cfg.once && s->njobs > 0)

@@ -4,8 +4,12 @@
  *   rawclient ADDR PORT MODE [KEYFILE]
  *
  * MODE:
- *   badproof   authenticate with a wrong proof, then send a job: the daemon
- *              must answer REFUSE; prints its text
+ *   badproof   authenticate with a wrong proof, and send nothing more: the
+ *              daemon must answer REFUSE at once, before any request;
+ *              prints its text
+ *   bigbody    a wrong proof, then a JOB of PROTO_MAX_BODY bytes, sent
+ *              whole unless the daemon closes first: it must not take it
+ *              in (prints the answer)
  *   nojob      send a JOB with no authentication: the daemon must drop the
  *              connection without an answer
  *   tamper     authenticate with the right key (KEYFILE) but send a job
@@ -25,6 +29,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,11 +189,13 @@ result(int fd)
 	return 0;
 }
 
+/* AUTH, CHALLENGE, PROOF: honest, the proof and the MAC of the JOB in
+ * `covered`; else bytes that prove nothing. */
 static int
 authenticate(int fd, const struct auth_key *key, bool honest,
 	     const struct wbuf *covered)
 {
-	uint8_t nonce[AUTH_NONCE_LEN], proof[AUTH_MAC_LEN];
+	uint8_t nonce[AUTH_NONCE_LEN], proof[AUTH_PROOF_LEN];
 	char body[256];
 	struct frame f;
 
@@ -198,10 +205,31 @@ authenticate(int fd, const struct auth_key *key, bool honest,
 	    f.type != MSG_CHALLENGE || f.len != 2 * AUTH_NONCE_LEN)
 		return -1;
 	memset(proof, 0x5a, sizeof(proof));
-	if (honest)
-		auth_sender_mac(key, nonce, (uint8_t *)body, covered->data,
-				covered->len, proof);
+	if (honest) {
+		auth_sender_mac(key, nonce, (uint8_t *)body, proof);
+		auth_request_mac(key, nonce, (uint8_t *)body, MSG_JOB,
+				 covered->data, covered->len,
+				 proof + AUTH_MAC_LEN);
+	}
 	return send_frame(fd, MSG_PROOF, proof, sizeof(proof));
+}
+
+/* A JOB header announcing PROTO_MAX_BODY bytes, and then as many of them
+ * as the daemon takes before it closes. */
+static void
+big_body(int fd)
+{
+	static uint8_t chunk[1 << 20];
+	struct frame f = { .type = MSG_JOB, .len = PROTO_MAX_BODY };
+	uint8_t hdr[PROTO_FRAME_LEN];
+	uint64_t sent;
+
+	frame_encode(&f, hdr);
+	if (write(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr))
+		return;
+	for (sent = 0; sent < f.len; sent += sizeof(chunk))
+		if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
+			return;
 }
 
 int
@@ -242,11 +270,18 @@ main(int argc, char **argv)
 		       (t1.tv_nsec - t0.tv_nsec) / 1000000);
 		return 0;
 	}
+	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(argv[3], "nojob") != 0 &&
 	    authenticate(fd, &key, strcmp(argv[3], "tamper") == 0 ||
 				   strcmp(argv[3], "parked") == 0, &job) < 0) {
 		printf("dropped\n");
 		return 0;
+	}
+	if (strcmp(argv[3], "badproof") == 0)
+		return result(fd);
+	if (strcmp(argv[3], "bigbody") == 0) {
+		big_body(fd);
+		return result(fd);
 	}
 	if (strcmp(argv[3], "tamper") == 0)
 		job = other;	/* not the job the proof covers */

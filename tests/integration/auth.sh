@@ -35,10 +35,35 @@ nothing_landed "wrong key"
 # --key takes precedence over RDMCP_KEY
 expect_status 1 "$RDMCP" --key "$WORK/other" "$src/data" "$(hosts 1)"
 grep -q "authentication failed" "$WORK/out" || fail "$(cat "$WORK/out")"
-# a forged proof and a tampered job are refused by the daemon itself
+# a forged proof is refused by the daemon itself as soon as it comes,
+# before any request (issue 40, item 2: it waited for the JOB, with 64 MiB
+# allowed, before it checked the proof)
 out=$("$RAW" "$(host_addr 1)" "$PORT" badproof)
 [ "$out" = "refused: authentication failed: the sender does not hold this daemon's key" ] ||
 	fail "bad proof: $out"
+# ... so 16 such clients, each with a 64 MiB JOB behind its forged proof,
+# cost the daemon next to no memory (it took 1 GiB)
+hwm() {	# the daemon's peak resident memory, KiB
+	awk '/^VmHWM/ { print $2 }' "/proc/${DAEMON_PIDS[1]}/status"
+}
+before=$(hwm)
+clients=()
+for i in $(seq 1 16); do
+	"$RAW" "$(host_addr 1)" "$PORT" bigbody >"$WORK/big$i" &
+	clients+=($!)
+done
+wait "${clients[@]}"
+for i in $(seq 1 16); do
+	case $(cat "$WORK/big$i") in
+	"refused: authentication failed"* | dropped) ;;
+	*) fail "a forged proof with a big body: $(cat "$WORK/big$i")" ;;
+	esac
+done
+after=$(hwm)
+note "16 forged proofs with 64 MiB jobs: the daemon's peak memory from $((before / 1024)) to $((after / 1024)) MiB"
+[ $((after - before)) -lt $((128 << 10)) ] ||
+	fail "the daemon's peak memory grew by $(((after - before) / 1024)) MiB before anyone authenticated"
+# a tampered job is refused by the daemon itself
 out=$("$RAW" "$(host_addr 1)" "$PORT" tamper "$WORK/key")
 case $out in "refused: authentication failed"*) ;; *) fail "tamper: $out" ;; esac
 out=$("$RAW" "$(host_addr 1)" "$PORT" nojob)

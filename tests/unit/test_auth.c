@@ -12,6 +12,7 @@
 
 #include "unit.h"
 #include "auth.h"
+#include "proto.h"
 
 START_TEST(hmac_rfc4231)
 {
@@ -107,15 +108,24 @@ START_TEST(proofs_depend_on_everything)
 		s2[AUTH_MAC_LEN];
 
 	ck_assert_int_eq(auth_daemon_mac(&k1, ns, nd, d1), 0);
-	ck_assert_int_eq(auth_sender_mac(&k1, ns, nd, "job", 3, s1), 0);
+	ck_assert_int_eq(auth_sender_mac(&k1, ns, nd, s1), 0);
 	ck_assert(!auth_mac_equal(d1, s1));		/* roles differ */
 	ck_assert_int_eq(auth_daemon_mac(&k2, ns, nd, d2), 0);
 	ck_assert(!auth_mac_equal(d1, d2));		/* keys differ */
 	ck_assert_int_eq(auth_daemon_mac(&k1, nd, ns, d2), 0);
 	ck_assert(!auth_mac_equal(d1, d2));		/* nonces swapped */
-	ck_assert_int_eq(auth_sender_mac(&k1, ns, nd, "jo", 2, s2), 0);
+	ck_assert_int_eq(auth_request_mac(&k1, ns, nd, MSG_JOB, "job", 3, s1),
+			 0);
+	ck_assert_int_eq(auth_request_mac(&k1, ns, nd, MSG_JOB, "jo", 2, s2),
+			 0);
 	ck_assert(!auth_mac_equal(s1, s2));		/* job differs */
-	ck_assert_int_eq(auth_sender_mac(&k1, ns, nd, "job", 3, s2), 0);
+	ck_assert_int_eq(auth_request_mac(&k1, ns, nd, MSG_QUERY, "job", 3,
+					  s2), 0);
+	ck_assert(!auth_mac_equal(s1, s2));		/* type differs */
+	ck_assert_int_eq(auth_sender_mac(&k1, ns, nd, s2), 0);
+	ck_assert(!auth_mac_equal(s1, s2));		/* proof != request */
+	ck_assert_int_eq(auth_request_mac(&k1, ns, nd, MSG_JOB, "job", 3, s2),
+			 0);
 	ck_assert(auth_mac_equal(s1, s2));
 	ck_assert_int_eq(auth_nonce(ns), 0);
 	ck_assert_int_eq(auth_nonce(nd), 0);

@@ -7,12 +7,15 @@
  * byte before it is ready, without spinning meanwhile, and holds back the
  * frames behind it, and leaves in whole segments while it grows.
  * Whether the peer has all we sent.  A connection done with its peer still
- * delivers its last bytes.  Over a real TCP connection on 127.0.0.1 whose far end
- * we read with plain system calls.
+ * delivers its last bytes.  A frame the connection buffers itself costs
+ * the memory of what has arrived, not of what it announces.  A deadline
+ * ends a connection however busy its keepalives keep it.  Over a real TCP
+ * connection on 127.0.0.1 whose far end we read with plain system calls.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -38,6 +41,7 @@
 struct side {
 	unsigned sent;		/* on_sent of bulk frames */
 	bool closed;
+	int status;		/* on_close's */
 };
 
 static int
@@ -65,6 +69,7 @@ static void
 on_close(void *ctx, struct conn *c, int status)
 {
 	((struct side *)ctx)->closed = true;
+	((struct side *)ctx)->status = status;
 }
 
 static const struct conn_ops ops = {
@@ -637,6 +642,133 @@ START_TEST(done_with_peer_delivers_our_last_bytes)
 }
 END_TEST
 
+/* The far end writes all of buf (blocking, 10 s at most) while the loop
+ * reads. */
+static void
+far_write(uv_loop_t *loop, int far, const void *buf, size_t len)
+{
+	uint64_t deadline = uv_hrtime() + 10000000000ull;
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len && uv_hrtime() < deadline) {
+		n = write(far, (const char *)buf + done, len - done);
+		if (n > 0)
+			done += (size_t)n;
+		uv_run(loop, UV_RUN_NOWAIT);
+	}
+	ck_assert_uint_eq(done, len);
+}
+
+struct body_side {
+	struct side side;
+	const uint8_t *want;
+	uint64_t len;
+	bool whole;		/* the frame came, with the bytes sent */
+};
+
+static int
+check_body(void *ctx, struct conn *c, const struct frame *f,
+	   const uint8_t *body)
+{
+	struct body_side *b = ctx;
+
+	b->whole = f->len == b->len && memcmp(body, b->want, b->len) == 0;
+	return 0;
+}
+
+static const struct conn_ops body_ops = {
+	.on_header = on_header, .on_frame = check_body, .on_close = on_close,
+};
+
+/* Memory the allocator holds in mmapped chunks (large blocks). */
+static size_t
+mapped_bytes(void)
+{
+	return mallinfo2().hblkhd;
+}
+
+/* A frame announced as 3 MiB, of which 100 KiB came: the connection holds
+ * far less than 3 MiB for it; then the rest comes and the frame is whole. */
+START_TEST(buffered_body_grows_as_it_comes)
+{
+	const uint64_t len = (3u << 20) + 7, first = 100u << 10;
+	struct body_side b = { .len = len };
+	struct frame f = { .type = MSG_JOB, .len = len };
+	uint8_t hdr[PROTO_FRAME_LEN], *buf = malloc(len);
+	uint64_t deadline, i;
+	size_t before;
+	uv_loop_t loop;
+	struct conn *c;
+	int ours, far;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 7 + i / 4099);
+	b.want = buf;
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	tcp_pair_with(&ours, &far, false, 0);
+	ck_assert_int_eq(conn_adopt(&loop, ours, &body_ops, &b, &c), 0);
+	conn_set_body_limit(c, PROTO_MAX_BODY);
+	before = mapped_bytes();
+	frame_encode(&f, hdr);
+	far_write(&loop, far, hdr, sizeof(hdr));
+	far_write(&loop, far, buf, first);
+	for (i = 0; i < 100; i++)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert_uint_lt(mapped_bytes() - before, 1u << 20);
+	far_write(&loop, far, buf + first, len - first);
+	deadline = uv_hrtime() + 10000000000ull;
+	while (!b.whole && uv_hrtime() < deadline)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert(b.whole);
+	end_pair(&loop, c, far);
+	free(buf);
+}
+END_TEST
+
+/* A deadline ends the connection (-ETIMEDOUT) though keepalives come and
+ * go all along; cleared, it never fires. */
+START_TEST(deadline_ignores_keepalives)
+{
+	struct frame nop = { .type = MSG_NOP };
+	uint8_t hdr[PROTO_FRAME_LEN], sink[4096];
+	struct side side = { 0 };
+	uint64_t deadline, quiet;
+	uv_loop_t loop;
+	struct conn *c;
+	int ours, far;
+
+	frame_encode(&nop, hdr);
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	tcp_pair_with(&ours, &far, false, 0);
+	ck_assert_int_eq(conn_adopt(&loop, ours, &ops, &side, &c), 0);
+	conn_keepalive(c, 10, 5000);
+	conn_set_deadline(c, 100);
+	conn_set_deadline(c, 0);
+	quiet = uv_hrtime() + 300000000ull;	/* cleared: 300 ms, no end */
+	while (uv_hrtime() < quiet) {
+		far_write(&loop, far, hdr, sizeof(hdr));
+		while (read(far, sink, sizeof(sink)) > 0)
+			;
+		usleep(1000);
+	}
+	ck_assert(!side.closed);
+	conn_set_deadline(c, 200);
+	deadline = uv_hrtime() + 10000000000ull;
+	while (!side.closed && uv_hrtime() < deadline) {
+		if (write(far, hdr, sizeof(hdr)) < 0)
+			break;
+		while (read(far, sink, sizeof(sink)) > 0)
+			;
+		uv_run(&loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+	ck_assert(side.closed);
+	ck_assert_int_eq(side.status, -ETIMEDOUT);
+	end_pair(&loop, c, far);
+}
+END_TEST
+
 static Suite *
 conn_suite(void)
 {
@@ -651,6 +783,8 @@ conn_suite(void)
 	tcase_add_test(tc, growing_frame_spanning_files_passes_the_first_on);
 	tcase_add_test(tc, acked_once_the_peer_has_everything);
 	tcase_add_loop_test(tc, done_with_peer_delivers_our_last_bytes, 0, 2);
+	tcase_add_test(tc, buffered_body_grows_as_it_comes);
+	tcase_add_test(tc, deadline_ignores_keepalives);
 	suite_add_tcase(s, tc);
 	return s;
 }
