@@ -49,6 +49,7 @@ struct rsh {
 	const struct hostlist *hl;
 	char **words;		/* the remote shell command */
 	size_t nwords;
+	bool ssh;		/* it is ssh: "--" before the host */
 	char key_line[2 * AUTH_KEY_LEN + 2];
 	struct remote *rem;
 	size_t n, next, starting;
@@ -185,21 +186,66 @@ append_quoted(char *buf, size_t len, const char *s)
 	snprintf(buf + at, len - at, "'");
 }
 
-/* --remote-opts with %h replaced by the host and %% by %. */
+/* Append s to buf (of size len) for the remote shell to take literally
+ * where `quote` is open in the command line: in single quotes outside
+ * quotes (0), with its single quotes escaped inside '...', with $ ` " \
+ * escaped inside "...". */
+static void
+append_literal(char *buf, size_t len, const char *s, char quote)
+{
+	size_t at = strlen(buf);
+	const char *p;
+
+	if (quote == 0)
+		snprintf(buf + at, len - at, "'");
+	for (p = s; *p != '\0'; p++) {
+		at = strlen(buf);
+		if (quote != '"' && *p == '\'')
+			snprintf(buf + at, len - at, "'\\''");
+		else if (quote == '"' && strchr("$`\"\\", *p) != NULL)
+			snprintf(buf + at, len - at, "\\%c", *p);
+		else
+			snprintf(buf + at, len - at, "%c", *p);
+	}
+	at = strlen(buf);
+	if (quote == 0)
+		snprintf(buf + at, len - at, "'");
+}
+
+/* --remote-opts with %h replaced by the host, quoted for the remote shell
+ * wherever it stands (outside quotes, in '...' or in "..."), and %% by
+ * %.  Quotes and backslashes are followed as sh(1) does, without
+ * expansions. */
 static void
 append_opts(char *buf, size_t len, const char *opts, const char *host)
 {
 	size_t at = strlen(buf);
 	const char *p;
+	char quote = 0;
 
 	snprintf(buf + at, len - at, " ");
 	for (p = opts; *p != '\0'; p++) {
 		at = strlen(buf);
-		if (p[0] == '%' && (p[1] == 'h' || p[1] == '%'))
-			snprintf(buf + at, len - at, "%s",
-				 *++p == 'h' ? host : "%");
-		else
-			snprintf(buf + at, len - at, "%c", *p);
+		if (p[0] == '%' && p[1] == 'h') {
+			append_literal(buf, len, host, quote);
+			p++;
+			continue;
+		}
+		if (p[0] == '%' && p[1] == '%') {
+			snprintf(buf + at, len - at, "%%");
+			p++;
+			continue;
+		}
+		if (*p == '\\' && quote != '\'' && p[1] != '\0') {
+			snprintf(buf + at, len - at, "%c%c", p[0], p[1]);
+			p++;	/* escaped, a % too: \%h is no host */
+			continue;
+		}
+		if (quote == 0 && (*p == '\'' || *p == '"'))
+			quote = *p;
+		else if (quote == *p)
+			quote = 0;
+		snprintf(buf + at, len - at, "%c", *p);
 	}
 }
 
@@ -229,8 +275,8 @@ remote_command(const struct rsh_cfg *c, const char *host)
 
 	for (i = 0; i < c->nroots; i++)
 		len += 16 + strlen(c->roots[i]) * 4;
-	if (c->remote_opts != NULL)
-		len += strlen(c->remote_opts) * (strlen(host) + 1);
+	if (c->remote_opts != NULL)	/* at worst '\'' for every character */
+		len += strlen(c->remote_opts) * (4 * strlen(host) + 3);
 	buf = calloc(1, len);
 	if (buf == NULL)
 		return NULL;
@@ -559,7 +605,9 @@ static void
 start_one(struct rsh *r, size_t i)
 {
 	struct remote *rm = &r->rem[i];
+	static char dashes[] = "--";
 	char name[256], *cmd = NULL, **argv = NULL;
+	size_t k = r->nwords;
 	int rc = -ENOMEM;
 
 	rm->st = R_STARTING;
@@ -567,11 +615,13 @@ start_one(struct rsh *r, size_t i)
 	r->starting++;
 	host_name(r->hl->hosts[i], name, sizeof(name));
 	cmd = remote_command(&r->cfg, name);
-	argv = calloc(r->nwords + 3, sizeof(*argv));
+	argv = calloc(r->nwords + 4, sizeof(*argv));
 	if (cmd != NULL && argv != NULL) {
 		memcpy(argv, r->words, r->nwords * sizeof(*argv));
-		argv[r->nwords] = name;
-		argv[r->nwords + 1] = cmd;
+		if (r->ssh)
+			argv[k++] = dashes;
+		argv[k++] = name;
+		argv[k] = cmd;
 		rc = spawn(rm, argv);
 	}
 	if (rc == 0 && write(rm->in, r->key_line, strlen(r->key_line)) < 0)
@@ -624,6 +674,7 @@ wait_some(struct rsh *r)
 static int
 rsh_setup(struct rsh *r, const struct auth_key *key)
 {
+	const char *base;
 	size_t i;
 	int rc;
 
@@ -634,6 +685,8 @@ rsh_setup(struct rsh *r, const struct auth_key *key)
 		warnx_("bad --rsh command '%s'", r->cfg.rsh);
 		return -EINVAL;
 	}
+	base = strrchr(r->words[0], '/');
+	r->ssh = strcmp(base != NULL ? base + 1 : r->words[0], "ssh") == 0;
 	for (i = 0; i < r->hl->n; i++) {
 		char name[256];
 

@@ -4,12 +4,16 @@
  * Sender side (rsh.c): on every host, run a one-shot receiver through a
  * remote shell,
  *
- *   RSH... HOST 'REMOTE-RDMCP' --serve --once --key - -t T
+ *   RSH... [--] HOST 'REMOTE-RDMCP' --serve --once --key - -t T
  *        --connect-timeout C [--root DIR...] REMOTE-OPTS
  *
- * at most `fanout` of them starting at once.  Each gets a one-time key on
- * its standard input (never on a command line) and answers with one line
- * "RDMCP-PORT n" on its standard output; the push then goes to HOST:n.
+ * ("--" when RSH is ssh, which takes it), at most `fanout` of them
+ * starting at once.  The hosts are names or addresses (hostlist.h): none
+ * starts with '-' or holds anything a shell would act on, and every
+ * substitution into the command line is quoted for the remote shell all
+ * the same.  Each gets a one-time key on its standard input (never on a
+ * command line) and answers with one line "RDMCP-PORT n" on its standard
+ * output; the push then goes to HOST:n.
  * Their standard input stays open until rsh_finish(): its end of file (or
  * the sender's death, which closes it too) makes every receiver stop.
  *
@@ -35,7 +39,8 @@
 struct rsh_cfg {
 	const char *rsh;		/* remote shell command, split in words */
 	const char *remote_path;	/* rdmcp on the hosts */
-	const char *remote_opts;	/* appended raw; %h: the host */
+	const char *remote_opts;	/* appended as they are; %h: the
+					 * host, quoted */
 	unsigned fanout;		/* commands starting at once, >= 1 */
 	unsigned connect_timeout_ms;	/* to report a port; also passed */
 	unsigned timeout_ms;		/* passed as -t */

@@ -3,6 +3,7 @@
  */
 #include "hostlist.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +17,8 @@
 
 #define MAX_HOST 300		/* an expanded entry, with its port */
 #define MAX_DIGITS 18		/* range bounds fit in uint64_t */
+#define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+#define NAME_CHARS ALNUM "-._"	/* of a host name */
 
 /* ---------------------------------------------------------------------
  * Parsing
@@ -268,16 +271,89 @@ count_hosts(const struct parser *ps)
 	return total;
 }
 
+/* Where name (a host without its port) fails to be a host name or IPv4
+ * address (letters, digits, '-', '.', '_', a letter or digit first) or an
+ * IPv6 address (with an optional %zone): NULL if it is one, else its
+ * first wrong character (the first of all for an IPv6 address that does
+ * not parse). */
+static const char *
+name_flaw(const char *name)
+{
+	size_t n = strcspn(name, "%");
+	char v6[INET6_ADDRSTRLEN];
+	struct in6_addr a;
+	const char *zone;
+
+	if (strchr(name, ':') == NULL) {
+		n = strspn(name, NAME_CHARS);
+		if (name[0] == '\0' || strchr(ALNUM, name[0]) == NULL)
+			return name;
+		return name[n] != '\0' ? name + n : NULL;
+	}
+	if (n >= sizeof(v6))
+		return name;
+	memcpy(v6, name, n);
+	v6[n] = '\0';
+	if (inet_pton(AF_INET6, v6, &a) != 1)
+		return name;
+	if (name[n] == '\0')
+		return NULL;
+	zone = name + n + 1;
+	if (zone[0] == '\0')
+		return zone - 1;	/* an empty zone */
+	n = strspn(zone, NAME_CHARS);
+	return zone[n] != '\0' ? zone + n : NULL;
+}
+
+/* Where the character `bad` of name, expanded from the entry at `entry`,
+ * is written there: as often before it in the entry as in the name, for
+ * ranges only add digits, ',' and '-' (none of them wrong past the
+ * first character).  NULL if not found. */
+static const char *
+in_entry(const char *entry, const char *name, const char *bad)
+{
+	const char *at = strchr(entry, *bad), *p;
+
+	for (p = name; at != NULL && p < bad; p++)
+		if (*p == *bad)
+			at = strchr(at + 1, *bad);
+	return at;
+}
+
+/* -EINVAL: name, from the entry at `entry`, is not a host name or
+ * address, for its character `bad` (from name_flaw). */
+static int
+name_error(struct parser *ps, const char *entry, const char *name,
+	   const char *bad)
+{
+	const char *at = bad != name ? in_entry(entry, name, bad) : NULL;
+	char what[200], why[48];
+
+	if (bad == name && strchr(name, ':') != NULL)
+		snprintf(why, sizeof(why), "with a ':' it must be an IPv6 "
+			 "address");
+	else
+		snprintf(why, sizeof(why), "'%c' cannot %s one", *bad,
+			 bad == name ? "start" : "be in");
+	snprintf(what, sizeof(what), "'%.100s' is not a host name or address "
+		 "(%s)", name, why);
+	return syntax_error(ps, at != NULL ? at : entry, what);
+}
+
 static int
 add_host(struct parser *ps, const char *entry, size_t len)
 {
 	char name[256];
+	const char *bad;
 	uint16_t port;
 
 	if (net_split_hostport(ps->host, name, sizeof(name), &port, 1) < 0 ||
 	    name[0] == '\0')
 		return syntax_error(ps, entry, "not a host, host:port or "
 				    "[address]:port");
+	bad = name_flaw(name);
+	if (bad != NULL)
+		return name_error(ps, entry, name, bad);
 	if (hostlist_add(ps->hl, ps->host, len) < 0)
 		return rd_errf(ps->err, -ENOMEM, "out of memory");
 	return 0;

@@ -9,6 +9,12 @@
  *     10.0.0.[1-8]:7000     addresses with a port
  *     [fe80::1]:7000        an IPv6 address (brackets holding a colon)
  *
+ * Every host expands to a name or an address: a name has letters, digits,
+ * '-', '.' and '_' and starts with a letter or digit (so an IPv4 address
+ * is one); with a ':' it must be an IPv6 address, with an optional %zone.
+ * Hosts go on remote shells' command lines (--rsh): nothing a shell acts
+ * on, and no option.
+ *
  * Whitespace around entries is ignored.  The reverse, hostlist_compress(),
  * writes a set of hosts back in this form, e.g. for failure reports.
  */
@@ -31,7 +37,8 @@ struct hostlist {
 
 /* Append the hosts of `spec` to `hl` (start from a zeroed hostlist).
  * Returns 0, or -EINVAL with a reason that quotes the expression and
- * points at the offending character (-ENOMEM, -E2BIG). */
+ * points at the offending character, and names a host that is no name or
+ * address (-ENOMEM, -E2BIG). */
 int hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err);
 
 /* Append the hosts of a host file: one expression per line, '#' starts a

@@ -135,6 +135,9 @@ grep -c -- "--serve --once" "$WORK/cmdlines" >/dev/null ||
 	fail "no receiver seen running: the key check proves nothing"
 ! grep -Eq "[0-9a-fA-F]{64}" "$WORK/cmdlines" || fail "a key on a command line: $(grep -E "[0-9a-fA-F]{64}" "$WORK/cmdlines" | head -1)"
 note "$(sort -u "$WORK/cmdlines" | grep -c -- "--key - ") receiver command lines seen, none with a key"
+# ssh gets the host after '--' (it is never an option), %h goes quoted
+grep -q -- "^ssh -F $WORK/ssh_config -- 198\.18\.0\.[2-9] .* --prefix $WORK/h'198\.18\.0\.[2-9]'" \
+	"$WORK/cmdlines" || fail "no 'ssh ... -- HOST' with %h quoted: $(grep -m3 "^ssh" "$WORK/cmdlines")"
 wait_gone
 
 # --- 2. a host without sshd: FAILED with ssh's reason, the rest complete -

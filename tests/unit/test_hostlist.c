@@ -247,6 +247,58 @@ START_TEST(compression_truncates)
 }
 END_TEST
 
+/* Hosts go to a remote shell's command line (--rsh): only names and
+ * addresses, never shell syntax or an option. */
+START_TEST(names_and_addresses_only)
+{
+	static const char *const bad[][3] = {
+		/* spec, the name quoted, why and where */
+		{ "h;touch${IFS}x", "h;touch${IFS}x",
+		  "(';' cannot be in one) at character 2" },
+		{ "a,$(touch${IFS}x)", "$(touch${IFS}x)",
+		  "('$' cannot start one) at character 3" },
+		{ "`id`", "`id`", "('`' cannot start one) at character 1" },
+		{ "n[1-2]|id", "n1|id", "('|' cannot be in one) at character 7" },
+		{ "a'b:22", "a'b", "(''' cannot be in one) at character 2" },
+		{ "a\"b", "a\"b", "('\"' cannot be in one) at character 2" },
+		{ "-oProxyCommand=x", "-oProxyCommand=x",
+		  "('-' cannot start one) at character 1" },
+		{ "x,-[1-2]", "-1", "('-' cannot start one) at character 3" },
+		{ ".a", ".a", "('.' cannot start one) at character 1" },
+		{ "user@host", "user@host", "('@' cannot be in one)" },
+		{ "a=b", "a=b", "('=' cannot be in one)" },
+		{ "a%b", "a%b", "('%' cannot be in one)" },
+		{ "[::1;id]:7", "::1;id", "(with a ':' it must be an IPv6 "
+		  "address) at character 1" },
+		{ "a:b:c", "a:b:c", "must be an IPv6 address" },
+		{ "fe80::1%", "fe80::1%", "('%' cannot be in one) at character 8" },
+		{ "fe80::1%e$x", "fe80::1%e$x", "('$' cannot be in one) at "
+		  "character 10" },
+		{ "[fe80::1%e:x]", "fe80::1%e:x", "(':' cannot be in one) at "
+		  "character 11" },
+	};
+	char want[128];
+	const char *m;
+	size_t i;
+
+	ck_assert_str_eq(expand("n[1-2]x_y-z.example.com,UP9,9lives.,a_"),
+			 "n1x_y-z.example.com n2x_y-z.example.com UP9 "
+			 "9lives. a_");
+	ck_assert_str_eq(expand("10.0.0.1:22,[fe80::1%eth0]:7000,fe80::2%lo,"
+				"::ffff:10.0.0.1,[::1]"),
+			 "10.0.0.1:22 [fe80::1%eth0]:7000 fe80::2%lo "
+			 "::ffff:10.0.0.1 [::1]");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		m = error_of(bad[i][0], -EINVAL);
+		snprintf(want, sizeof(want), "'%s' is not a host name or "
+			 "address ", bad[i][1]);
+		ck_assert_msg(strstr(m, want) != NULL, "%s: %s", bad[i][0], m);
+		ck_assert_msg(strstr(m, bad[i][2]) != NULL, "%s: %s", bad[i][0],
+			      m);
+	}
+}
+END_TEST
+
 static Suite *
 hostlist_suite(void)
 {
@@ -256,6 +308,7 @@ hostlist_suite(void)
 	tcase_add_test(tc, plain_lists);
 	tcase_add_test(tc, ranges);
 	tcase_add_test(tc, errors_point_at_the_character);
+	tcase_add_test(tc, names_and_addresses_only);
 	tcase_add_test(tc, host_files);
 	tcase_add_test(tc, exclude_and_dedupe);
 	tcase_add_test(tc, compression);
