@@ -528,8 +528,10 @@ claim_made(struct dest *d, struct dent *e, int holder, int file,
 			       e->final, strerror(-rc));
 	rc = give_away(d, fd, e);
 	if (rc < 0)
-		rd_errf(err, rc, "cannot give %s its owner: %s", e->final,
-			strerror(-rc));
+		rd_errf(err, rc, "cannot give %s its owner: %s%s", e->final,
+			strerror(-rc), rc == -EPERM ? " (a daemon running as "
+			"root needs CAP_CHOWN to give what it creates to the "
+			"owner of its --root, or to --owner)" : "");
 	if (fd != file)
 		close(fd);
 	return rc;
