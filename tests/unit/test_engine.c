@@ -631,6 +631,48 @@ START_TEST(frozen_member_fails_neighbours)
 }
 END_TEST
 
+static int
+no_iov(void *ctx, uint64_t b, struct iovec *iov, int max)
+{
+	return -EIO;
+}
+
+static int
+no_arrival(void *ctx, uint64_t b)
+{
+	return -EIO;
+}
+
+/* A daemon's engine for a job of 2^32 blocks (2 TiB in 512-byte blocks),
+ * as each of its receivers makes it on START: its peers and its last
+ * transfer each way with each, for every schedule.  The daemon's loop
+ * answers nobody meanwhile; the schedule's queries scanned every step
+ * (66 s for the member of three that never sends to the sender), and
+ * Check's per-test timeout (CK_DEFAULT_TIMEOUT, 4 s unless set) fails
+ * the test long before.  Nothing is timed.  The bitmaps of k bits are
+ * allocated, not touched (rank 0, the sender, fills its own). */
+START_TEST(eng_new_2e32_blocks)
+{
+	static const uint32_t sizes[] = { 2, 3, 7, 100 };
+	enum sched_alg alg = (enum sched_alg)_i;
+	struct eng_cfg cfg = {
+		.alg = alg, .blocks = 1ull << 32, .admit_one = true,
+		.io = { no_iov, no_arrival, NULL },
+	};
+	struct eng *e;
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		cfg.n = sizes[i];
+		for (cfg.rank = 1; cfg.rank < cfg.n; cfg.rank++) {
+			ck_assert_int_eq(eng_new(&cfg, &e), 0);
+			ck_assert_uint_eq(eng_held(e), 0);
+			eng_free(e);
+		}
+	}
+}
+END_TEST
+
 static Suite *
 engine_suite(void)
 {
@@ -648,6 +690,10 @@ engine_suite(void)
 	tcase_add_loop_test(tc, relay_dies_while_passing_on, 0, 2);
 	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
 	tcase_add_test(tc, frozen_member_fails_neighbours);
+	suite_add_tcase(s, tc);
+	/* Check's default timeout: the old schedule queries take minutes */
+	tc = tcase_create("scale");
+	tcase_add_loop_test(tc, eng_new_2e32_blocks, 0, SCHED_NALG);
 	suite_add_tcase(s, tc);
 	return s;
 }
