@@ -78,6 +78,7 @@ struct opts {
 	bool keep_owners;
 	const char *state_dir;	/* --state-dir, NULL: the default */
 	unsigned max_jobs;	/* --max-jobs, 0: no cap */
+	uint64_t max_blocks;	/* --max-blocks, 0: no cap */
 	/* plan */
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;

@@ -18,6 +18,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "proto.h"
+#include "serve.h"
 
 #ifndef RDMCP_VERSION
 #define RDMCP_VERSION "dev"
@@ -62,6 +63,7 @@ enum {
 	OPT_NAME,
 	OPT_BWLIMIT,
 	OPT_MAX_JOBS,
+	OPT_MAX_BLOCKS,
 	OPT_TOPOLOGY,
 	OPT_SLOW,
 	OPT_RACKS,
@@ -93,6 +95,7 @@ static const struct option long_options[] = {
 	{ "keep-owners", no_argument, NULL, OPT_KEEP_OWNERS },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "max-blocks", required_argument, NULL, OPT_MAX_BLOCKS },
 	{ "max-jobs", required_argument, NULL, OPT_MAX_JOBS },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "nodes", required_argument, NULL, 'w' },
@@ -393,6 +396,12 @@ parse_option(struct opts *o, int c, const char *arg)
 			return bad_usage("bad job count '%s' (0 to 100000)", arg);
 		o->max_jobs = (unsigned)v;
 		return 0;
+	case OPT_MAX_BLOCKS:
+		if (parse_size(arg, SERVE_MAX_BLOCKS, &o->max_blocks) < 0)
+			return bad_usage("bad block count '%s' (0 to %llu, or "
+					 "with K, M or G suffix)", arg,
+					 (unsigned long long)SERVE_MAX_BLOCKS);
+		return 0;
 	case OPT_BWLIMIT:
 		return parse_rate(arg, &o->bwlimit) < 0
 			       ? bad_usage("bad rate '%s' (KiB/s, or with K, M "
@@ -557,6 +566,7 @@ defaults(struct opts *o)
 	o->owner_gid = (gid_t)-1;
 	o->fanout = 32;
 	o->max_jobs = 64;
+	o->max_blocks = SERVE_DEFAULT_MAX_BLOCKS;
 	o->remote_path = "rdmcp";
 	o->rsh = getenv("RDMCP_RSH");
 }

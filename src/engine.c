@@ -30,7 +30,7 @@ bit_clear(uint8_t *map, uint64_t b)
 bool
 eng_is_held(const struct eng *e, uint64_t b)
 {
-	return bit_is_set(e->held, b);
+	return e->cfg.rank == 0 || bit_is_set(e->held, b);
 }
 
 bool
@@ -547,8 +547,8 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 	if (rc < 0)
 		goto fail;
 	rc = -ENOMEM;
-	e->held = calloc(e->k / 8 + 1, 1);
-	if (e->held == NULL)
+	/* rank 0 holds every block: no bitmap to fill (k / 8 bytes) */
+	if (cfg->rank != 0 && (e->held = calloc(e->k / 8 + 1, 1)) == NULL)
 		goto fail;
 	if (cfg->trace != NULL && cfg->rank != 0 &&
 	    (e->recv_at = calloc(e->k ? e->k : 1, sizeof(*e->recv_at))) == NULL)
@@ -558,10 +558,8 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 	    ((e->pend = calloc(e->pend_cap, sizeof(*e->pend))) == NULL ||
 	     (e->offered = calloc(e->k / 8 + 1, 1)) == NULL))
 		goto fail;
-	if (cfg->rank == 0) {
-		memset(e->held, 0xff, e->k / 8 + 1);
+	if (cfg->rank == 0)
 		e->nheld = e->k;
-	}
 	*out = e;
 	return 0;
 fail:

@@ -114,7 +114,8 @@ struct eng {
 	bool landing;		/* cut_through: a block is coming in now */
 	uint64_t landing_block;	/* ... this one */
 	uint32_t landing_from;	/* ... from this peer */
-	uint8_t *held;		/* bitmap of blocks held */
+	uint8_t *held;		/* bitmap of blocks held (NULL for rank 0,
+				 * which holds them all) */
 	uint8_t *offered;	/* admit_one: blocks offered before their
 				 * receive was posted */
 	uint64_t nheld;

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "binomial.h"
 
@@ -266,6 +267,76 @@ run_racks(const uint32_t *sizes, size_t nracks, uint32_t rank, uint64_t k,
 	return rc;
 }
 
+/* The index in t->peers[0..npeers) where `rank` is or belongs. */
+static size_t
+peer_slot(const struct hy_table *t, uint32_t rank)
+{
+	size_t lo = 0, hi = t->npeers, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (t->peers[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct hy_peer *
+hy_peer_of(const struct hy_table *t, uint32_t rank)
+{
+	size_t i = peer_slot(t, rank);
+
+	return i < t->npeers && t->peers[i].rank == rank ? &t->peers[i] : NULL;
+}
+
+/* The entry of peer `rank`, added if new: NULL without memory. */
+static struct hy_peer *
+peer_entry(struct hy_table *t, uint32_t rank)
+{
+	size_t i = peer_slot(t, rank);
+	struct hy_peer *grown;
+
+	if (i < t->npeers && t->peers[i].rank == rank)
+		return &t->peers[i];
+	if ((t->npeers & (t->npeers - 1)) == 0) {	/* 0, 1, 2, 4... */
+		grown = realloc(t->peers, (t->npeers ? t->npeers * 2 : 1) *
+					  sizeof(*grown));
+		if (grown == NULL)
+			return NULL;
+		t->peers = grown;
+	}
+	memmove(&t->peers[i + 1], &t->peers[i],
+		(t->npeers - i) * sizeof(*t->peers));
+	t->npeers++;
+	t->peers[i] = (struct hy_peer){ .rank = rank };
+	return &t->peers[i];
+}
+
+/* The peers of the table's transfers, with the last step of each kind:
+ * once, so that the queries need not scan the table. */
+static int
+note_peers(struct hy_table *t)
+{
+	struct hy_peer *e;
+	size_t i;
+
+	for (i = 0; i < t->nsend; i++) {
+		if ((e = peer_entry(t, t->send[i].peer)) == NULL)
+			return -ENOMEM;
+		e->sends = true;
+		e->last_send = t->send[i].step;	/* in step order */
+	}
+	for (i = 0; i < t->nrecv; i++) {
+		if ((e = peer_entry(t, t->recv[i].peer)) == NULL)
+			return -ENOMEM;
+		e->recvs = true;
+		e->last_recv = t->recv[i].step;
+	}
+	return 0;
+}
+
 int
 hy_build(const uint32_t *sizes, size_t nracks, uint32_t rank, uint64_t k,
 	 struct hy_table *out)
@@ -293,7 +364,10 @@ hy_build(const uint32_t *sizes, size_t nracks, uint32_t rank, uint64_t k,
 		qsort(out->send, out->nsend, sizeof(*out->send), cmp_step);
 	if (out->nrecv > 1)
 		qsort(out->recv, out->nrecv, sizeof(*out->recv), cmp_step);
-	return 0;
+	rc = note_peers(out);
+	if (rc < 0)
+		hy_free(out);
+	return rc;
 }
 
 void
@@ -301,5 +375,6 @@ hy_free(struct hy_table *t)
 {
 	free(t->send);
 	free(t->recv);
+	free(t->peers);
 	*t = (struct hy_table){ 0 };
 }

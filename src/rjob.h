@@ -16,6 +16,7 @@
 #define RDMCP_RJOB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
@@ -45,6 +46,7 @@ struct rjob_env {
 	uint16_t rdma_port;		/* where vb listens */
 	const size_t *jobs_running;	/* transfers here now, this one
 					 * included; NULL: not known */
+	uint64_t max_blocks;		/* serve_cfg's; 0: no cap */
 	/* The job is gone; called once, just before its memory is freed. */
 	void (*gone)(void *ctx, struct rjob *j);
 	void *ctx;
@@ -69,6 +71,14 @@ int rjob_add_data(struct rjob *j, struct conn *c, uint32_t from, uint32_t to);
 struct xvb_hello;
 int rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
 		  const struct xvb_hello *h);
+
+/* Would `job` cost this daemon more than max_blocks allows (0: no cap)?
+ * Its blocks count, times `members` for a schedule across racks (the
+ * table a member works out on START grows as both; else pass 1).  True
+ * with the reason, numbers and remedy (the block size that would do) in
+ * why[len]. */
+bool rjob_over_cap(const struct job *job, uint32_t members,
+		   uint64_t max_blocks, char *why, size_t len);
 
 /* True once this job's files were renamed into place (also in `gone`). */
 bool rjob_landed(const struct rjob *j);

@@ -290,6 +290,8 @@ skip_idle(const struct sched *s, uint64_t from, bool send)
 
 	switch (s->alg) {
 	case SCHED_CHAIN:
+		if (send && s->rank + 1 == s->n)
+			return s->steps;	/* the last sends nothing */
 		if (send)
 			return clamp_window(s, from, s->rank, s->rank + s->k);
 		lo = s->rank ? s->rank - 1 : s->steps;
@@ -315,6 +317,73 @@ skip_idle(const struct sched *s, uint64_t from, bool send)
 	}
 }
 
+/* ---------------------------------------------------------------------
+ * Binomial pipeline: queries over many steps
+ *
+ * Which transfers a member of the binomial pipeline makes, and with whom,
+ * repeats from step bp_head() on with a period of bp_period() = 2l steps,
+ * up to the hypercube's last step (p.vsteps; a group of another size than
+ * a power of two has one step more, its twins' final exchange).  Why,
+ * from binomial.c, for a step j in [3l + 1, vsteps):
+ *   - a vertex receives at every such step (vertex_block: j >= l), so
+ *     whether a send happens depends only on whether the neighbour
+ *     v ^ 2^(j mod l) is the sender's vertex 0 (period l);
+ *   - which twin receives or sends for a vertex depends on the parity of
+ *     its role swaps so far (flips), which has period 2l;
+ *   - a twin's hand-over to its partner happens at every such step: the
+ *     block it hands over came at most 2l + 1 steps earlier, at or after
+ *     step l, when vertices receive.
+ * Only the blocks differ (they advance by one a step, capped at k - 1),
+ * not whether a transfer happens nor the peer.  So a stretch of one
+ * period inside [bp_head, vsteps) holds every peer and every kind of
+ * transfer that step bp_head and later hold before vsteps: the queries
+ * below look at O(l) steps, whatever k is.  test_sched.c checks them
+ * against a scan of every step. */
+
+static uint64_t
+bp_head(const struct sched *s)
+{
+	return 4ull * s->l + 4;	/* > 3l + 1, with room */
+}
+
+static uint64_t
+bp_period(const struct sched *s)
+{
+	return 2ull * s->l;
+}
+
+/* The hypercube's steps: the periodic stretch ends there. */
+static uint64_t
+bp_vsteps(const struct sched *s)
+{
+	struct bp p;
+
+	bp_init(&p, s->n, s->k);
+	return p.vsteps;
+}
+
+/* The first transfer at a step >= from, looking at O(l) steps: once a
+ * whole period of the periodic stretch held none, none comes before its
+ * end. */
+static bool
+bp_next(const struct sched *s, uint64_t from, uint64_t *step,
+	struct sched_xfer *out, bool send)
+{
+	uint64_t quiet = from > bp_head(s) ? from : bp_head(s);
+	uint64_t period = bp_period(s), vsteps = bp_vsteps(s), j;
+
+	for (j = from; j < s->steps; j++) {
+		if (xfer_at(s, j, send, out)) {
+			*step = j;
+			return true;
+		}
+		/* [quiet, j] held nothing: a period or more, all periodic */
+		if (j + 1 >= quiet + period && j + 1 < vsteps)
+			j = vsteps - 1;
+	}
+	return false;
+}
+
 static bool
 next_xfer(const struct sched *s, uint64_t from, uint64_t *step,
 	  struct sched_xfer *out, bool send)
@@ -323,6 +392,8 @@ next_xfer(const struct sched *s, uint64_t from, uint64_t *step,
 
 	if (s->racked)
 		return hy_next(s, from, send, false, step, out);
+	if (s->alg == SCHED_BINOMIAL)
+		return bp_next(s, from, step, out, send);
 	for (j = skip_idle(s, from, send); j < s->steps; j++) {
 		if (xfer_at(s, j, send, out)) {
 			*step = j;
@@ -348,21 +419,39 @@ sched_next_recv(const struct sched *s, uint64_t from, uint64_t *step,
 	return s->k > 0 && next_xfer(s, from, step, out, false);
 }
 
-/* Binomial pipeline: scan back from the end; neighbours are busy until
- * the last few steps, so this is short unless k is small. */
+/* The last step in [lo, hi) at which this member sends to (receives
+ * from) peer. */
 static bool
-bp_last_with(const struct sched *s, uint32_t peer, bool send, uint64_t *step)
+bp_scan_back(const struct sched *s, uint32_t peer, bool send, uint64_t lo,
+	     uint64_t hi, uint64_t *step)
 {
 	struct sched_xfer x;
 	uint64_t j;
 
-	for (j = s->steps; j-- > 0;) {
+	for (j = hi; j-- > lo;) {
 		if (xfer_at(s, j, send, &x) && x.peer == peer) {
 			*step = j;
 			return true;
 		}
 	}
 	return false;
+}
+
+/* Binomial pipeline: the final step and the last period before it hold
+ * the last transfer with the peer if the periodic stretch holds any
+ * (see bp_head); else it is among the first bp_head() steps, or there
+ * is none.  O(l) steps looked at. */
+static bool
+bp_last_with(const struct sched *s, uint32_t peer, bool send, uint64_t *step)
+{
+	uint64_t head = bp_head(s), period = bp_period(s);
+	uint64_t vsteps = bp_vsteps(s), tail = 0;
+
+	if (vsteps >= head + period)
+		tail = vsteps - period;
+	if (bp_scan_back(s, peer, send, tail, s->steps, step))
+		return true;
+	return bp_scan_back(s, peer, send, 0, tail < head ? tail : head, step);
 }
 
 static bool
@@ -372,16 +461,15 @@ last_at(uint64_t v, uint64_t *step)
 	return true;
 }
 
+/* Across racks: from the table's peers, O(log peers). */
 static bool
 hy_last_with(const struct sched *s, uint32_t peer, bool send, uint64_t *step)
 {
-	const struct hy_xfer *v = send ? s->hy.send : s->hy.recv;
-	size_t i = send ? s->hy.nsend : s->hy.nrecv;
+	const struct hy_peer *e = hy_peer_of(&s->hy, peer);
 
-	while (i-- > 0)
-		if (v[i].peer == peer)
-			return last_at(v[i].step, step);
-	return false;
+	if (e == NULL || !(send ? e->sends : e->recvs))
+		return false;
+	return last_at(send ? e->last_send : e->last_recv, step);
 }
 
 bool
@@ -554,38 +642,15 @@ simple_peers(const struct sched *s, uint32_t *out, size_t max)
 	return count;
 }
 
-static int
-cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Across racks: every peer of the table, ascending, once. */
+/* Across racks: the table's peers, ascending. */
 static size_t
 hy_peers(const struct sched *s, uint32_t *out, size_t max)
 {
-	size_t n = s->hy.nsend + s->hy.nrecv, i, count = 0;
-	uint32_t *all = malloc((n ? n : 1) * sizeof(*all));
+	size_t i;
 
-	if (all == NULL)
-		return 0;
-	for (i = 0; i < s->hy.nsend; i++)
-		all[i] = s->hy.send[i].peer;
-	for (i = 0; i < s->hy.nrecv; i++)
-		all[s->hy.nsend + i] = s->hy.recv[i].peer;
-	if (n > 1)
-		qsort(all, n, sizeof(*all), cmp_u32);
-	for (i = 0; i < n; i++) {
-		if (i > 0 && all[i] == all[i - 1])
-			continue;
-		if (count < max)
-			out[count] = all[i];
-		count++;
-	}
-	free(all);
-	return count;
+	for (i = 0; i < s->hy.npeers && i < max; i++)
+		out[i] = s->hy.peers[i].rank;
+	return s->hy.npeers;
 }
 
 size_t

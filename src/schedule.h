@@ -45,7 +45,11 @@ int sched_new(enum sched_alg alg, uint32_t n, uint32_t rank, uint64_t k,
  * pipeline and each rack's first rank is fed by the rack before
  * (hybrid.h): every block crosses each rack boundary once.  Other
  * algorithms and nracks < 2 ignore the racks (sizes may then be NULL).
- * -EINVAL also if the sizes do not sum to n or one is 0; -ENOMEM. */
+ * -EINVAL also if the sizes do not sum to n or one is 0; -ENOMEM.  The
+ * only call whose cost grows with k: across racks the member's table is
+ * built by simulating the racks up to the one after its own, in time and
+ * memory that grow as k times their members (hybrid.h); any other
+ * schedule is made in O(1). */
 int sched_new_racks(enum sched_alg alg, uint32_t n, uint32_t rank,
 		    uint64_t k, const uint32_t *sizes, size_t nracks,
 		    struct sched **out);
@@ -63,15 +67,19 @@ bool sched_send(const struct sched *s, uint64_t step, struct sched_xfer *out);
 bool sched_recv(const struct sched *s, uint64_t step, struct sched_xfer *out);
 
 /* The first step >= `from` at which this member sends (or receives), and
- * the transfer.  False when there is none left.  Skips idle stretches in
- * O(1) where the algorithm allows. */
+ * the transfer.  False when there is none left.  Looks at O(log n) steps
+ * whatever k is (idle stretches are skipped by their bounds: a member
+ * that never sends, or never again, costs no scan to the end); across
+ * racks, a binary search of the member's table. */
 bool sched_next_send(const struct sched *s, uint64_t from, uint64_t *step,
 		     struct sched_xfer *out);
 bool sched_next_recv(const struct sched *s, uint64_t from, uint64_t *step,
 		     struct sched_xfer *out);
 
 /* The last step at which this member sends to (send == true) or receives
- * from `peer`.  False if it never does. */
+ * from `peer`.  False if it never does.  Looks at O(log n) steps whatever
+ * k is (a closed form, or the binomial pipeline's periodic stretch: see
+ * schedule.c), or O(log n) entries of a table across racks. */
 bool sched_last_with(const struct sched *s, uint32_t peer, bool send,
 		     uint64_t *step);
 

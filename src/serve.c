@@ -344,6 +344,22 @@ on_query(struct fresh *fr, const uint8_t *token)
 	return answer_and_close(fr, MSG_OUTCOME, o, NULL);
 }
 
+/* A JOB of more blocks than --max-blocks: refused for good, with the
+ * block size that would do, before anything is made (its temporaries,
+ * the schedule and the bitmaps of its blocks).  True if so; the job is
+ * freed then. */
+static bool
+refuse_big_job(struct serve *s, struct fresh *fr, struct job *job)
+{
+	char why[PROTO_MAX_TEXT];
+
+	if (!rjob_over_cap(job, 1, s->cfg.max_blocks, why, sizeof(why)))
+		return false;
+	job_free(job);
+	refuse_job(fr, EFBIG, why);
+	return true;
+}
+
 static int
 refuse_bad_job(struct fresh *fr, const char *why)
 {
@@ -442,6 +458,8 @@ fresh_frame(void *ctx, struct conn *c, const struct frame *f,
 		return refuse_busy(s, fr);
 	if (f->type == MSG_JOB && job_decode(body, f->len, &job, &err) < 0)
 		return refuse_bad_job(fr, err.msg);
+	if (f->type == MSG_JOB && refuse_big_job(s, fr, job))
+		return 0;
 	if (f->type == MSG_JOB && s->idle_used)
 		uv_timer_stop(&s->idle);
 	fresh_unlink(fr);
@@ -736,7 +754,8 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 		.loop = cfg->loop, .roots = (const char *const *)s->roots,
 		.nroots = s->nroots, .prefix = s->prefix,
 		.connect_timeout_ms = cfg->connect_timeout_ms,
-		.jobs_running = &s->njobs, .gone = job_gone, .ctx = s,
+		.jobs_running = &s->njobs, .max_blocks = cfg->max_blocks,
+		.gone = job_gone, .ctx = s,
 	};
 	if (rc == 0)
 		rc = serve_ownership(s, err);

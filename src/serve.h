@@ -63,7 +63,24 @@ struct serve_cfg {
 	/* Jobs running at once, at most: a JOB beyond them is refused as
 	 * busy (EBUSY, which a sender may retry); 0: no cap. */
 	unsigned max_jobs;
+	/* Blocks a job may have, at most (--max-blocks; 0: only the
+	 * engine's limit, 2^48 - 1): a JOB of more is refused (EFBIG)
+	 * before anything is made, with the block size that would do; a
+	 * schedule across racks, whose table the daemon works out on START
+	 * in time and memory that grow as blocks x members, is refused on
+	 * START when their product is more (rjob_over_cap). */
+	uint64_t max_blocks;
 };
+
+/* The default --max-blocks: 16 TiB in the 1 MiB blocks a sender picks
+ * for large files, ext4's largest file; at most 2 bits of bitmaps a
+ * block (4 MiB), 4 more bytes with --verify and 8 with --trace (196 MiB
+ * in all), taken as blocks come; across racks, 2^24 blocks x members
+ * take about 0.8 s and 150 MiB to work out (man/rdmcp.1). */
+#define SERVE_DEFAULT_MAX_BLOCKS (1ull << 24)
+/* The largest --max-blocks: the engine's signals number blocks in 48
+ * bits (eng_new, engine.h). */
+#define SERVE_MAX_BLOCKS ((1ull << 48) - 1)
 
 /* Check the roots, bind and listen.  Returns 0 or -errno with a reason. */
 int serve_new(const struct serve_cfg *cfg, struct serve **out,

@@ -631,6 +631,55 @@ START_TEST(frozen_member_fails_neighbours)
 }
 END_TEST
 
+static int
+no_iov(void *ctx, uint64_t b, struct iovec *iov, int max)
+{
+	return -EIO;
+}
+
+static int
+no_arrival(void *ctx, uint64_t b)
+{
+	return -EIO;
+}
+
+/* A daemon's engine for a job of 2^32 blocks (2 TiB in 512-byte blocks),
+ * as each of its receivers makes it on START: its peers and its last
+ * transfer each way with each, for every schedule.  The daemon's loop
+ * answers nobody meanwhile; the schedule's queries scanned every step
+ * (60 s for rank 1, which never sends to the sender), and the test
+ * case's timeout fails the test long before.  Nothing is timed.  The
+ * bitmaps of k bits are allocated, not touched, but under ASan their
+ * shadow is (0.3 s an engine): a few ranks of each group. */
+START_TEST(eng_new_2e32_blocks)
+{
+	static const uint32_t sizes[] = { 2, 3, 7, 100 };
+	enum sched_alg alg = (enum sched_alg)_i;
+	struct eng_cfg cfg = {
+		.alg = alg, .blocks = 1ull << 32, .admit_one = true,
+		.io = { no_iov, no_arrival, NULL },
+	};
+	uint32_t ranks[4];
+	struct eng *e;
+	size_t i, r;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		cfg.n = sizes[i];
+		/* the sender's neighbour, two in the middle, the last */
+		ranks[0] = 1, ranks[1] = cfg.n / 2, ranks[2] = cfg.n / 2 + 1;
+		ranks[3] = cfg.n - 1;
+		for (r = 0; r < 4; r++) {
+			cfg.rank = ranks[r] < cfg.n ? ranks[r] : cfg.n - 1;
+			if (r > 0 && cfg.rank <= ranks[r - 1])
+				continue;	/* done (small groups) */
+			ck_assert_int_eq(eng_new(&cfg, &e), 0);
+			ck_assert_uint_eq(eng_held(e), 0);
+			eng_free(e);
+		}
+	}
+}
+END_TEST
+
 static Suite *
 engine_suite(void)
 {
@@ -648,6 +697,12 @@ engine_suite(void)
 	tcase_add_loop_test(tc, relay_dies_while_passing_on, 0, 2);
 	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
 	tcase_add_test(tc, frozen_member_fails_neighbours);
+	suite_add_tcase(s, tc);
+	/* a third of one of the old schedule's scans; ten times what ASan
+	 * takes to set up the bitmaps */
+	tc = tcase_create("scale");
+	tcase_set_timeout(tc, 20);
+	tcase_add_loop_test(tc, eng_new_2e32_blocks, 0, SCHED_NALG);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -542,6 +542,312 @@ START_TEST(auto_choices)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------
+ * The queries over many steps (sched_last_with, sched_next_send/recv,
+ * sched_peers) against a reference that looks at every step, as the
+ * schedule once did: O(steps) a query, which a daemon paid on its loop
+ * for each of a job's neighbours (2^32 blocks: 66 s).
+ */
+
+/* Every step of one member's schedule, from the per-step queries. */
+struct ref {
+	uint64_t steps;
+	bool *has_snd, *has_rcv;
+	struct sched_xfer *snd, *rcv;
+	uint64_t *next_snd, *next_rcv;	/* the first step >= j that holds
+					 * one, or steps */
+	int64_t *last_snd, *last_rcv;	/* [peer]: the last step with it,
+					 * or -1 */
+};
+
+static void
+ref_init(struct ref *f, const struct sched *s, uint32_t n)
+{
+	uint64_t j;
+
+	f->steps = sched_steps(s);
+	f->has_snd = calloc(f->steps + 1, sizeof(bool));
+	f->has_rcv = calloc(f->steps + 1, sizeof(bool));
+	f->snd = calloc(f->steps + 1, sizeof(*f->snd));
+	f->rcv = calloc(f->steps + 1, sizeof(*f->rcv));
+	f->next_snd = calloc(f->steps + 1, sizeof(*f->next_snd));
+	f->next_rcv = calloc(f->steps + 1, sizeof(*f->next_rcv));
+	ck_assert(f->has_snd && f->has_rcv && f->snd && f->rcv &&
+		  f->next_snd && f->next_rcv);
+	for (j = 0; j < f->steps; j++) {
+		f->has_snd[j] = sched_send(s, j, &f->snd[j]);
+		f->has_rcv[j] = sched_recv(s, j, &f->rcv[j]);
+	}
+	f->next_snd[f->steps] = f->next_rcv[f->steps] = f->steps;
+	for (j = f->steps; j-- > 0;) {
+		f->next_snd[j] = f->has_snd[j] ? j : f->next_snd[j + 1];
+		f->next_rcv[j] = f->has_rcv[j] ? j : f->next_rcv[j + 1];
+	}
+	f->last_snd = malloc(n * sizeof(*f->last_snd));
+	f->last_rcv = malloc(n * sizeof(*f->last_rcv));
+	ck_assert(f->last_snd && f->last_rcv);
+	memset(f->last_snd, 0xff, n * sizeof(*f->last_snd));
+	memset(f->last_rcv, 0xff, n * sizeof(*f->last_rcv));
+	for (j = 0; j < f->steps; j++) {
+		if (f->has_snd[j])
+			f->last_snd[f->snd[j].peer] = (int64_t)j;
+		if (f->has_rcv[j])
+			f->last_rcv[f->rcv[j].peer] = (int64_t)j;
+	}
+}
+
+static void
+ref_free(struct ref *f)
+{
+	free(f->has_snd);
+	free(f->has_rcv);
+	free(f->snd);
+	free(f->rcv);
+	free(f->next_snd);
+	free(f->next_rcv);
+	free(f->last_snd);
+	free(f->last_rcv);
+}
+
+/* The old sched_last_with: the last step with the peer, as a scan back
+ * from the end over every step finds it (swept once, in ref_init). */
+static bool
+ref_last_with(const struct ref *f, uint32_t peer, bool send, uint64_t *step)
+{
+	int64_t last = send ? f->last_snd[peer] : f->last_rcv[peer];
+
+	if (last < 0)
+		return false;
+	*step = (uint64_t)last;
+	return true;
+}
+
+/* The old sched_next_send/recv: the first step from `from` on that
+ * holds a transfer, as a scan forward over every step finds it (swept
+ * once, backwards, in ref_init). */
+static bool
+ref_next(const struct ref *f, uint64_t from, bool send, uint64_t *step,
+	 struct sched_xfer *out)
+{
+	const uint64_t *next = send ? f->next_snd : f->next_rcv;
+
+	if (from >= f->steps || next[from] == f->steps)
+		return false;
+	*step = next[from];
+	*out = send ? f->snd[*step] : f->rcv[*step];
+	return true;
+}
+
+/* The ranks the member exchanges with, ascending, from every step. */
+static size_t
+ref_peers(const struct ref *f, uint32_t n, uint32_t *out)
+{
+	unsigned char *used = calloc(n, 1);
+	size_t count = 0;
+	uint64_t j;
+	uint32_t r;
+
+	ck_assert(used != NULL);
+	for (j = 0; j < f->steps; j++) {
+		if (f->has_snd[j])
+			used[f->snd[j].peer] = 1;
+		if (f->has_rcv[j])
+			used[f->rcv[j].peer] = 1;
+	}
+	for (r = 0; r < n; r++)
+		if (used[r])
+			out[count++] = r;
+	free(used);
+	return count;
+}
+
+static const char *
+sched_what(enum sched_alg alg, size_t nracks)
+{
+	return nracks >= 2 ? "racks" : sched_alg_name(alg);
+}
+
+/* Member `rank`'s queries, for every peer (and one past the last), both
+ * directions and every step to start from, agree with the reference. */
+static void
+check_queries(enum sched_alg alg, uint32_t n, uint32_t rank, uint64_t k,
+	      const uint32_t *sizes, size_t nracks)
+{
+	uint32_t *want = calloc(n, sizeof(*want));
+	uint32_t *got = calloc(n, sizeof(*got));
+	uint64_t j, fs, rs;
+	struct sched_xfer fx, rx;
+	struct sched *s;
+	struct ref f;
+	size_t np;
+	uint32_t p;
+	bool fh, rh;
+	int d;
+
+	ck_assert(want != NULL && got != NULL);
+	EXPECT(sched_new_racks(alg, n, rank, k, sizes, nracks, &s) == 0,
+	       "sched_new");
+	ref_init(&f, s, n);
+	for (p = 0; p <= n; p++) {
+		for (d = 0; d < 2; d++) {
+			fh = sched_last_with(s, p, d, &fs);
+			rh = p < n && ref_last_with(&f, p, d, &rs);
+			EXPECT(fh == rh && (!fh || fs == rs),
+			       "%s n=%u k=%lu: last %s %u-%u: %d/%lu, the scan "
+			       "says %d/%lu", sched_what(alg, nracks), n, k,
+			       d ? "send" : "receive", rank, p, fh,
+			       fh ? fs : 0, rh, rh ? rs : 0);
+		}
+	}
+	for (j = 0; j <= f.steps + 1; j++) {
+		for (d = 0; d < 2; d++) {
+			fh = d ? sched_next_send(s, j, &fs, &fx)
+			       : sched_next_recv(s, j, &fs, &fx);
+			rh = ref_next(&f, j, d, &rs, &rx);
+			EXPECT(fh == rh && (!fh || (fs == rs &&
+						   fx.peer == rx.peer &&
+						   fx.block == rx.block)),
+			       "%s n=%u k=%lu rank %u: next %s from %lu: "
+			       "%d at %lu, the scan says %d at %lu",
+			       sched_what(alg, nracks), n, k, rank,
+			       d ? "send" : "receive", j, fh, fh ? fs : 0,
+			       rh, rh ? rs : 0);
+		}
+	}
+	np = ref_peers(&f, n, want);
+	EXPECT(sched_peers(s, got, n) == np &&
+	       memcmp(got, want, np * sizeof(*got)) == 0,
+	       "%s n=%u k=%lu rank %u: peers", sched_what(alg, nracks), n, k,
+	       rank);
+	ref_free(&f);
+	sched_free(s);
+	free(want);
+	free(got);
+}
+
+/* Every group size to 72 (every shape of twins up to 64 + 8), every
+ * member, with k about the group's log: 1, 2, 3, l, l + 1, 2l + 3, where
+ * the binomial pipeline's queries go from looking at every step to
+ * looking at its ends (5l + 4 to 5l + 6), and 100. */
+START_TEST(queries_match_full_scan)
+{
+	enum sched_alg alg = (enum sched_alg)_i;
+	uint64_t ks[10];
+	uint32_t n, r, l;
+	size_t i;
+
+	for (n = 1; n <= 72; n++) {
+		for (l = 0; (2u << l) <= n; l++)
+			;
+		ks[0] = 1, ks[1] = 2, ks[2] = 3, ks[3] = l ? l : 4;
+		ks[4] = l + 1, ks[5] = 2 * l + 3, ks[6] = 5 * l + 4;
+		ks[7] = 5 * l + 5, ks[8] = 5 * l + 6, ks[9] = 100;
+		for (i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
+			for (r = 0; r < n; r++)
+				check_queries(alg, n, r, ks[i], NULL, 0);
+	}
+}
+END_TEST
+
+START_TEST(racked_queries_match_full_scan)
+{
+	static const uint32_t layouts[][5] = {
+		{ 1, 1 }, { 4, 4 }, { 1, 5 }, { 5, 1 }, { 3, 1, 1, 7 },
+		{ 9, 8, 8, 8 }, { 2, 17, 4 }, { 6, 3, 5, 2, 7 },
+	};
+	static const uint64_t ks[] = { 1, 2, 3, 7, 30, 100 };
+	size_t i, j, nr;
+	uint32_t n, r;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		for (nr = 0, n = 0; nr < 5 && layouts[i][nr] != 0; nr++)
+			n += layouts[i][nr];
+		for (j = 0; j < sizeof(ks) / sizeof(ks[0]); j++)
+			for (r = 0; r < n; r++)
+				check_queries(SCHED_BINOMIAL, n, r, ks[j],
+					      layouts[i], nr);
+	}
+}
+END_TEST
+
+/* The member's first send, if any, goes to a peer it sends to last at
+ * that step or later; if none, it sends to none. */
+static void
+check_first_send(const struct sched *s, uint32_t n, uint32_t rank)
+{
+	struct sched_xfer x;
+	uint64_t first, last;
+	uint32_t p;
+
+	if (sched_next_send(s, 0, &first, &x)) {
+		ck_assert(sched_last_with(s, x.peer, true, &last));
+		ck_assert_uint_ge(last, first);
+		return;
+	}
+	for (p = 0; p < n; p++)
+		ck_assert_msg(!sched_last_with(s, p, true, &last),
+			      "rank %u sends to %u but has no first send",
+			      rank, p);
+}
+
+/* 2^37 blocks (64 TiB in 512-byte blocks): what a member asks of its
+ * schedule to set up (eng_new: its peers, and the last step with each
+ * in both directions, for every rank, neighbour or not) and to start
+ * (its first send and receive, or that there is none).  Nothing is
+ * timed: scanning the steps, as the queries once did, takes 35 minutes
+ * a query, and Check's per-test timeout (CK_DEFAULT_TIMEOUT, 4 s unless
+ * set) fails the test long before. */
+START_TEST(queries_at_2e37_blocks)
+{
+	static const uint32_t sizes[] = { 2, 3, 7, 64, 100, 1000 };
+	const uint64_t k = 1ull << 37;
+	uint32_t peers[64], n, p, rank, ranks[4];
+	struct sched_xfer x;
+	struct sched *s;
+	uint64_t step;
+	size_t i, r;
+	int alg;
+	bool any;
+
+	for (alg = 0; alg < SCHED_NALG; alg++) {
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			n = sizes[i];
+			ranks[0] = 0, ranks[1] = 1, ranks[2] = n / 2 + 1;
+			ranks[3] = n - 1;
+			for (r = 0; r < 4; r++) {
+				rank = ranks[r] < n ? ranks[r] : n - 1;
+				ck_assert_int_eq(sched_new((enum sched_alg)alg,
+							   n, rank, k, &s), 0);
+				ck_assert_uint_le(sched_peers(s, peers, 64), n);
+				for (p = 0, any = false; p < n; p++) {
+					any |= sched_last_with(s, p, true,
+							       &step);
+					any |= sched_last_with(s, p, false,
+							       &step);
+				}
+				ck_assert(any);
+				check_first_send(s, n, rank);
+				ck_assert(sched_next_recv(s, 0, &step, &x) ==
+					  (rank != 0));
+				sched_main_source(s, &p);
+				sched_free(s);
+			}
+		}
+	}
+	/* the closed forms where they are easy to state */
+	ck_assert_int_eq(sched_new(SCHED_BINOMIAL, 2, 1, k, &s), 0);
+	ck_assert(sched_last_with(s, 0, false, &step));
+	ck_assert_uint_eq(step, k - 1);
+	ck_assert(!sched_last_with(s, 0, true, &step));
+	ck_assert(!sched_next_send(s, 0, &step, &x));
+	sched_free(s);
+	ck_assert_int_eq(sched_new(SCHED_BINOMIAL, 2, 0, k, &s), 0);
+	ck_assert(!sched_last_with(s, 1, false, &step));
+	ck_assert(!sched_next_recv(s, 0, &step, &x));
+	sched_free(s);
+}
+END_TEST
+
 static Suite *
 sched_suite(void)
 {
@@ -557,6 +863,12 @@ sched_suite(void)
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, auto_choices);
 	tcase_add_test(tc, main_source);
+	tcase_add_loop_test(tc, queries_match_full_scan, 0, SCHED_NALG);
+	tcase_add_test(tc, racked_queries_match_full_scan);
+	suite_add_tcase(s, tc);
+	/* Check's default timeout: the old scans take minutes */
+	tc = tcase_create("scale");
+	tcase_add_test(tc, queries_at_2e37_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }
