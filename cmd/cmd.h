@@ -79,6 +79,7 @@ struct opts {
 	const char *state_dir;	/* --state-dir, NULL: the default */
 	unsigned max_jobs;	/* --max-jobs, 0: no cap */
 	uint64_t max_blocks;	/* --max-blocks, 0: no cap */
+	unsigned job_idle_ms;	/* --job-idle-timeout, 0: no cap */
 	/* plan */
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;

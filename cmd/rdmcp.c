@@ -67,6 +67,7 @@ enum {
 	OPT_TOPOLOGY,
 	OPT_SLOW,
 	OPT_RACKS,
+	OPT_JOB_IDLE_TIMEOUT,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -91,6 +92,7 @@ static const struct option long_options[] = {
 	{ "hostfile", required_argument, NULL, 'f' },
 	{ "hosts", required_argument, NULL, OPT_HOSTS },
 	{ "interrupts", no_argument, NULL, OPT_INTERRUPTS },
+	{ "job-idle-timeout", required_argument, NULL, OPT_JOB_IDLE_TIMEOUT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "keep-owners", no_argument, NULL, OPT_KEEP_OWNERS },
 	{ "key", required_argument, NULL, OPT_KEY },
@@ -264,6 +266,19 @@ parse_seconds(const char *s, unsigned *ms)
 	return *ms > 0 ? 0 : -EINVAL;
 }
 
+/* parse_seconds, or 0 (as "0" or "0.0"): none. */
+static int
+parse_seconds_or_0(const char *s, unsigned *ms)
+{
+	char *end;
+
+	if (strtod(s, &end) == 0 && end != s && *end == '\0' && *s == '0') {
+		*ms = 0;
+		return 0;
+	}
+	return parse_seconds(s, ms);
+}
+
 /* Another value of a repeatable option (--root, -w) appended to *list.
  * Returns 0 or -ENOMEM after a message. */
 static int
@@ -395,6 +410,11 @@ parse_option(struct opts *o, int c, const char *arg)
 		if (parse_size(arg, 100000, &v) < 0)
 			return bad_usage("bad job count '%s' (0 to 100000)", arg);
 		o->max_jobs = (unsigned)v;
+		return 0;
+	case OPT_JOB_IDLE_TIMEOUT:
+		if (parse_seconds_or_0(arg, &o->job_idle_ms) < 0)
+			return bad_usage("bad job idle timeout '%s' (seconds, "
+					 "0 or from 0.001 to 86400)", arg);
 		return 0;
 	case OPT_MAX_BLOCKS:
 		if (parse_size(arg, SERVE_MAX_BLOCKS, &o->max_blocks) < 0)
@@ -567,6 +587,7 @@ defaults(struct opts *o)
 	o->fanout = 32;
 	o->max_jobs = 64;
 	o->max_blocks = SERVE_DEFAULT_MAX_BLOCKS;
+	o->job_idle_ms = SERVE_DEFAULT_JOB_IDLE_MS;
 	o->remote_path = "rdmcp";
 	o->rsh = getenv("RDMCP_RSH");
 }

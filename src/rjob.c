@@ -80,9 +80,12 @@ job_fail_peer(struct rjob *j, int error, uint32_t peer, const char *fmt, ...)
  */
 
 static void
-on_reaper_closed(uv_handle_t *h)
+on_handle_closed(uv_handle_t *h)
 {
-	free(h->data);
+	struct rjob *j = h->data;
+
+	if (--j->handles == 0)
+		free(j);
 }
 
 static void
@@ -93,7 +96,27 @@ job_destroy(struct rjob *j)
 	conn_free(j->ctl);
 	j->ctl = NULL;
 	j->env->gone(j->env->ctx, j);
-	uv_close((uv_handle_t *)&j->reaper, on_reaper_closed);
+	uv_close((uv_handle_t *)&j->reaper, on_handle_closed);
+	uv_close((uv_handle_t *)&j->idle, on_handle_closed);
+}
+
+/* How long the control connection of a job dropped for idleness waits
+ * for its sender's end, so that the FAIL is not lost in a reset. */
+#define IDLE_LINGER_MS 5000
+
+void
+rj_let_go(struct rjob *j)
+{
+	conn_linger(j->ctl, IDLE_LINGER_MS);
+	j->ctl = NULL;
+	job_destroy(j);
+}
+
+void
+rj_idle_fail(struct rjob *j, const char *reason)
+{
+	j->idled = true;
+	job_fail(j, -ETIMEDOUT, "%s", reason);
 }
 
 /* Release what the job holds; uncommitted temporaries are removed. */
@@ -140,6 +163,10 @@ reap(uv_timer_t *t)
 	job_release(j);
 	if (j->ctl == NULL || j->stopping) {
 		job_destroy(j);
+		return;
+	}
+	if (j->idled) {
+		rj_let_go(j);	/* its FAIL said why: no TRACE to wait */
 		return;
 	}
 	if (j->trace != NULL && !j->trace_asked)
@@ -494,6 +521,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 {
 	struct rjob *j = ctx;
 
+	rji_progress(j);	/* a word from the sender, not a keepalive */
 	if (f->type == MSG_TRACE)
 		return on_trace_asked(j);
 	if (j->state == JS_ENDED)
@@ -589,6 +617,7 @@ setup_done(uv_work_t *w, int status)
 	struct rjob *j = w->data;
 
 	j->work_busy = false;
+	rji_progress(j);	/* the sender's time starts now */
 	if (j->t_setup1 != 0)
 		trace_add(j->trace, TR_SETUP, j->t_setup0, j->t_setup1,
 			  PROTO_NO_PEER, 0);
@@ -681,6 +710,8 @@ rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
 		 job->token[1], job->token[2], job->token[3]);
 	uv_timer_init(env->loop, &j->reaper);
 	j->reaper.data = j;
+	rji_init(j);
+	j->handles = 2;		/* reaper and idle */
 	conn_set_owner(ctl, &ctl_ops, j);
 	conn_set_body_limit(ctl, proto_max_len(MSG_START));
 	/* the sender's timeout governs its job from here on */

@@ -47,6 +47,7 @@ struct rjob_env {
 	const size_t *jobs_running;	/* transfers here now, this one
 					 * included; NULL: not known */
 	uint64_t max_blocks;		/* serve_cfg's; 0: no cap */
+	unsigned job_idle_ms;		/* serve_cfg's; 0: no cap */
 	/* The job is gone; called once, just before its memory is freed. */
 	void (*gone)(void *ctx, struct rjob *j);
 	void *ctx;

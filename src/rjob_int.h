@@ -71,6 +71,12 @@ struct rjob {
 	bool trace_asked;	/* the sender asked for our TRACE */
 	uint64_t progress_at;	/* loop time of the last PROGRESS */
 	bool told_bt;		/* a PROGRESS carried a block time */
+	/* the idle watch (rjidle.c) */
+	uv_timer_t idle;
+	uint64_t idle_from;	/* loop time of the job's last progress */
+	uint64_t seen_held, seen_sent;	/* the engine's counts then */
+	bool idled;		/* dropped for it: FAIL, then let go */
+	int handles;		/* reaper and idle, until both are closed */
 };
 
 /* Hand over to the engine what came before START (data connections or
@@ -79,5 +85,32 @@ int rjp_adopt_parked(struct rjob *j);
 
 /* Close what came before START and was never handed over. */
 void rjp_drop_parked(struct rjob *j);
+
+/* The idle watch (rjidle.c): a job that makes no progress for the
+ * daemon's job_idle_ms (rjob_env; 0: never) fails with a FAIL that names
+ * the daemon's option (rj_idle_fail), its temporaries removed, and its
+ * sender is let go (rj_let_go); one that ended and only waits for its
+ * sender to close or ask for its TRACE is let go.  Progress is the
+ * daemon's own work on it (its set-up: the watch stands still), a frame
+ * from the sender other than a keepalive (START, CRC, REPLACE, ABORT,
+ * TRACE: rji_progress), and, once it runs, a block received or handed
+ * on (the engine's counts, looked at a quarter of job_idle_ms apart).
+ * Keepalives are no progress: a connection alive is not a job going on.
+ * rji_init once, at the job's birth; the timer is j->idle. */
+void rji_init(struct rjob *j);
+
+/* The job made progress now. */
+void rji_progress(struct rjob *j);
+
+/* Fail the job for idleness (rjob.c): FAIL with `reason` to the sender
+ * and in the log, everything released on a later turn, and then the
+ * sender let go (rj_let_go) rather than waited for. */
+void rj_idle_fail(struct rjob *j, const char *reason);
+
+/* The job is released, or to be let go as it is (rjob.c): its control
+ * connection ends in order (the last frames are not lost in a reset)
+ * without waiting for its sender, and the job is gone now, its slot
+ * free. */
+void rj_let_go(struct rjob *j);
 
 #endif

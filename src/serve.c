@@ -755,6 +755,7 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 		.nroots = s->nroots, .prefix = s->prefix,
 		.connect_timeout_ms = cfg->connect_timeout_ms,
 		.jobs_running = &s->njobs, .max_blocks = cfg->max_blocks,
+		.job_idle_ms = cfg->job_idle_ms,
 		.gone = job_gone, .ctx = s,
 	};
 	if (rc == 0)

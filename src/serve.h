@@ -70,7 +70,19 @@ struct serve_cfg {
 	 * in time and memory that grow as blocks x members, is refused on
 	 * START when their product is more (rjob_over_cap). */
 	uint64_t max_blocks;
+	/* A job that makes no progress for this long (ms; 0: no cap but the
+	 * sender's own timeout) is dropped, its temporaries removed and its
+	 * slot freed: no frame from its sender but keepalives, no block
+	 * received or passed on (rjob_int.h says what counts).  The
+	 * sender's timeout, up to 24 h, bounds only its silence. */
+	unsigned job_idle_ms;
 };
+
+/* The default --job-idle-timeout, in ms: an hour.  A healthy push waits
+ * longer without any block or word only when a host's set-up is that
+ * long (reading a copy it holds already to compare it: 3.6 TB at
+ * 1 GB/s) or its turn comes that late (tree, sequential): man/rdmcp.1. */
+#define SERVE_DEFAULT_JOB_IDLE_MS (3600u * 1000)
 
 /* The default --max-blocks: 16 TiB in the 1 MiB blocks a sender picks
  * for large files, ext4's largest file; at most 2 bits of bitmaps a

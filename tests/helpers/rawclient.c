@@ -22,6 +22,14 @@
  *              as a sender and a member would; prints "parked: N
  *              keepalives, open" (or "closed"): a connection waiting for
  *              START must go on answering at the job's timeout
+ *   hold       (KEYFILE) a job with the longest timeout (24 h), then,
+ *              the job accepted, only keepalives, every 100 ms, for 60 s
+ *              at most: a sender alive but idle; prints "accepted" once
+ *              ACCEPT came, then "failed after N ms: TEXT" (a FAIL),
+ *              "dropped after N ms" (closed) or "held N ms"
+ *   holdended  (KEYFILE) the same with a traced job (JOB_TRACE) ended by
+ *              ABORT once accepted: its TRACE is never asked for; prints
+ *              "accepted", "ended" (its OUTCOME came), then as hold
  * Prints "refused: TEXT", "dropped" or "answered TYPE"; exits 0 when it
  * could tell, 1 on a local error.
  */
@@ -88,13 +96,14 @@ read_frame(int fd, struct frame *f, char *body, size_t max)
 static uint8_t token[PROTO_TOKEN_LEN];
 
 static void
-a_job(struct wbuf *w, const char *path, uint32_t timeout_ms)
+a_job(struct wbuf *w, const char *path, uint32_t timeout_ms, uint32_t flags)
 {
 	struct job_file file = { .path = (char *)path, .size = 3,
 				 .mode = 0644 };
 	struct job job = { .alg = SCHED_BINOMIAL, .block_size = 65536,
 			   .timeout_ms = timeout_ms, .window = 16, .nfiles = 1,
-			   .files = &file, .origin = (char *)"rawclient" };
+			   .files = &file, .origin = (char *)"rawclient",
+			   .flags = flags };
 
 	memcpy(job.token, token, sizeof(token));
 	wbuf_init(w);
@@ -172,6 +181,49 @@ parked(int ctl, const struct sockaddr_in *sa)
 	return 0;
 }
 
+/* The hold modes, once the job is sent on ctl: see the top. */
+static int
+hold(int ctl, bool ended)
+{
+	struct timespec t0;
+	struct frame f;
+	static char body[PROTO_MAX_TEXT + 1];
+	struct pollfd p = { .fd = ctl, .events = POLLIN };
+
+	if (read_frame(ctl, &f, body, sizeof(body)) < 0 ||
+	    f.type != MSG_ACCEPT) {
+		printf("not accepted\n");
+		return 0;
+	}
+	printf("accepted\n");
+	if (ended && (send_frame(ctl, MSG_ABORT, "held", 4) < 0 ||
+		      read_frame(ctl, &f, body, sizeof(body)) < 0 ||
+		      f.type != MSG_OUTCOME)) {
+		printf("not ended\n");
+		return 0;
+	}
+	if (ended)
+		printf("ended\n");
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (ms_since(&t0) < 60000) {
+		if (send_frame(ctl, MSG_NOP, NULL, 0) < 0 ||
+		    (poll(&p, 1, 100) == 1 &&
+		     read_frame(ctl, &f, body, sizeof(body)) < 0)) {
+			printf("dropped after %ld ms\n", ms_since(&t0));
+			return 0;
+		}
+		if (p.revents != 0 && f.type == MSG_FAIL) {
+			printf("failed after %ld ms: %s\n", ms_since(&t0),
+			       body);
+			return 0;
+		}
+		p.revents = 0;
+	}
+	printf("held %ld ms\n", ms_since(&t0));
+	return 0;
+}
+
 static int
 result(int fd)
 {
@@ -242,6 +294,7 @@ main(int argc, char **argv)
 	struct timespec t0, t1;
 	struct timeval limit = { .tv_sec = 20 };
 	uint8_t nonce[AUTH_NONCE_LEN];
+	bool holding;
 	int fd;
 
 	if (argc < 4 || inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1)
@@ -260,8 +313,12 @@ main(int argc, char **argv)
 		return 1;
 	auth_nonce(nonce);	/* random enough for a token */
 	memcpy(token, nonce, sizeof(token));
-	a_job(&job, "/rawclient/f", strcmp(argv[3], "parked") == 0 ? 300 : 5000);
-	a_job(&other, "/rawclient/tampered", 5000);
+	holding = strncmp(argv[3], "hold", 4) == 0;
+	a_job(&job, holding ? "/rawclient/held" : "/rawclient/f",
+	      strcmp(argv[3], "parked") == 0 ? 300
+	      : holding ? PROTO_MAX_TIMEOUT_MS : 5000,
+	      strcmp(argv[3], "holdended") == 0 ? JOB_TRACE : 0);
+	a_job(&other, "/rawclient/tampered", 5000, 0);
 	if (strcmp(argv[3], "idle") == 0) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		result(fd);
@@ -273,7 +330,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(argv[3], "nojob") != 0 &&
 	    authenticate(fd, &key, strcmp(argv[3], "tamper") == 0 ||
-				   strcmp(argv[3], "parked") == 0, &job) < 0) {
+				   strcmp(argv[3], "parked") == 0 || holding,
+			 &job) < 0) {
 		printf("dropped\n");
 		return 0;
 	}
@@ -291,5 +349,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[3], "parked") == 0)
 		return parked(fd, &sa);
+	if (holding)
+		return hold(fd, strcmp(argv[3], "holdended") == 0);
 	return result(fd);
 }
