@@ -234,7 +234,8 @@ close_loop(uv_loop_t *loop)
 }
 
 /* --state-dir ("" turns it off), else /var/lib/rdmcp for a daemon that
- * runs as root and is neither a test one (--prefix) nor one-shot. */
+ * runs as root and is neither one of several on a machine (--prefix: its
+ * own, in the prefix, see state_in_prefix) nor one-shot. */
 static const char *
 state_dir(const struct opts *o)
 {
@@ -260,6 +261,9 @@ serve_settings(const struct opts *o, uv_loop_t *loop, struct serve_cfg *cfg)
 		.owner_uid = o->owner_uid, .owner_gid = o->owner_gid,
 		.allow_setid = o->allow_setid, .keep_owners = o->keep_owners,
 		.state_dir = state_dir(o),
+		/* a daemon of its own tree, started again on it, sweeps it */
+		.state_in_prefix = o->state_dir == NULL && o->prefix != NULL &&
+				   !o->once,
 		.once = o->once, .idle_ms = o->once ? o->timeout_ms : 0,
 		.max_jobs = o->max_jobs, .max_blocks = o->max_blocks,
 		.job_idle_ms = o->job_idle_ms,

@@ -232,6 +232,16 @@ locate(const struct dest *d, const char *real, size_t *root,
 	return -EACCES;
 }
 
+/* `real` is, or is in, the directory reserved to the daemon. */
+static int
+check_reserved(const struct dest *d, const char *real, struct rd_err *err)
+{
+	if (d->pol.reserved == NULL || !path_under(d->pol.reserved, real))
+		return 0;
+	return rd_errf(err, -EACCES, "%s is in this daemon's state directory, "
+		       "where no job may write", real);
+}
+
 /* The parent directory of an entry cannot be resolved (errno e). */
 static int
 no_parent(const char *parent, int e, struct rd_err *err)
@@ -259,6 +269,8 @@ place_on_disk(struct dest *d, struct dent *e, struct rd_err *err)
 	else if ((e->dir = strdup(rel)) == NULL ||
 		 (e->final = path_join(real, path_base(e->lex))) == NULL)
 		rc = -ENOMEM;
+	else
+		rc = check_reserved(d, e->final, err);
 	free(parent);
 	return rc;
 }
@@ -290,6 +302,8 @@ merge_into(struct dest *d, struct dent *e, struct rd_err *err)
 	if (locate(d, real, &e->root, &rel) < 0)
 		return rd_errf(err, -EACCES, "%s leads out of the --root "
 			       "directories of this daemon", e->final);
+	if (check_reserved(d, real, err) < 0)
+		return -EACCES;
 	e->merged = true;
 	e->inside = strdup(rel);
 	return e->inside != NULL ? 0 : -ENOMEM;

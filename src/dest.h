@@ -50,6 +50,9 @@ struct dest_policy {
 	bool keep_owners;
 	/* where to record the temporaries made (pending.h), or NULL */
 	const char *state_dir;
+	/* a real directory no entry may be or land in, or NULL: the
+	 * daemon's state directory, where only the daemon writes records */
+	const char *reserved;
 	/* files get their size but no space reserved: the caller keeps
 	 * holes where the data is zero (JOB_SPARSE) */
 	bool sparse;

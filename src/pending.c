@@ -255,3 +255,50 @@ pending_sweep(const char *dir, const char *const *roots, size_t nroots,
 	closedir(d);
 	return 0;
 }
+
+/* Make `dir` if missing; with `own`, what is there must be the daemon's
+ * own directory (see pending_start).  0 or -errno. */
+static int
+state_dir_ready(const char *dir, bool own)
+{
+	struct stat sb;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (!own)
+		return 0;
+	if (lstat(dir, &sb) < 0)
+		return -errno;
+	if (!S_ISDIR(sb.st_mode))
+		return -ENOTDIR;	/* a link, or a file */
+	return sb.st_uid == geteuid() && (sb.st_mode & 022) == 0 ? 0
+								 : -EPERM;
+}
+
+int
+pending_start(const char *dir, bool own, const char *const *roots,
+	      size_t nroots, char **real)
+{
+	size_t removed = 0;
+	int rc = state_dir_ready(dir, own);
+
+	*real = NULL;
+	if (rc == 0 && (*real = realpath(dir, NULL)) == NULL)
+		rc = -errno;
+	if (rc == 0)
+		rc = pending_sweep(*real, roots, nroots, &removed);
+	if (rc < 0) {
+		log_warn("state directory %s: %s%s; temporaries of jobs cut "
+			 "short by a crash will not be removed", dir,
+			 strerror(-rc), rc == -EPERM || rc == -ENOTDIR
+			 ? " (not a directory of this daemon's user alone)"
+			 : "");
+		free(*real);
+		*real = NULL;
+		return rc;
+	}
+	if (removed > 0)
+		log_info("removed %zu temporaries left by jobs a previous run "
+			 "did not finish", removed);
+	return 0;
+}

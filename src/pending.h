@@ -14,6 +14,7 @@
 #ifndef RDMCP_PENDING_H
 #define RDMCP_PENDING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,5 +38,15 @@ void pending_done(struct pending *p);
  * then the records.  *removed counts what was removed.  0 or -errno. */
 int pending_sweep(const char *dir, const char *const *roots, size_t nroots,
 		  size_t *removed);
+
+/* A daemon's start with state directory `dir`: made if missing (0700),
+ * and the records of dead jobs in it swept (pending_sweep; what was
+ * removed is logged).  `own`: the directory must be the daemon's own, a
+ * directory (no link) of its user that no one else may write to, as a
+ * default one in a tree that jobs write to must be.  Its real path, which
+ * jobs must not write into, goes to *real (the caller frees it).  0, or
+ * -errno after a warning (*real NULL: jobs then record nothing). */
+int pending_start(const char *dir, bool own, const char *const *roots,
+		  size_t nroots, char **real);
 
 #endif

@@ -586,6 +586,7 @@ setup_run(uv_work_t *w)
 		.owner_of_root = j->env->owner_of_root,
 		.keep_owners = j->env->keep_owners,
 		.state_dir = j->env->state_dir,
+		.reserved = j->env->state_dir,
 		.sparse = (j->job->flags & JOB_SPARSE) != 0,
 	};
 

@@ -65,6 +65,7 @@ struct serve {
 	char **roots;
 	size_t nroots;
 	char *prefix;
+	char *state_dir;	/* real, or NULL: jobs record nothing */
 	struct conn_listener *listener;
 	struct sockaddr_storage bound;
 	struct rjob **jobs;
@@ -670,25 +671,15 @@ static void
 serve_sweep(struct serve *s)
 {
 	const char *dir = s->cfg.state_dir;
-	size_t removed = 0;
+	char *own = NULL;
 
-	if (dir == NULL)
-		return;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		log_warn("state directory %s: %s; temporaries of jobs cut "
-			 "short by a crash will not be removed", dir,
-			 strerror(errno));
-		return;
-	}
-	if (pending_sweep(dir, (const char *const *)s->roots, s->nroots,
-			  &removed) < 0) {
-		log_warn("state directory %s: %s", dir, strerror(errno));
-		return;
-	}
-	if (removed > 0)
-		log_info("removed %zu temporaries left by jobs a previous run "
-			 "did not finish", removed);
-	s->env.state_dir = dir;
+	if (dir == NULL && s->cfg.state_in_prefix && s->prefix != NULL)
+		dir = own = path_join(s->prefix, SERVE_PREFIX_STATE);
+	if (dir != NULL &&
+	    pending_start(dir, own != NULL, (const char *const *)s->roots,
+			  s->nroots, &s->state_dir) == 0)
+		s->env.state_dir = s->state_dir;
+	free(own);
 }
 
 /* Files a root daemon creates belong to --owner, else to the owner of
@@ -842,6 +833,7 @@ serve_free(struct serve *s)
 		free(s->roots[i]);
 	free(s->roots);
 	free(s->prefix);
+	free(s->state_dir);
 	free(s->jobs);
 	free(s->outcomes);
 	free(s);

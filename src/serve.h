@@ -51,8 +51,11 @@ struct serve_cfg {
 	bool allow_setid;		/* keep set-user/group-ID bits */
 	bool keep_owners;		/* honour JOB_OWNERS (needs root) */
 	/* Where jobs record their temporaries (pending.h), made if missing;
-	 * what a killed predecessor left is removed at start.  NULL: none. */
+	 * what a killed predecessor left is removed at start.  NULL: none,
+	 * but with state_in_prefix and a prefix, the daemon's own directory
+	 * SERVE_PREFIX_STATE in the prefix.  No job may land in it. */
 	const char *state_dir;
+	bool state_in_prefix;
 	/* One-shot receiver (--once): one job at a time, and once a job has
 	 * landed its files the daemon stops as after serve_shutdown().  A
 	 * job that failed does not count: its sender may send again.  With
@@ -77,6 +80,9 @@ struct serve_cfg {
 	 * sender's timeout, up to 24 h, bounds only its silence. */
 	unsigned job_idle_ms;
 };
+
+/* A --prefix daemon's state directory, in its prefix (--state-dir). */
+#define SERVE_PREFIX_STATE ".rdmcp-state"
 
 /* The default --job-idle-timeout, in ms: an hour.  A healthy push waits
  * longer without any block or word only when a host's set-up is that

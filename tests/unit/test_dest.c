@@ -2,8 +2,9 @@
  * Where a job's entries land: hostile manifests (entries through links,
  * out of order, out of the root), what is in the way (FIFOs, files,
  * directories), merging through a link that stays inside the root,
- * set-ID bits, long names, and that nothing is left when a job is not
- * committed.  Real files in a scratch directory used as the root.
+ * set-ID bits, long names, that nothing is left when a job is not
+ * committed, and that nothing lands in the daemon's state directory.
+ * Real files in a scratch directory used as the root.
  */
 #include <check.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 
 static char root[128];
 static const char *roots[1];
+static const char *reserved;	/* the policy's, for run() */
 
 static void
 setup(void)
@@ -31,6 +33,7 @@ setup(void)
 	ck_assert_uint_lt(strlen(real), sizeof(root));
 	memcpy(root, real, strlen(real) + 1);
 	roots[0] = root;
+	reserved = NULL;
 }
 
 static void
@@ -92,7 +95,8 @@ run(const char *const *spec, size_t n, bool allow_setid, bool commit,
     struct rd_err *err)
 {
 	struct dest_policy pol = { .roots = roots, .nroots = 1,
-				    .allow_setid = allow_setid };
+				    .allow_setid = allow_setid,
+				    .reserved = reserved };
 	struct job *job = make_job(spec, n);
 	struct dest *d = NULL;
 	int rc;
@@ -198,6 +202,31 @@ START_TEST(link_out_of_root)
 	const char *spec2[] = { "d esc", "f esc/x" };
 	ck_assert_int_eq(run(spec2, 2, false, true, &err), -EACCES);
 	ck_assert_ptr_nonnull(strstr(err.msg, "leads out of the --root"));
+}
+END_TEST
+
+/* The daemon's state directory in its root (a --prefix daemon's): no
+ * entry may be it, land in it, or reach it through a link. */
+START_TEST(state_dir_reserved)
+{
+	const char *in_it[] = { "f .rdmcp-state/job-x" };
+	const char *it[] = { "d .rdmcp-state", "f .rdmcp-state/job-x" };
+	const char *as_file[] = { "f .rdmcp-state" };
+	const char *through[] = { "f alias/job-x" };
+	const char *beside[] = { "f .rdmcp-statex" };
+	struct rd_err err;
+
+	ck_assert_int_eq(mkdir(at(".rdmcp-state"), 0700), 0);
+	ck_assert_int_eq(symlink(".rdmcp-state", at("alias")), 0);
+	reserved = at(".rdmcp-state");
+	ck_assert_int_eq(run(in_it, 1, false, true, &err), -EACCES);
+	ck_assert_ptr_nonnull(strstr(err.msg, "state directory"));
+	ck_assert_int_eq(run(it, 2, false, true, &err), -EACCES);
+	ck_assert_int_eq(run(as_file, 1, true, true, &err), -EACCES);
+	ck_assert_int_eq(run(through, 1, false, true, &err), -EACCES);
+	ck_assert_str_eq(listing(), "./.rdmcp-state ./alias ");
+	ck_assert_int_eq(run(beside, 1, false, true, &err), 0);
+	ck_assert_int_eq(access(at(".rdmcp-statex"), F_OK), 0);
 }
 END_TEST
 
@@ -371,6 +400,7 @@ main(void)
 	tcase_add_test(tc, child_before_parent);
 	tcase_add_test(tc, link_out_of_root);
 	tcase_add_test(tc, merge_through_inner_link);
+	tcase_add_test(tc, state_dir_reserved);
 	tcase_add_test(tc, things_in_the_way);
 	tcase_add_test(tc, dot_dot_and_duplicates);
 	tcase_add_test(tc, long_names);

@@ -3,7 +3,10 @@
  * file and a recorded temporary tree are removed; a recorded path that is
  * not one of our temporaries, or lies outside the roots, or is reached
  * through a link, is left alone; the record of a job still running (its
- * lock held) is passed over; finished records vanish.
+ * lock held) is passed over; finished records vanish.  A daemon's own
+ * state directory (a --prefix daemon's default) is made 0700 and must be
+ * a directory of its user alone, not a link; one named on the command
+ * line is taken as it is.
  */
 #include <check.h>
 #include <errno.h>
@@ -127,6 +130,36 @@ START_TEST(sweeps_what_the_dead_left)
 }
 END_TEST
 
+START_TEST(own_state_directory)
+{
+	const char *roots[] = { root };
+	char *real = NULL, want[PATH_MAX];
+	struct stat sb;
+
+	ck_assert_int_eq(pending_start(in(root, ".rdmcp-state"), true, roots,
+				       1, &real), 0);
+	ck_assert_ptr_nonnull(realpath(in(root, ".rdmcp-state"), want));
+	ck_assert_str_eq(real, want);
+	ck_assert_int_eq(lstat(want, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0700);
+	free(real);
+	/* a link, or a directory others may write to: not ours */
+	ck_assert_int_eq(symlink(outside, in(root, "linked")), 0);
+	ck_assert_int_eq(pending_start(in(root, "linked"), true, roots, 1,
+				       &real), -ENOTDIR);
+	ck_assert_ptr_null(real);
+	ck_assert_int_eq(chmod(outside, 0777), 0);
+	ck_assert_int_eq(pending_start(outside, true, roots, 1, &real),
+			 -EPERM);
+	ck_assert_ptr_null(real);
+	/* --state-dir names it: the administrator's choice */
+	ck_assert_int_eq(pending_start(in(root, "linked"), false, roots, 1,
+				       &real), 0);
+	ck_assert_str_eq(real, outside);
+	free(real);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -135,6 +168,7 @@ main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, sweeps_what_the_dead_left);
+	tcase_add_test(tc, own_state_directory);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
