@@ -44,7 +44,8 @@ VERSION := 0.1.0
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 PKGS := libuv zlib libibverbs librdmacm nettle
-# rdma-core is not linked: src/vblib.c loads it when RDMA is first used
+# rdma-core is not linked: src/transport/verbs/lib.c loads it when RDMA
+# is first used
 LIB_PKGS := libuv zlib nettle
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
@@ -62,7 +63,10 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DRDMCP_VERSION='"$(VERSION)"' \
 
 B ?= build
 BIN ?= rdmcp
-SRCS := $(wildcard src/*.c)
+SRC_DIRS := $(shell find src -type d | sort)
+SRCS := $(shell find src -name '*.c' | sort)
+HDRS := $(shell find src -name '*.h')
+INCLUDES := $(addprefix -I,$(SRC_DIRS))
 OBJS := $(SRCS:src/%.c=$(B)/src/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
@@ -89,17 +93,17 @@ ifneq ($(DEPS),no)
 	@PKG_CONFIG='$(PKG_CONFIG)' CC='$(CC)' scripts/deps.sh test
 endif
 
-$(B)/src/%.o: src/%.c $(wildcard src/*.h) Makefile | deps-build
+$(B)/src/%.o: src/%.c $(HDRS) Makefile | deps-build
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(INCLUDES) -c -o $@ $<
 
 $(B)/librdmcp.a: $(OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/cmd/%.o: cmd/%.c $(wildcard src/*.h cmd/*.h) Makefile | deps-build
+$(B)/cmd/%.o: cmd/%.c $(HDRS) $(wildcard cmd/*.h) Makefile | deps-build
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(INCLUDES) -c -o $@ $<
 
 # Symbols bound at start (and read-only after): a daemon's first job does
 # not stop to resolve them, 1,024 daemons at once.
@@ -110,12 +114,12 @@ $(BIN): $(patsubst cmd/%.c,$(B)/cmd/%.o,$(wildcard cmd/*.c)) $(B)/librdmcp.a
 
 $(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/librdmcp.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Isrc -o $@ $< $(B)/librdmcp.a \
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(INCLUDES) -o $@ $< $(B)/librdmcp.a \
 		$(CHECK_LIBS) $(LIBS) $(LDFLAGS)
 
 $(B)/tests/%: tests/helpers/%.c $(B)/librdmcp.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(B)/librdmcp.a $(LIBS) $(LDFLAGS)
+	$(CC) $(ALL_CFLAGS) $(INCLUDES) -o $@ $< $(B)/librdmcp.a $(LIBS) $(LDFLAGS)
 
 # The whole set-up on a fresh machine: what the tests need first (deps-test
 # installs it), then every suite, in a make that sees it installed.
@@ -174,13 +178,14 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE \
-	-DRDMCP_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -Isrc
+	-DRDMCP_VERSION='"$(VERSION)"' $(PKG_CFLAGS) $(INCLUDES)
 fuzz: | deps-test
 	@mkdir -p build-fuzz/corpus build-fuzz/crashes
-	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc \
+	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) \
 		$(PKG_CFLAGS) -o build-fuzz/mkseeds \
-		fuzz/mkseeds.c src/proto.c src/wire.c src/net.c src/log.c \
-		src/schedule.c src/binomial.c src/hybrid.c $(LIBS)
+		fuzz/mkseeds.c src/proto/proto.c src/util/wire.c src/util/net.c \
+		src/util/log.c src/sched/schedule.c src/sched/binomial.c \
+		src/sched/hybrid.c $(LIBS)
 	build-fuzz/mkseeds build-fuzz/corpus
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o build-fuzz/fuzz_decoders \
 		fuzz/fuzz_decoders.c $(SRCS) $(LIBS)
