@@ -63,10 +63,9 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DRDMCP_VERSION='"$(VERSION)"' \
 
 B ?= build
 BIN ?= rdmcp
-SRC_DIRS := $(shell find src -type d | sort)
 SRCS := $(shell find src -name '*.c' | sort)
 HDRS := $(shell find src -name '*.h')
-INCLUDES := $(addprefix -I,$(SRC_DIRS))
+INCLUDES := -Isrc
 OBJS := $(SRCS:src/%.c=$(B)/src/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)

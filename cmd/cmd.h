@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "auth.h"
-#include "hostlist.h"
-#include "proto.h"
-#include "push.h"
-#include "schedule.h"
+#include "proto/auth.h"
+#include "hosts/hostlist.h"
+#include "proto/proto.h"
+#include "send/push.h"
+#include "sched/schedule.h"
 
 /* Exit statuses (documented in rdmcp(1) and --help). */
 enum {

@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "net.h"
-#include "schedule.h"
+#include "util/net.h"
+#include "sched/schedule.h"
 
 #define ASSUMED_BITS_PER_S 10e9
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "log.h"
-#include "topo.h"
+#include "util/log.h"
+#include "hosts/topo.h"
 
 #define MAX_HOSTFILE (64u << 20)
 

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "manifest.h"
-#include "path.h"
+#include "store/manifest.h"
+#include "util/path.h"
 
 extern char **environ;
 

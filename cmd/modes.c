@@ -11,15 +11,15 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "auth.h"
+#include "proto/auth.h"
 #include "cmd.h"
-#include "hostlist.h"
-#include "log.h"
-#include "net.h"
-#include "path.h"
-#include "proto.h"
+#include "hosts/hostlist.h"
+#include "util/log.h"
+#include "util/net.h"
+#include "util/path.h"
+#include "proto/proto.h"
 #include "rsh.h"
-#include "serve.h"
+#include "daemon/serve.h"
 
 /* Debug lines carry the time; so does every line of the daemon (ctx
  * non-NULL), whose log says when each job failed or was discarded. */

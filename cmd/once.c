@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "log.h"
-#include "net.h"
+#include "util/log.h"
+#include "util/net.h"
 #include "rsh.h"
 
 #define KEY_LINE (2 * AUTH_KEY_LEN + 1)

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
+#include "proto/auth.h"
 #include "cmd.h"
-#include "log.h"
-#include "proto.h"
-#include "serve.h"
+#include "util/log.h"
+#include "proto/proto.h"
+#include "daemon/serve.h"
 
 #ifndef RDMCP_VERSION
 #define RDMCP_VERSION "dev"

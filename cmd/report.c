@@ -11,7 +11,7 @@
 
 
 #include "cmd.h"
-#include "json.h"
+#include "util/json.h"
 
 /* The last message, for the --json summary of a push that could not run. */
 static char last_message[PROTO_MAX_TEXT + 512];

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "net.h"
+#include "util/net.h"
 
 extern char **environ;
 

@@ -29,9 +29,9 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "auth.h"
-#include "hostlist.h"
-#include "serve.h"
+#include "proto/auth.h"
+#include "hosts/hostlist.h"
+#include "daemon/serve.h"
 
 /* The line a one-shot receiver prints: "RDMCP-PORT 41234". */
 #define RSH_PORT_TAG "RDMCP-PORT"

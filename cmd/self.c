@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "net.h"
+#include "util/net.h"
 
 /* a and b name the same host if equal, or one is the other's short name
  * ("node07" and "node07.cluster"), ignoring case. */

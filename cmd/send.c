@@ -11,12 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "auth.h"
+#include "proto/auth.h"
 #include "cmd.h"
-#include "hostlist.h"
-#include "log.h"
-#include "manifest.h"
-#include "path.h"
+#include "hosts/hostlist.h"
+#include "util/log.h"
+#include "store/manifest.h"
+#include "util/path.h"
 #include "rsh.h"
 
 /* ---------------------------------------------------------------------

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "log.h"
-#include "manifest.h"
-#include "path.h"
+#include "util/log.h"
+#include "store/manifest.h"
+#include "util/path.h"
 
 /* Where source `src` lands: its own absolute path (made clean: "tree/",
  * "." and "a/.." name the directory itself), or with -d DIR, DIR/ the

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "trace.h"
+#include "proto/trace.h"
 
 /* Rows (tids) of a host. */
 #define ROW_CONTROL 1

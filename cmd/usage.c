@@ -5,9 +5,9 @@
  */
 #include <stdio.h>
 
-#include "auth.h"
+#include "proto/auth.h"
 #include "cmd.h"
-#include "proto.h"
+#include "proto/proto.h"
 
 void
 usage(FILE *out)

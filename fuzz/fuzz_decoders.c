@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostlist.h"
-#include "topo.h"
-#include "json.h"
-#include "proto.h"
-#include "wire.h"
-#include "xverbs.h"
+#include "hosts/hostlist.h"
+#include "hosts/topo.h"
+#include "util/json.h"
+#include "proto/proto.h"
+#include "util/wire.h"
+#include "transport/verbs/xv.h"
 
 static void
 fuzz_job(const uint8_t *p, size_t n)

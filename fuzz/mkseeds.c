@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net.h"
-#include "proto.h"
-#include "wire.h"
+#include "util/net.h"
+#include "proto/proto.h"
+#include "util/wire.h"
 
 static void
 put(const char *dir, const char *name, uint8_t sel, const void *p, size_t n)

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "proto.h"
-#include "rjob.h"
+#include "proto/proto.h"
+#include "daemon/transfer.h"
 
 /* The smallest power of two from PROTO_MIN_BLOCK that cuts `total`
  * bytes into `max` blocks at most, or 0 if not even PROTO_MAX_BLOCK

@@ -1,14 +1,14 @@
 /*
  * gate - admission of unauthenticated connections (see gate.h).
  */
-#include "gate.h"
+#include "daemon/gate.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "log.h"
-#include "net.h"
+#include "util/log.h"
+#include "util/net.h"
 
 #define GATE_LOG_MS 1000	/* report drops at most this often */
 

@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "engine.h"
-#include "log.h"
-#include "rjob_int.h"
+#include "engine/engine.h"
+#include "util/log.h"
+#include "daemon/transfer_int.h"
 
 /* Did the job move since the last look?  The daemon's own set-up counts
  * (its time is not the sender's), and so does every block received or

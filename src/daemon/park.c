@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "xtcp.h"
-#include "xverbs.h"
-#include "rjob_int.h"
+#include "engine/engine.h"
+#include "transport/tcp/tcp.h"
+#include "transport/verbs/xv.h"
+#include "daemon/transfer_int.h"
 
 static void
 drop_parked_rdma(struct rjob *j)

@@ -1,7 +1,7 @@
 /*
  * serve - the receiving daemon (see serve.h).
  */
-#include "serve.h"
+#include "daemon/serve.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -14,15 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conn.h"
-#include "gate.h"
-#include "net.h"
-#include "path.h"
-#include "pending.h"
-#include "proto.h"
-#include "rjob.h"
-#include "verbs.h"
-#include "xverbs.h"
+#include "transport/tcp/conn.h"
+#include "daemon/gate.h"
+#include "util/net.h"
+#include "util/path.h"
+#include "dest/pending.h"
+#include "proto/proto.h"
+#include "daemon/transfer.h"
+#include "transport/verbs/verbs.h"
+#include "transport/verbs/xv.h"
 
 /* A connection before it is known to be a job or a data connection.  A
  * sender's must authenticate (auth.h) before its JOB is even decoded. */

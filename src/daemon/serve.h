@@ -22,10 +22,10 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "auth.h"
-#include "log.h"
-#include "proto.h"
-#include "vbopts.h"
+#include "proto/auth.h"
+#include "util/log.h"
+#include "proto/proto.h"
+#include "transport/verbs/opts.h"
 
 struct serve;
 

@@ -1,7 +1,7 @@
 /*
  * rjob - one transfer on a receiving daemon (see rjob.h).
  */
-#include "rjob.h"
+#include "daemon/transfer.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "log.h"
-#include "member.h"
-#include "net.h"
-#include "store.h"
-#include "trace.h"
-#include "xtcp.h"
-#include "xverbs.h"
-#include "rjob_int.h"
+#include "engine/engine.h"
+#include "util/log.h"
+#include "member/member.h"
+#include "util/net.h"
+#include "store/store.h"
+#include "proto/trace.h"
+#include "transport/tcp/tcp.h"
+#include "transport/verbs/xv.h"
+#include "daemon/transfer_int.h"
 
 #define TRACE_MAX_SPANS (1u << 20)
 

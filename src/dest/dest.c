@@ -1,7 +1,7 @@
 /*
  * dest - where a job's entries land (see dest.h).
  */
-#include "dest.h"
+#include "dest/dest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +18,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "dest_int.h"
-#include "path.h"
-#include "pending.h"
+#include "dest/dest_int.h"
+#include "util/path.h"
+#include "dest/pending.h"
 
 /* ---------------------------------------------------------------------
  * Opening directories beneath a root

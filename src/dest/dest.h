@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "log.h"
-#include "proto.h"
+#include "util/log.h"
+#include "proto/proto.h"
 
 /* What a daemon lets a job do. */
 struct dest_policy {

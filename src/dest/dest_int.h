@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "dest.h"
+#include "dest/dest.h"
 
 struct dent {
 	char *lex;		/* destination with the prefix, as sent */

@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dest_int.h"
-#include "log.h"
-#include "path.h"
-#include "pending.h"
+#include "dest/dest_int.h"
+#include "util/log.h"
+#include "util/path.h"
+#include "dest/pending.h"
 
 /* ---------------------------------------------------------------------
  * Landing

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dest_int.h"
+#include "dest/dest_int.h"
 
 static bool
 is_made(const struct dent *e, const struct stat *sb)

@@ -1,7 +1,7 @@
 /*
  * pending - records of temporaries, swept at start (see pending.h).
  */
-#include "pending.h"
+#include "dest/pending.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "path.h"
+#include "util/path.h"
 
 struct pending {
 	int fd;

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log.h"
+#include "util/log.h"
 
 struct pending;
 

@@ -1,13 +1,13 @@
 /*
  * engine - one member's schedule over a transport (see engine.h).
  */
-#include "engine_int.h"
+#include "engine/engine_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "util/log.h"
 
 bool
 bit_is_set(const uint8_t *map, uint64_t b)

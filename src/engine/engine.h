@@ -25,9 +25,9 @@
 #include <sys/uio.h>
 #include <uv.h>
 
-#include "schedule.h"
-#include "trace.h"
-#include "xport.h"
+#include "sched/schedule.h"
+#include "proto/trace.h"
+#include "transport/xport.h"
 
 struct eng;
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 /* Signals carry a kind in the top byte, a count in the next (OFFER and
  * GRANT: so many blocks from this one on, 0 meaning 1) and a block number

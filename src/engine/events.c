@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
-#include "log.h"
-#include "xport.h"
+#include "engine/engine_int.h"
+#include "util/log.h"
+#include "transport/xport.h"
 
 static void
 on_connected(void *ctx, uint32_t peer, int status)

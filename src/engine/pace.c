@@ -35,10 +35,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "engine_int.h"
-#include "log.h"
-#include "trace.h"
-#include "xport.h"
+#include "engine/engine_int.h"
+#include "util/log.h"
+#include "proto/trace.h"
+#include "transport/xport.h"
 
 /* admit_one: block b is nearly in; false if it was not admitted (any
  * more). */

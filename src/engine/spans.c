@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "engine_int.h"
-#include "trace.h"
+#include "engine/engine_int.h"
+#include "proto/trace.h"
 
 /* A send to p begins now: its start, in p's ring of sends in flight. */
 int

@@ -1,7 +1,7 @@
 /*
  * hostlist - host list expressions (see hostlist.h).
  */
-#include "hostlist.h"
+#include "hosts/hostlist.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net.h"
+#include "util/net.h"
 
 #define MAX_HOST 300		/* an expanded entry, with its port */
 #define MAX_DIGITS 18		/* range bounds fit in uint64_t */

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "log.h"
+#include "util/log.h"
 
 /* Expanding one expression to more hosts than this is an error. */
 #define HOSTLIST_MAX 1000000

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostlist.h"
-#include "net.h"
-#include "topo.h"
+#include "hosts/hostlist.h"
+#include "util/net.h"
+#include "hosts/topo.h"
 
 struct topo_host {
 	char *key;		/* the name without a port */

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "log.h"
+#include "util/log.h"
 
 struct topo;
 

@@ -1,15 +1,15 @@
 /*
  * member - a group member's transport and engine (see member.h).
  */
-#include "member.h"
+#include "member/member.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "net.h"
-#include "xtcp.h"
-#include "xverbs.h"
+#include "util/net.h"
+#include "transport/tcp/tcp.h"
+#include "transport/verbs/xv.h"
 
 /* The neighbours' addresses as a transport takes them: their TCP
  * listeners, or with `rdma` their rdma_cm ports (malloc'd; NULL if out of

@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "engine.h"
-#include "log.h"
-#include "proto.h"
+#include "engine/engine.h"
+#include "util/log.h"
+#include "proto/proto.h"
 
 struct vb;
 struct vb_dev;

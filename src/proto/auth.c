@@ -1,7 +1,7 @@
 /*
  * auth - shared key and challenge-response (see auth.h).
  */
-#include "auth.h"
+#include "proto/auth.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log.h"
+#include "util/log.h"
 
 #define AUTH_KEY_LEN 32
 #define AUTH_NONCE_LEN 32

@@ -1,7 +1,7 @@
 /*
  * proto - frames and messages (see proto.h).
  */
-#include "proto.h"
+#include "proto/proto.h"
 
 #include <errno.h>
 #include <netinet/in.h>

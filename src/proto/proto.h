@@ -58,9 +58,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "log.h"
-#include "schedule.h"
-#include "wire.h"
+#include "util/log.h"
+#include "sched/schedule.h"
+#include "util/wire.h"
 
 #define PROTO_VERSION 7	/* 7: PROOF checked before the request comes */
 #define PROTO_FRAME_LEN 24

@@ -1,7 +1,7 @@
 /*
  * trace - one member's timeline (see trace.h).
  */
-#include "trace.h"
+#include "proto/trace.h"
 
 #include <errno.h>
 #include <stdlib.h>

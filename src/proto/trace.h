@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire.h"
+#include "util/wire.h"
 
 enum trace_kind {
 	TR_BOOT = 1,	/* job received (daemon) or push begun, until START */

@@ -25,7 +25,7 @@
  * One extra step, at the end, lets each twin pass its partner the one block
  * still missing: k + l steps in all.
  */
-#include "binomial.h"
+#include "sched/binomial.h"
 
 #include <assert.h>
 

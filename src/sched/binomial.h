@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "schedule.h"
+#include "sched/schedule.h"
 
 /* The parameters of one group's binomial pipeline. */
 struct bp {

@@ -7,14 +7,14 @@
  * the feeding of rack r + 1's leader from those idle members.  Memory while
  * building: a step per (member of one rack, block).
  */
-#include "hybrid.h"
+#include "sched/hybrid.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "binomial.h"
+#include "sched/binomial.h"
 
 #define NEVER UINT64_MAX
 /* How far past the lowest block the leader lacks a feeder looks: the

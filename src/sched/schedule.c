@@ -5,14 +5,14 @@
  * sequential schedules, which serve for comparison, are here, with what is
  * common to all: step counts, skipping idle steps, peer lists.
  */
-#include "schedule.h"
+#include "sched/schedule.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "binomial.h"
-#include "hybrid.h"
+#include "sched/binomial.h"
+#include "sched/hybrid.h"
 
 struct sched {
 	enum sched_alg alg;

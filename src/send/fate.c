@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "push_int.h"
+#include "send/push_int.h"
 
 /* After the first failure inside the group, wait this long before asking
  * the others to stop, so that each host that really failed (a dead daemon,

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "member.h"
-#include "push_int.h"
+#include "member/member.h"
+#include "send/push_int.h"
 
 static void maybe_go(struct push *p);
 

@@ -1,7 +1,7 @@
 /*
  * push - the sending side of a transfer (see push.h).
  */
-#include "push_int.h"
+#include "send/push_int.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -13,12 +13,12 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "auth.h"
-#include "conn.h"
-#include "engine.h"
-#include "net.h"
-#include "proto.h"
-#include "store.h"
+#include "proto/auth.h"
+#include "transport/tcp/conn.h"
+#include "engine/engine.h"
+#include "util/net.h"
+#include "proto/proto.h"
+#include "store/store.h"
 
 static const struct conn_ops ctl_ops;
 

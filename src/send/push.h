@@ -20,13 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "auth.h"
-#include "log.h"
-#include "proto.h"
-#include "schedule.h"
-#include "slow.h"
-#include "trace.h"
-#include "vbopts.h"
+#include "proto/auth.h"
+#include "util/log.h"
+#include "proto/proto.h"
+#include "sched/schedule.h"
+#include "send/slow.h"
+#include "proto/trace.h"
+#include "transport/verbs/opts.h"
 
 struct push_report {
 	size_t index;		/* position in the host list */

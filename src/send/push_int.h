@@ -12,15 +12,15 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "auth.h"
-#include "conn.h"
-#include "engine.h"
-#include "net.h"
-#include "proto.h"
-#include "push.h"
-#include "store.h"
-#include "verbs.h"
-#include "wire.h"
+#include "proto/auth.h"
+#include "transport/tcp/conn.h"
+#include "engine/engine.h"
+#include "util/net.h"
+#include "proto/proto.h"
+#include "send/push.h"
+#include "store/store.h"
+#include "transport/verbs/verbs.h"
+#include "util/wire.h"
 
 enum hstate {
 	HS_RESOLVING,

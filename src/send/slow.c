@@ -2,7 +2,7 @@
  * slow - which members of a running group are much slower than the
  * others (see slow.h).
  */
-#include "slow.h"
+#include "send/slow.h"
 
 #include <errno.h>
 #include <stdlib.h>

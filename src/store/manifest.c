@@ -1,7 +1,7 @@
 /*
  * manifest - files, directories and links to send (see manifest.h).
  */
-#include "manifest.h"
+#include "store/manifest.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "path.h"
+#include "util/path.h"
 
 struct manifest {
 	struct job_file *e;

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log.h"
-#include "proto.h"
+#include "util/log.h"
+#include "proto/proto.h"
 
 struct manifest;
 

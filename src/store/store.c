@@ -1,7 +1,7 @@
 /*
  * store - files as one block stream (see store.h).
  */
-#include "store.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "dest.h"
-#include "path.h"
+#include "dest/dest.h"
+#include "util/path.h"
 
 struct sfile {
 	char *path;	/* sender: the source, or NULL */

@@ -20,9 +20,9 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "dest.h"
-#include "log.h"
-#include "proto.h"
+#include "dest/dest.h"
+#include "util/log.h"
+#include "proto/proto.h"
 
 struct store;
 

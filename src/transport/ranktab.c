@@ -1,7 +1,7 @@
 /*
  * ranktab - items by key (see ranktab.h).
  */
-#include "ranktab.h"
+#include "transport/ranktab.h"
 
 #include <assert.h>
 #include <errno.h>

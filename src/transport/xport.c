@@ -2,7 +2,7 @@
  * xport - dispatch to the transport in use, and the posted-receive queue
  * both transports keep (see xport.h).
  */
-#include "xport.h"
+#include "transport/xport.h"
 
 #include <errno.h>
 

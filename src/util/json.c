@@ -1,7 +1,7 @@
 /*
  * json - JSON string literals (see json.h).
  */
-#include "json.h"
+#include "util/json.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /*
  * log - logging sink and error records (see log.h).
  */
-#include "log.h"
+#include "util/log.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * net - socket address parsing and formatting (see net.h).
  */
-#include "net.h"
+#include "util/net.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /*
  * path - lexical path handling (see path.h).
  */
-#include "path.h"
+#include "util/path.h"
 
 #include <limits.h>
 #include <stdlib.h>

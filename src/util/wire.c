@@ -1,7 +1,7 @@
 /*
  * wire - big-endian encoding and bounded decoding (see wire.h).
  */
-#include "wire.h"
+#include "util/wire.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proto.h"
+#include "proto/proto.h"
 
 static struct sockaddr_in target;
 static char marker[64];	/* exists once a go was cut */

@@ -46,9 +46,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "proto.h"
-#include "wire.h"
+#include "proto/auth.h"
+#include "proto/proto.h"
+#include "util/wire.h"
 
 static int
 send_frame(int fd, uint8_t type, const void *body, uint64_t len)

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "auth.h"
-#include "proto.h"
+#include "proto/auth.h"
+#include "proto/proto.h"
 
 START_TEST(hmac_rfc4231)
 {

@@ -27,10 +27,10 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "conn.h"
-#include "proto.h"
+#include "transport/tcp/conn.h"
+#include "proto/proto.h"
 #include "unit.h"
-#include "xtcp.h"
+#include "transport/tcp/tcp.h"
 
 #define NBULK 6
 #define BULK (2u << 20)		/* more than the socket's buffers take */

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dest.h"
+#include "dest/dest.h"
 #include "unit.h"
 
 static char root[128];

@@ -13,10 +13,10 @@
 #include <uv.h>
 
 #include "unit.h"
-#include "conn.h"
-#include "engine.h"
-#include "net.h"
-#include "xtcp.h"
+#include "transport/tcp/conn.h"
+#include "engine/engine.h"
+#include "util/net.h"
+#include "transport/tcp/tcp.h"
 
 #define MAXN 16
 

@@ -9,7 +9,7 @@
 #include <uv.h>
 
 #include "unit.h"
-#include "gate.h"
+#include "daemon/gate.h"
 
 struct owner {
 	struct gate *g;

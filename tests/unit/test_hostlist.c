@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "hostlist.h"
+#include "hosts/hostlist.h"
 
 /* The expansion of spec, joined with spaces. */
 static const char *

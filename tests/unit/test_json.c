@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "json.h"
+#include "util/json.h"
 
 static void
 quoted(const char *in, const char *want)

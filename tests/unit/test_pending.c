@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pending.h"
+#include "dest/pending.h"
 #include "unit.h"
 
 static char top[128];

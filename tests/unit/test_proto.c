@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "unit.h"
-#include "net.h"
-#include "proto.h"
-#include "trace.h"
-#include "wire.h"
+#include "util/net.h"
+#include "proto/proto.h"
+#include "proto/trace.h"
+#include "util/wire.h"
 
 static struct job *
 sample_job(uint32_t nfiles)

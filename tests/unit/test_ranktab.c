@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "ranktab.h"
+#include "transport/ranktab.h"
 
 START_TEST(sorted_unique_found)
 {

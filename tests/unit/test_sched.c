@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "schedule.h"
+#include "sched/schedule.h"
 
 /* ck_assert logs every passing check through a pipe; the simulation makes
  * millions of checks, so only failures go to Check. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "slots.h"
+#include "transport/verbs/slots.h"
 
 START_TEST(slots_hand_out_and_take_back)
 {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "unit.h"
-#include "slow.h"
+#include "send/slow.h"
 
 #define N 8
 

@@ -17,7 +17,7 @@
 #include <zlib.h>
 
 #include "unit.h"
-#include "store.h"
+#include "store/store.h"
 
 static char scratch[256];	/* a mkdtemp in /tmp */
 

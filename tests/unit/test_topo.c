@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "topo.h"
+#include "hosts/topo.h"
 
 static struct topo *
 parse_ok(const char *text)

@@ -7,7 +7,7 @@
  * streams can only move bytes through memory, and a block that lives in a
  * file should go out with sendfile(2) and come in with splice(2).
  */
-#include "conn.h"
+#include "transport/tcp/conn.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -18,9 +18,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "conn_int.h"
-#include "log.h"
-#include "net.h"
+#include "transport/tcp/conn_int.h"
+#include "util/log.h"
+#include "util/net.h"
 
 static void on_poll(uv_poll_t *h, int status, int events);
 

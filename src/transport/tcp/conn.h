@@ -25,7 +25,7 @@
 #include <sys/uio.h>
 #include <uv.h>
 
-#include "proto.h"
+#include "proto/proto.h"
 
 struct conn;
 

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "conn.h"
-#include "net.h"
+#include "transport/tcp/conn.h"
+#include "util/net.h"
 
 #define CONN_DEFAULT_BODY_LIMIT (64u << 10)
 #define PIPE_BYTES (1u << 20)		/* splice's pipe, at most */

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conn_int.h"
-#include "log.h"
+#include "transport/tcp/conn_int.h"
+#include "util/log.h"
 
 /* Our buffer for a payload starts at this size at most (body_room). */
 #define BODY_FIRST (64u << 10)

@@ -4,15 +4,15 @@
  * Events are always the last thing a function does: the owner may free
  * the whole transport from inside one.
  */
-#include "xtcp.h"
+#include "transport/tcp/tcp.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "net.h"
-#include "ranktab.h"
+#include "util/log.h"
+#include "util/net.h"
+#include "transport/ranktab.h"
 
 /* A schedule neighbour: its connection, once up, and the receives posted
  * for its blocks, in order (the next block it sends goes into the

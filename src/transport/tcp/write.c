@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "conn_int.h"
-#include "log.h"
+#include "transport/tcp/conn_int.h"
+#include "util/log.h"
 
 /* Files go out with sendfile from this size on; below, a copy is
  * cheaper than the call (where the bytes are in memory too). */

@@ -1,7 +1,7 @@
 /*
  * vblib - rdma-core's libraries, loaded on first use (see vblib.h).
  */
-#include "vblib.h"
+#include "transport/verbs/lib.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xverbs_int.h"
+#include "transport/verbs/xv_int.h"
 
 /* Bytes registered at a time in a writable region: a few blocks' worth,
  * pinned well before the window's receives reach the chunk's end. */

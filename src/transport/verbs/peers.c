@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net.h"
-#include "wire.h"
-#include "xverbs_int.h"
+#include "util/net.h"
+#include "util/wire.h"
+#include "transport/verbs/xv_int.h"
 
 /* ---------------------------------------------------------------------
  * Hello (connection request private data)

@@ -1,7 +1,7 @@
 /*
  * slots - buffer slots and credits (see slots.h).
  */
-#include "slots.h"
+#include "transport/verbs/slots.h"
 
 #include <assert.h>
 #include <arpa/inet.h>

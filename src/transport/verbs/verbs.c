@@ -1,7 +1,7 @@
 /*
  * verbs - the process's RDMA state (see verbs.h).
  */
-#include "verbs.h"
+#include "transport/verbs/verbs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "net.h"
-#include "ranktab.h"
-#include "vblib.h"
+#include "util/net.h"
+#include "transport/ranktab.h"
+#include "transport/verbs/lib.h"
 
 /* How long the CQ is polled after a completion before the loop sleeps on
  * the channel.  The papers poll for 50 ms; but once completions are

@@ -27,8 +27,8 @@
 #include <sys/socket.h>
 #include <uv.h>
 
-#include "log.h"
-#include "vbopts.h"
+#include "util/log.h"
+#include "transport/verbs/opts.h"
 
 struct vb;	/* the process's RDMA state */
 struct vb_dev;	/* one device: context, PD, CQ, channel */

@@ -3,7 +3,7 @@
  * and the transport's operations; peers and connections are xvconn.c's
  * (xverbs_int.h).
  */
-#include "xverbs.h"
+#include "transport/verbs/xv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "net.h"
-#include "wire.h"
-#include "xverbs_int.h"
+#include "util/net.h"
+#include "util/wire.h"
+#include "transport/verbs/xv_int.h"
 
 
 /* ---------------------------------------------------------------------

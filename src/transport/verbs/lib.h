@@ -14,7 +14,7 @@
 #ifndef RDMCP_VBLIB_H
 #define RDMCP_VBLIB_H
 
-#include "log.h"
+#include "util/log.h"
 
 /* Load rdma-core's two libraries and resolve every function rdmcp uses;
  * after a success, later calls return 0 at once.  0, or -ENOENT with err

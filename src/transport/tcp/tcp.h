@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <uv.h>
 
-#include "conn.h"
-#include "proto.h"
-#include "xport.h"
+#include "transport/tcp/conn.h"
+#include "proto/proto.h"
+#include "transport/xport.h"
 
 struct xtcp_cfg {
 	uv_loop_t *loop;

@@ -25,10 +25,10 @@
 #include <sys/socket.h>
 #include <uv.h>
 
-#include "log.h"
-#include "proto.h"
-#include "verbs.h"
-#include "xport.h"
+#include "util/log.h"
+#include "proto/proto.h"
+#include "transport/verbs/verbs.h"
+#include "transport/xport.h"
 
 struct xvb_cfg {
 	uv_loop_t *loop;

@@ -15,9 +15,9 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "ranktab.h"
-#include "slots.h"
-#include "xverbs.h"
+#include "transport/ranktab.h"
+#include "transport/verbs/slots.h"
+#include "transport/verbs/xv.h"
 
 #define KIND_DATA 1
 #define KIND_SIGNAL 2

@@ -21,9 +21,9 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "conn.h"
-#include "proto.h"
-#include "verbs.h"
+#include "transport/tcp/conn.h"
+#include "proto/proto.h"
+#include "transport/verbs/verbs.h"
 
 struct rjob;
 

@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "rjob.h"
-#include "store.h"
-#include "trace.h"
-#include "xverbs.h"
+#include "daemon/transfer.h"
+#include "store/store.h"
+#include "proto/trace.h"
+#include "transport/verbs/xv.h"
 
 enum jstate {
 	JS_SETUP,	/* creating files in the thread pool */
