@@ -133,7 +133,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct frame f;
 	struct hello h;
-	struct xvb_hello xh;
+	struct xv_hello xh;
 	char *s;
 
 	if (size < 1)
@@ -153,7 +153,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		hello_decode(data + 1, size - 1, &h);
 		break;
 	case 4:
-		xvb_parse_hello(data + 1, (uint8_t)(size - 1 > 255 ? 255
+		xv_parse_hello(data + 1, (uint8_t)(size - 1 > 255 ? 255
 								  : size - 1),
 				&xh);
 		break;

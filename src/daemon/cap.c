@@ -1,6 +1,6 @@
 /*
- * rjcap - what a job costs a daemon against its --max-blocks (see
- * rjob_over_cap in rjob.h), and the block size that would do.
+ * cap - what a job costs a daemon against its --max-blocks (see
+ * transfer_over_cap in transfer.h), and the block size that would do.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,7 +48,7 @@ remedy(uint64_t total, uint64_t max, char *buf, size_t len)
 }
 
 bool
-rjob_over_cap(const struct job *job, uint32_t members, uint64_t max_blocks,
+transfer_over_cap(const struct job *job, uint32_t members, uint64_t max_blocks,
 	      char *why, size_t len)
 {
 	uint64_t k = job_blocks(job), cost;

@@ -1,5 +1,5 @@
 /*
- * rjidle - the idle watch of a job on a daemon (rjob_int.h): a job that
+ * idle - the idle watch of a job on a daemon (transfer_int.h): a job that
  * makes no progress for the daemon's --job-idle-timeout is dropped, so
  * that a sender (frozen, lost in a bug, or holding the key and nothing
  * else in mind) cannot keep a job's slot and space for its own timeout,
@@ -17,7 +17,7 @@
  * (its time is not the sender's), and so does every block received or
  * handed on to a neighbour. */
 static bool
-moved(struct rjob *j)
+moved(struct transfer *j)
 {
 	uint64_t held, sent;
 
@@ -36,7 +36,7 @@ moved(struct rjob *j)
 
 /* What a job that made no progress waited for, for its FAIL. */
 static const char *
-idle_wait(const struct rjob *j)
+idle_wait(const struct transfer *j)
 {
 	if (j->state == JS_HAVE)
 		return "it held the files already and waited for the sender's "
@@ -53,11 +53,11 @@ idle_wait(const struct rjob *j)
 }
 
 /* Idle for idle_ms: dropped as any failure, with a FAIL that names the
- * daemon's option; its temporaries go, its connection lingers (rj_let_go)
+ * daemon's option; its temporaries go, its connection lingers (transfer_let_go)
  * and its slot is freed at once.  A job that ended and waits for its
  * sender to close (or to ask for its TRACE) is let go. */
 static void
-idle_drop(struct rjob *j, uint64_t idle_ms)
+idle_drop(struct transfer *j, uint64_t idle_ms)
 {
 	double secs = idle_ms / 1000.0, cap = j->env->job_idle_ms / 1000.0;
 	char why[400];
@@ -67,7 +67,7 @@ idle_drop(struct rjob *j, uint64_t idle_ms)
 			 "nothing but keepalives from the sender; this daemon "
 			 "drops such a job after its --job-idle-timeout "
 			 "(%.1f s)", secs, idle_wait(j), cap);
-		rj_idle_fail(j, why);
+		transfer_idle_fail(j, why);
 		return;
 	}
 	if (!j->reaped || j->ctl == NULL || j->stopping)
@@ -75,13 +75,13 @@ idle_drop(struct rjob *j, uint64_t idle_ms)
 	log_info("job %s: over, but its sender neither closed nor said "
 		 "anything for %.1f s: let go (--job-idle-timeout %.1f s)",
 		 j->tag, secs, cap);
-	rj_let_go(j);
+	transfer_let_go(j);
 }
 
 static void
 on_idle_tick(uv_timer_t *t)
 {
-	struct rjob *j = t->data;
+	struct transfer *j = t->data;
 	uint64_t now = uv_now(t->loop);
 
 	if (moved(j))
@@ -91,7 +91,7 @@ on_idle_tick(uv_timer_t *t)
 }
 
 void
-rji_init(struct rjob *j)
+transfer_idle_init(struct transfer *j)
 {
 	unsigned cap = j->env->job_idle_ms, tick = cap / 4;
 
@@ -104,7 +104,7 @@ rji_init(struct rjob *j)
 }
 
 void
-rji_progress(struct rjob *j)
+transfer_idle_progress(struct transfer *j)
 {
 	j->idle_from = uv_now(j->env->loop);
 }

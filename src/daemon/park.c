@@ -1,6 +1,6 @@
 /*
- * rjpark - a job's data connections and RDMA requests that come before its
- * START, held until the engine can take them (rjob_int.h).
+ * park - a job's data connections and RDMA requests that come before its
+ * START, held until the engine can take them (transfer_int.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "daemon/transfer_int.h"
 
 static void
-drop_parked_rdma(struct rjob *j)
+drop_parked_rdma(struct transfer *j)
 {
 	struct parked_rdma *pr;
 
@@ -25,7 +25,7 @@ drop_parked_rdma(struct rjob *j)
 }
 
 void
-rjp_drop_parked(struct rjob *j)
+transfer_drop_parked(struct transfer *j)
 {
 	struct parked *pk;
 
@@ -38,15 +38,15 @@ rjp_drop_parked(struct rjob *j)
 }
 
 static int
-adopt(struct rjob *j, struct conn *c, uint32_t from, uint32_t to)
+adopt(struct transfer *j, struct conn *c, uint32_t from, uint32_t to)
 {
 	if (to != j->ro->rank || j->ro->transport != TRANSPORT_TCP)
 		return -EPROTO;
-	return xtcp_adopt(eng_xport(j->eng), c, from);
+	return tcp_adopt(eng_xport(j->eng), c, from);
 }
 
 int
-rjp_adopt_parked(struct rjob *j)
+transfer_adopt_parked(struct transfer *j)
 {
 	struct parked *pk;
 	struct parked_rdma *pr;
@@ -60,7 +60,7 @@ rjp_adopt_parked(struct rjob *j)
 		free(pk);
 	}
 	while (rc == 0 && (pr = j->parked_rdma) != NULL) {
-		rc = xvb_accept(eng_xport(j->eng), pr->id, &pr->hello);
+		rc = xv_accept(eng_xport(j->eng), pr->id, &pr->hello);
 		if (rc < 0)
 			break;		/* rejected with the rest below */
 		j->parked_rdma = pr->next;
@@ -105,14 +105,14 @@ static const struct conn_ops parked_ops = {
 };
 
 bool
-rjob_matches(const struct rjob *j, const uint8_t *token)
+transfer_matches(const struct transfer *j, const uint8_t *token)
 {
 	return j->job != NULL && j->state != JS_ENDED &&
 	       memcmp(j->job->token, token, PROTO_TOKEN_LEN) == 0;
 }
 
 int
-rjob_add_data(struct rjob *j, struct conn *c, uint32_t from, uint32_t to)
+transfer_add_data(struct transfer *j, struct conn *c, uint32_t from, uint32_t to)
 {
 	struct parked *pk;
 
@@ -138,14 +138,14 @@ rjob_add_data(struct rjob *j, struct conn *c, uint32_t from, uint32_t to)
 }
 
 int
-rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
-	      const struct xvb_hello *h)
+transfer_add_rdma(struct transfer *j, struct rdma_cm_id *id,
+	      const struct xv_hello *h)
 {
 	struct parked_rdma *pr;
 
 	if (j->state == JS_RUNNING && j->ro->transport == TRANSPORT_VERBS)
 		return h->to == j->ro->rank
-			       ? xvb_accept(eng_xport(j->eng), id, h)
+			       ? xv_accept(eng_xport(j->eng), id, h)
 			       : -EPROTO;
 	if (j->state != JS_READY || j->dev == NULL)
 		return -ENOENT;

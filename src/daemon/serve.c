@@ -60,7 +60,7 @@ struct fresh {
 
 struct serve {
 	struct serve_cfg cfg;
-	struct rjob_env env;
+	struct transfer_env env;
 	struct vb *vb;
 	char **roots;
 	size_t nroots;
@@ -68,7 +68,7 @@ struct serve {
 	char *state_dir;	/* real, or NULL: jobs record nothing */
 	struct conn_listener *listener;
 	struct sockaddr_storage bound;
-	struct rjob **jobs;
+	struct transfer **jobs;
 	size_t njobs, jobcap;
 	struct fresh *fresh;
 	struct gate *gate;
@@ -142,19 +142,19 @@ once_job_ended(struct serve *s, bool landed)
 }
 
 static void
-outcome_record(struct serve *s, const struct rjob *j, bool landed)
+outcome_record(struct serve *s, const struct transfer *j, bool landed)
 {
 	struct outcome *o;
 
 	if (s->outcomes == NULL)
 		return;
 	o = &s->outcomes[s->noutcomes++ % OUTCOMES_KEPT];
-	rjob_token(j, o->token);
+	transfer_token(j, o->token);
 	o->landed = landed;
 }
 
 /* What became of the job with `token`: a running job's outcome is made
- * final (rjob_resolve), an ended one's looked up. */
+ * final (transfer_resolve), an ended one's looked up. */
 static enum proto_outcome
 outcome_of(struct serve *s, const uint8_t *token)
 {
@@ -162,8 +162,8 @@ outcome_of(struct serve *s, const uint8_t *token)
 						  : OUTCOMES_KEPT;
 
 	for (i = 0; i < s->njobs; i++)
-		if (rjob_has_token(s->jobs[i], token))
-			return rjob_resolve(s->jobs[i]) ? OUTCOME_LANDED
+		if (transfer_has_token(s->jobs[i], token))
+			return transfer_resolve(s->jobs[i]) ? OUTCOME_LANDED
 							: OUTCOME_DISCARDED;
 	for (i = 0; i < n; i++)
 		if (memcmp(s->outcomes[i].token, token, PROTO_TOKEN_LEN) == 0)
@@ -173,10 +173,10 @@ outcome_of(struct serve *s, const uint8_t *token)
 }
 
 static void
-job_gone(void *ctx, struct rjob *j)
+job_gone(void *ctx, struct transfer *j)
 {
 	struct serve *s = ctx;
-	bool landed = rjob_landed(j);
+	bool landed = transfer_landed(j);
 	size_t i;
 
 	s->landed |= landed;
@@ -198,7 +198,7 @@ job_gone(void *ctx, struct rjob *j)
 static int
 job_add(struct serve *s, struct conn *c, struct job *job)
 {
-	struct rjob **grown;
+	struct transfer **grown;
 	int rc;
 
 	if (s->njobs == s->jobcap) {
@@ -210,7 +210,7 @@ job_add(struct serve *s, struct conn *c, struct job *job)
 		s->jobs = grown;
 		s->jobcap = cap;
 	}
-	rc = rjob_new(&s->env, c, job, &s->jobs[s->njobs]);
+	rc = transfer_new(&s->env, c, job, &s->jobs[s->njobs]);
 	if (rc < 0) {
 		job_free(job);
 		return rc;
@@ -228,14 +228,14 @@ static int
 route_rdma(void *ctx, struct rdma_cm_id *id, const void *pdata, uint8_t len)
 {
 	struct serve *s = ctx;
-	struct xvb_hello h;
+	struct xv_hello h;
 	size_t i;
 
-	if (xvb_parse_hello(pdata, len, &h) < 0)
+	if (xv_parse_hello(pdata, len, &h) < 0)
 		return -EPROTO;
 	for (i = 0; i < s->njobs; i++)
-		if (rjob_matches(s->jobs[i], h.token))
-			return rjob_add_rdma(s->jobs[i], id, &h);
+		if (transfer_matches(s->jobs[i], h.token))
+			return transfer_add_rdma(s->jobs[i], id, &h);
 	return -ENOENT;
 }
 
@@ -249,8 +249,8 @@ route_hello(struct serve *s, struct conn *c, const struct frame *f,
 	if (hello_decode(body, f->len, &h) < 0)
 		return -EPROTO;
 	for (i = 0; i < s->njobs; i++)
-		if (rjob_matches(s->jobs[i], h.token))
-			return rjob_add_data(s->jobs[i], c, h.from, h.to);
+		if (transfer_matches(s->jobs[i], h.token))
+			return transfer_add_data(s->jobs[i], c, h.from, h.to);
 	return -ENOENT;
 }
 
@@ -354,7 +354,7 @@ refuse_big_job(struct serve *s, struct fresh *fr, struct job *job)
 {
 	char why[PROTO_MAX_TEXT];
 
-	if (!rjob_over_cap(job, 1, s->cfg.max_blocks, why, sizeof(why)))
+	if (!transfer_over_cap(job, 1, s->cfg.max_blocks, why, sizeof(why)))
 		return false;
 	job_free(job);
 	refuse_job(fr, EFBIG, why);
@@ -716,7 +716,7 @@ warm_done(uv_work_t *w, int status)
 }
 
 /* libuv starts its thread pool when the first work is queued: at a job's
- * set-up (rjob.c), in the daemon's first job.  Start it now.  The request
+ * set-up (transfer.c), in the daemon's first job.  Start it now.  The request
  * lives as long as the process (one serve per daemon: cmd/modes.c), as
  * the daemon may end before it is done. */
 static void
@@ -741,7 +741,7 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 	s->cfg = *cfg;
 	s->outcomes = calloc(OUTCOMES_KEPT, sizeof(*s->outcomes));
 	rc = s->outcomes != NULL ? serve_setup_paths(s, err) : -ENOMEM;
-	s->env = (struct rjob_env){
+	s->env = (struct transfer_env){
 		.loop = cfg->loop, .roots = (const char *const *)s->roots,
 		.nroots = s->nroots, .prefix = s->prefix,
 		.connect_timeout_ms = cfg->connect_timeout_ms,
@@ -817,7 +817,7 @@ serve_shutdown(struct serve *s)
 	gate_close(s->gate);
 	s->gate = NULL;
 	for (i = 0; i < s->njobs; i++)
-		rjob_stop(s->jobs[i]);
+		transfer_stop(s->jobs[i]);
 	if (s->njobs == 0)
 		serve_close_verbs(s);
 }

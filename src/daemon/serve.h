@@ -71,12 +71,12 @@ struct serve_cfg {
 	 * before anything is made, with the block size that would do; a
 	 * schedule across racks, whose table the daemon works out on START
 	 * in time and memory that grow as blocks x members, is refused on
-	 * START when their product is more (rjob_over_cap). */
+	 * START when their product is more (transfer_over_cap). */
 	uint64_t max_blocks;
 	/* A job that makes no progress for this long (ms; 0: no cap but the
 	 * sender's own timeout) is dropped, its temporaries removed and its
 	 * slot freed: no frame from its sender but keepalives, no block
-	 * received or passed on (rjob_int.h says what counts).  The
+	 * received or passed on (transfer_int.h says what counts).  The
 	 * sender's timeout, up to 24 h, bounds only its silence. */
 	unsigned job_idle_ms;
 };

@@ -1,5 +1,5 @@
 /*
- * rjob - one transfer on a receiving daemon (see rjob.h).
+ * transfer - one transfer on a receiving daemon (see transfer.h).
  */
 #include "daemon/transfer.h"
 
@@ -23,14 +23,14 @@
 
 static const struct conn_ops ctl_ops;
 
-static void job_end(struct rjob *j);
+static void job_end(struct transfer *j);
 
 /* ---------------------------------------------------------------------
  * Messages to the sender
  */
 
 static void
-send_frame_arg(struct rjob *j, uint8_t type, uint32_t arg, uint64_t val,
+send_frame_arg(struct transfer *j, uint8_t type, uint32_t arg, uint64_t val,
 	       const char *text)
 {
 	struct frame f = { .type = type, .arg = arg, .val = val };
@@ -44,7 +44,7 @@ send_frame_arg(struct rjob *j, uint8_t type, uint32_t arg, uint64_t val,
 }
 
 static void
-send_frame(struct rjob *j, uint8_t type, uint64_t val, const char *text)
+send_frame(struct transfer *j, uint8_t type, uint64_t val, const char *text)
 {
 	send_frame_arg(j, type, PROTO_NO_PEER, val, text);
 }
@@ -52,11 +52,11 @@ send_frame(struct rjob *j, uint8_t type, uint64_t val, const char *text)
 /* Fail the job: tell the sender why (once), naming the rank `peer` it
  * blames (PROTO_NO_PEER: none), and release everything. */
 static void
-job_fail_peer(struct rjob *j, int error, uint32_t peer, const char *fmt, ...)
+job_fail_peer(struct transfer *j, int error, uint32_t peer, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 static void
-job_fail_peer(struct rjob *j, int error, uint32_t peer, const char *fmt, ...)
+job_fail_peer(struct transfer *j, int error, uint32_t peer, const char *fmt, ...)
 {
 	char reason[PROTO_MAX_TEXT];
 	va_list ap;
@@ -82,14 +82,14 @@ job_fail_peer(struct rjob *j, int error, uint32_t peer, const char *fmt, ...)
 static void
 on_handle_closed(uv_handle_t *h)
 {
-	struct rjob *j = h->data;
+	struct transfer *j = h->data;
 
 	if (--j->handles == 0)
 		free(j);
 }
 
 static void
-job_destroy(struct rjob *j)
+job_destroy(struct transfer *j)
 {
 	trace_free(j->trace);
 	j->trace = NULL;
@@ -105,7 +105,7 @@ job_destroy(struct rjob *j)
 #define IDLE_LINGER_MS 5000
 
 void
-rj_let_go(struct rjob *j)
+transfer_let_go(struct transfer *j)
 {
 	conn_linger(j->ctl, IDLE_LINGER_MS);
 	j->ctl = NULL;
@@ -113,7 +113,7 @@ rj_let_go(struct rjob *j)
 }
 
 void
-rj_idle_fail(struct rjob *j, const char *reason)
+transfer_idle_fail(struct transfer *j, const char *reason)
 {
 	j->idled = true;
 	job_fail(j, -ETIMEDOUT, "%s", reason);
@@ -121,11 +121,11 @@ rj_idle_fail(struct rjob *j, const char *reason)
 
 /* Release what the job holds; uncommitted temporaries are removed. */
 static void
-job_release(struct rjob *j)
+job_release(struct transfer *j)
 {
 	eng_free(j->eng);
 	j->eng = NULL;
-	rjp_drop_parked(j);
+	transfer_drop_parked(j);
 	store_free(j->st);
 	j->st = NULL;
 	roster_free(j->ro);
@@ -136,7 +136,7 @@ job_release(struct rjob *j)
 
 /* With JOB_TRACE: our timeline, to the sender, as the job ends. */
 static void
-send_trace(struct rjob *j)
+send_trace(struct transfer *j)
 {
 	struct frame f = { .type = MSG_TRACE };
 	struct wbuf w;
@@ -155,7 +155,7 @@ send_trace(struct rjob *j)
 static void
 reap(uv_timer_t *t)
 {
-	struct rjob *j = t->data;
+	struct transfer *j = t->data;
 
 	if (j->work_busy || j->reaped)
 		return;		/* setup_done comes back here */
@@ -166,7 +166,7 @@ reap(uv_timer_t *t)
 		return;
 	}
 	if (j->idled) {
-		rj_let_go(j);	/* its FAIL said why: no TRACE to wait */
+		transfer_let_go(j);	/* its FAIL said why: no TRACE to wait */
 		return;
 	}
 	if (j->trace != NULL && !j->trace_asked)
@@ -178,11 +178,11 @@ reap(uv_timer_t *t)
 /* TRACE from the sender: every member is done, our timeline may go (now,
  * or once the job ended). */
 static int
-on_trace_asked(struct rjob *j)
+on_trace_asked(struct transfer *j)
 {
 	if (j->trace == NULL || j->trace_asked)
 		return 0;	/* none kept (out of memory): the sender's wait for
-				 * it is bounded (pfate.c) */
+				 * it is bounded (fate.c) */
 	j->trace_asked = true;
 	if (j->reaped && j->ctl != NULL) {
 		send_trace(j);
@@ -194,7 +194,7 @@ on_trace_asked(struct rjob *j)
 /* Stop the job; resources go on the next loop turn, never from inside
  * the engine or a connection callback. */
 static void
-job_end(struct rjob *j)
+job_end(struct transfer *j)
 {
 	j->state = JS_ENDED;
 	if (!j->reaper_armed) {
@@ -204,7 +204,7 @@ job_end(struct rjob *j)
 }
 
 static void
-maybe_land(struct rjob *j)
+maybe_land(struct transfer *j)
 {
 	struct rd_err err = { 0 };
 	uint64_t silence, t0;
@@ -261,7 +261,7 @@ maybe_land(struct rjob *j)
 static int
 blocks_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
 {
-	return store_iov(((struct rjob *)ctx)->st, block, iov, max);
+	return store_iov(((struct transfer *)ctx)->st, block, iov, max);
 }
 
 /* How fast blocks come in, for PROGRESS: eng_block_time_us (0: not
@@ -270,7 +270,7 @@ blocks_iov(void *ctx, uint64_t block, struct iovec *iov, int max)
  * us in the group would not cure (the sender then judges nobody in this
  * push, whatever it is told later). */
 static uint32_t
-block_time_us(const struct rjob *j)
+block_time_us(const struct transfer *j)
 {
 	uint64_t bt;
 
@@ -282,7 +282,7 @@ block_time_us(const struct rjob *j)
 
 /* PROGRESS: blocks held, and block time bt (0: not known yet). */
 static void
-send_progress(struct rjob *j, uint32_t bt)
+send_progress(struct transfer *j, uint32_t bt)
 {
 	j->told_bt = bt > 0;
 	j->progress_at = uv_now(j->env->loop);
@@ -299,7 +299,7 @@ send_progress(struct rjob *j, uint32_t bt)
  * path when idle, a needless retransmission by most members of a group
  * at once. */
 static void
-maybe_progress(struct rjob *j)
+maybe_progress(struct transfer *j)
 {
 	uint64_t now = uv_now(j->env->loop);
 	uint32_t bt = block_time_us(j);
@@ -315,7 +315,7 @@ maybe_progress(struct rjob *j)
 static int
 blocks_arrived(void *ctx, uint64_t block)
 {
-	struct rjob *j = ctx;
+	struct transfer *j = ctx;
 	int rc = store_arrived(j->st, block);
 
 	if (rc == 0)
@@ -329,7 +329,7 @@ blocks_arrived(void *ctx, uint64_t block)
  * never learn it.  Once: the COMPLETE that follows makes two frames in
  * flight at most, as at any job's end. */
 static void
-tell_held_block_time(struct rjob *j)
+tell_held_block_time(struct transfer *j)
 {
 	uint32_t bt = block_time_us(j);
 
@@ -340,7 +340,7 @@ tell_held_block_time(struct rjob *j)
 static void
 on_complete(void *ctx)
 {
-	struct rjob *j = ctx;
+	struct transfer *j = ctx;
 
 	j->complete = true;
 	tell_held_block_time(j);
@@ -352,7 +352,7 @@ on_complete(void *ctx)
 /* Over verbs: how many block bytes were copied on their way (none when
  * the mappings could be registered). */
 static void
-log_copies(const struct rjob *j)
+log_copies(const struct transfer *j)
 {
 	struct xp_stats s;
 
@@ -369,7 +369,7 @@ log_copies(const struct rjob *j)
 static void
 on_done(void *ctx, int status, uint32_t peer)
 {
-	struct rjob *j = ctx;
+	struct transfer *j = ctx;
 	char addr[NET_ADDRSTRLEN] = "?";
 
 	j->eng_done = true;
@@ -397,11 +397,11 @@ on_done(void *ctx, int status, uint32_t peer)
 /* This member's engine, over the group's transport (member.h). */
 /* Blocks land in and leave from the temporaries' mappings: over TCP
  * through the files (xp_reg's fd: splice and sendfile), over verbs
- * straight from and into the registered memory (xverbs.c). */
+ * straight from and into the registered memory (xfer.c). */
 static int
 register_temporaries(void *ctx, struct xp *xp, struct rd_err *err)
 {
-	struct rjob *j = ctx;
+	struct transfer *j = ctx;
 	size_t i, len;
 	void *map;
 	int rc = 0, fd;
@@ -415,7 +415,7 @@ register_temporaries(void *ctx, struct xp *xp, struct rd_err *err)
 }
 
 static int
-start_engine(struct rjob *j, struct rd_err *err)
+start_engine(struct transfer *j, struct rd_err *err)
 {
 	struct member_cfg mc = {
 		.transport = j->ro->transport, .peers = j->ro->peers,
@@ -439,7 +439,7 @@ start_engine(struct rjob *j, struct rd_err *err)
 
 	memcpy(mc.token, j->job->token, PROTO_TOKEN_LEN);
 	rc = member_start(&mc, &ec, &j->eng, err);
-	return rc == 0 ? rjp_adopt_parked(j) : rc;
+	return rc == 0 ? transfer_adopt_parked(j) : rc;
 }
 
 /* A schedule across racks costs this member, as its engine is made, a
@@ -447,12 +447,12 @@ start_engine(struct rjob *j, struct rd_err *err)
  * (hybrid.h): refused, for good, when --max-blocks does not allow it.
  * The temporaries go with the job. */
 static bool
-refuse_costly_racks(struct rjob *j)
+refuse_costly_racks(struct transfer *j)
 {
 	char why[PROTO_MAX_TEXT];
 
 	if (j->ro->nracks < 2 || j->job->alg != SCHED_BINOMIAL ||
-	    !rjob_over_cap(j->job, j->ro->n, j->env->max_blocks, why,
+	    !transfer_over_cap(j->job, j->ro->n, j->env->max_blocks, why,
 			   sizeof(why)))
 		return false;
 	log_info("job %s: refused: %s", j->tag, why);
@@ -462,7 +462,7 @@ refuse_costly_racks(struct rjob *j)
 }
 
 static int
-on_start(struct rjob *j, const struct frame *f, const uint8_t *body)
+on_start(struct transfer *j, const struct frame *f, const uint8_t *body)
 {
 	struct rd_err err = { 0 };
 	int rc;
@@ -491,12 +491,12 @@ on_start(struct rjob *j, const struct frame *f, const uint8_t *body)
  * Control connection
  */
 
-static int setup_queue(struct rjob *j, bool replace);
+static int setup_queue(struct transfer *j, bool replace);
 
 /* ABORT: what became of the job, in one OUTCOME; a job that has not
  * landed ends here, without landing. */
 static void
-on_abort(struct rjob *j, const struct frame *f, const uint8_t *body)
+on_abort(struct transfer *j, const struct frame *f, const uint8_t *body)
 {
 	int len = f->len < 200 ? (int)f->len : 200;
 
@@ -519,9 +519,9 @@ static int
 ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	  const uint8_t *body)
 {
-	struct rjob *j = ctx;
+	struct transfer *j = ctx;
 
-	rji_progress(j);	/* a word from the sender, not a keepalive */
+	transfer_idle_progress(j);	/* a word from the sender, not a keepalive */
 	if (f->type == MSG_TRACE)
 		return on_trace_asked(j);
 	if (j->state == JS_ENDED)
@@ -549,7 +549,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 static void
 ctl_close(void *ctx, struct conn *c, int status)
 {
-	struct rjob *j = ctx;
+	struct transfer *j = ctx;
 
 	conn_free(j->ctl);
 	j->ctl = NULL;
@@ -575,7 +575,7 @@ static const struct conn_ops ctl_ops = {
 static void
 setup_run(uv_work_t *w)
 {
-	struct rjob *j = w->data;
+	struct transfer *j = w->data;
 	struct dest_policy pol = {
 		.roots = j->env->roots, .nroots = j->env->nroots,
 		.prefix = j->env->prefix,
@@ -615,10 +615,10 @@ setup_run(uv_work_t *w)
 static void
 setup_done(uv_work_t *w, int status)
 {
-	struct rjob *j = w->data;
+	struct transfer *j = w->data;
 
 	j->work_busy = false;
-	rji_progress(j);	/* the sender's time starts now */
+	transfer_idle_progress(j);	/* the sender's time starts now */
 	if (j->t_setup1 != 0)
 		trace_add(j->trace, TR_SETUP, j->t_setup0, j->t_setup1,
 			  PROTO_NO_PEER, 0);
@@ -652,7 +652,7 @@ setup_done(uv_work_t *w, int status)
 }
 
 static void
-describe_job(struct rjob *j)
+describe_job(struct transfer *j)
 {
 	log_info("job %s from %s (%s): %u files, %llu bytes, %s, %u-byte "
 		 "blocks%s%s%s%s", j->tag, j->job->origin, conn_peer(j->ctl),
@@ -667,7 +667,7 @@ describe_job(struct rjob *j)
 /* Can this daemon take part over RDMA, on the address the sender reached?
  * Refuses the job if the sender insists and it cannot. */
 static int
-offer_verbs(struct rjob *j)
+offer_verbs(struct transfer *j)
 {
 	struct sockaddr_storage local;
 	struct rd_err err = { 0 };
@@ -690,10 +690,10 @@ offer_verbs(struct rjob *j)
 }
 
 int
-rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
-	 struct rjob **out)
+transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
+	 struct transfer **out)
 {
-	struct rjob *j;
+	struct transfer *j;
 
 	*out = NULL;
 	j = calloc(1, sizeof(*j));
@@ -711,7 +711,7 @@ rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
 		 job->token[1], job->token[2], job->token[3]);
 	uv_timer_init(env->loop, &j->reaper);
 	j->reaper.data = j;
-	rji_init(j);
+	transfer_idle_init(j);
 	j->handles = 2;		/* reaper and idle */
 	conn_set_owner(ctl, &ctl_ops, j);
 	conn_set_body_limit(ctl, proto_max_len(MSG_START));
@@ -729,7 +729,7 @@ rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
 /* Set the job up in the thread pool (replace: what is there differs and
  * the sender says to replace it). */
 static int
-setup_queue(struct rjob *j, bool replace)
+setup_queue(struct transfer *j, bool replace)
 {
 	j->state = JS_SETUP;
 	j->replace = replace;
@@ -741,25 +741,25 @@ setup_queue(struct rjob *j, bool replace)
 }
 
 bool
-rjob_landed(const struct rjob *j)
+transfer_landed(const struct transfer *j)
 {
 	return j->landed;
 }
 
 void
-rjob_token(const struct rjob *j, uint8_t *out)
+transfer_token(const struct transfer *j, uint8_t *out)
 {
 	memcpy(out, j->token, PROTO_TOKEN_LEN);
 }
 
 bool
-rjob_has_token(const struct rjob *j, const uint8_t *token)
+transfer_has_token(const struct transfer *j, const uint8_t *token)
 {
 	return memcmp(j->token, token, PROTO_TOKEN_LEN) == 0;
 }
 
 bool
-rjob_resolve(struct rjob *j)
+transfer_resolve(struct transfer *j)
 {
 	if (!j->landed && j->state != JS_ENDED) {
 		log_info("job %s: its sender asked what became of it: "
@@ -777,7 +777,7 @@ destroy_stopped(uv_timer_t *t)
 }
 
 void
-rjob_stop(struct rjob *j)
+transfer_stop(struct transfer *j)
 {
 	if (j->state != JS_ENDED)
 		log_info("job %s: stopped by shutdown", j->tag);

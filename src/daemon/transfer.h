@@ -1,5 +1,5 @@
 /*
- * rjob - one transfer as a receiving daemon takes part in it.
+ * transfer - one transfer as a receiving daemon takes part in it.
  *
  *   JOB    -> files created under temporary names, space reserved (in the
  *             thread pool, off the loop) -> ACCEPT, or REFUSE with a reason
@@ -12,8 +12,8 @@
  * Resources are released on a later turn of the loop, never from inside an
  * engine or connection callback.
  */
-#ifndef RDMCP_RJOB_H
-#define RDMCP_RJOB_H
+#ifndef RDMCP_TRANSFER_H
+#define RDMCP_TRANSFER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,10 +25,10 @@
 #include "proto/proto.h"
 #include "transport/verbs/verbs.h"
 
-struct rjob;
+struct transfer;
 
 /* What every job of one daemon shares. */
-struct rjob_env {
+struct transfer_env {
 	uv_loop_t *loop;
 	const char *const *roots;	/* where files may land (resolved) */
 	size_t nroots;
@@ -49,53 +49,53 @@ struct rjob_env {
 	uint64_t max_blocks;		/* serve_cfg's; 0: no cap */
 	unsigned job_idle_ms;		/* serve_cfg's; 0: no cap */
 	/* The job is gone; called once, just before its memory is freed. */
-	void (*gone)(void *ctx, struct rjob *j);
+	void (*gone)(void *ctx, struct transfer *j);
 	void *ctx;
 };
 
 /* Take over a control connection and the job its JOB frame described (both
  * now belong to the job) and start setting up.  Returns 0 or -ENOMEM (then
  * the caller still owns both). */
-int rjob_new(const struct rjob_env *env, struct conn *ctl, struct job *job,
-	     struct rjob **out);
+int transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
+	     struct transfer **out);
 
 /* True if this job has `token` and still takes data connections. */
-bool rjob_matches(const struct rjob *j, const uint8_t *token);
+bool transfer_matches(const struct transfer *j, const uint8_t *token);
 
 /* A data connection of this job, whose HELLO said it comes from rank
  * `from` to rank `to`: handed to the engine, or held until START.
  * Returns 0, or -errno and the caller keeps the connection. */
-int rjob_add_data(struct rjob *j, struct conn *c, uint32_t from, uint32_t to);
+int transfer_add_data(struct transfer *j, struct conn *c, uint32_t from, uint32_t to);
 
-/* An RDMA connection request for this job (see xverbs.h): handed to the
+/* An RDMA connection request for this job (see xv.h): handed to the
  * transport, or held until START.  On failure the caller rejects it. */
-struct xvb_hello;
-int rjob_add_rdma(struct rjob *j, struct rdma_cm_id *id,
-		  const struct xvb_hello *h);
+struct xv_hello;
+int transfer_add_rdma(struct transfer *j, struct rdma_cm_id *id,
+		  const struct xv_hello *h);
 
 /* Would `job` cost this daemon more than max_blocks allows (0: no cap)?
  * Its blocks count, times `members` for a schedule across racks (the
  * table a member works out on START grows as both; else pass 1).  True
  * with the reason, numbers and remedy (the block size that would do) in
  * why[len]. */
-bool rjob_over_cap(const struct job *job, uint32_t members,
+bool transfer_over_cap(const struct job *job, uint32_t members,
 		   uint64_t max_blocks, char *why, size_t len);
 
 /* True once this job's files were renamed into place (also in `gone`). */
-bool rjob_landed(const struct rjob *j);
+bool transfer_landed(const struct transfer *j);
 
 /* Copy the job's token (PROTO_TOKEN_LEN bytes) to out. */
-void rjob_token(const struct rjob *j, uint8_t *out);
+void transfer_token(const struct transfer *j, uint8_t *out);
 
 /* True if this is the job with `token` (running or ending). */
-bool rjob_has_token(const struct rjob *j, const uint8_t *token);
+bool transfer_has_token(const struct transfer *j, const uint8_t *token);
 
 /* Make the job's outcome final and say it: true if it landed; else it
  * is ended here, if it still ran, and will never land. */
-bool rjob_resolve(struct rjob *j);
+bool transfer_resolve(struct transfer *j);
 
 /* Stop at once (daemon shutdown): temporaries removed, connections
  * closed; `gone` follows on a later turn. */
-void rjob_stop(struct rjob *j);
+void transfer_stop(struct transfer *j);
 
 #endif

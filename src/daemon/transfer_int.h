@@ -1,9 +1,9 @@
 /*
- * rjob_int - what rjob.c (a transfer on a daemon) and rjpark.c (its
+ * transfer_int - what transfer.c (a transfer on a daemon) and park.c (its
  * connections that come before START) share.  Not for other modules.
  */
-#ifndef RDMCP_RJOB_INT_H
-#define RDMCP_RJOB_INT_H
+#ifndef RDMCP_TRANSFER_INT_H
+#define RDMCP_TRANSFER_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,7 +26,7 @@ enum jstate {
 
 /* A data connection that came before its job's START. */
 struct parked {
-	struct rjob *j;
+	struct transfer *j;
 	struct conn *c;
 	uint32_t from, to;
 	struct parked *next;
@@ -35,12 +35,12 @@ struct parked {
 /* An RDMA connection request that came before START. */
 struct parked_rdma {
 	struct rdma_cm_id *id;
-	struct xvb_hello hello;
+	struct xv_hello hello;
 	struct parked_rdma *next;
 };
 
-struct rjob {
-	const struct rjob_env *env;
+struct transfer {
+	const struct transfer_env *env;
 	char tag[16];
 	uint8_t token[PROTO_TOKEN_LEN];
 	struct conn *ctl;
@@ -71,7 +71,7 @@ struct rjob {
 	bool trace_asked;	/* the sender asked for our TRACE */
 	uint64_t progress_at;	/* loop time of the last PROGRESS */
 	bool told_bt;		/* a PROGRESS carried a block time */
-	/* the idle watch (rjidle.c) */
+	/* the idle watch (idle.c) */
 	uv_timer_t idle;
 	uint64_t idle_from;	/* loop time of the job's last progress */
 	uint64_t seen_held, seen_sent;	/* the engine's counts then */
@@ -81,36 +81,36 @@ struct rjob {
 
 /* Hand over to the engine what came before START (data connections or
  * RDMA requests): 0, or -errno (what is left is dropped at release). */
-int rjp_adopt_parked(struct rjob *j);
+int transfer_adopt_parked(struct transfer *j);
 
 /* Close what came before START and was never handed over. */
-void rjp_drop_parked(struct rjob *j);
+void transfer_drop_parked(struct transfer *j);
 
-/* The idle watch (rjidle.c): a job that makes no progress for the
- * daemon's job_idle_ms (rjob_env; 0: never) fails with a FAIL that names
- * the daemon's option (rj_idle_fail), its temporaries removed, and its
- * sender is let go (rj_let_go); one that ended and only waits for its
+/* The idle watch (idle.c): a job that makes no progress for the
+ * daemon's job_idle_ms (transfer_env; 0: never) fails with a FAIL that names
+ * the daemon's option (transfer_idle_fail), its temporaries removed, and its
+ * sender is let go (transfer_let_go); one that ended and only waits for its
  * sender to close or ask for its TRACE is let go.  Progress is the
  * daemon's own work on it (its set-up: the watch stands still), a frame
  * from the sender other than a keepalive (START, CRC, REPLACE, ABORT,
- * TRACE: rji_progress), and, once it runs, a block received or handed
+ * TRACE: transfer_idle_progress), and, once it runs, a block received or handed
  * on (the engine's counts, looked at a quarter of job_idle_ms apart).
  * Keepalives are no progress: a connection alive is not a job going on.
- * rji_init once, at the job's birth; the timer is j->idle. */
-void rji_init(struct rjob *j);
+ * transfer_idle_init once, at the job's birth; the timer is j->idle. */
+void transfer_idle_init(struct transfer *j);
 
 /* The job made progress now. */
-void rji_progress(struct rjob *j);
+void transfer_idle_progress(struct transfer *j);
 
-/* Fail the job for idleness (rjob.c): FAIL with `reason` to the sender
+/* Fail the job for idleness (transfer.c): FAIL with `reason` to the sender
  * and in the log, everything released on a later turn, and then the
- * sender let go (rj_let_go) rather than waited for. */
-void rj_idle_fail(struct rjob *j, const char *reason);
+ * sender let go (transfer_let_go) rather than waited for. */
+void transfer_idle_fail(struct transfer *j, const char *reason);
 
-/* The job is released, or to be let go as it is (rjob.c): its control
+/* The job is released, or to be let go as it is (transfer.c): its control
  * connection ends in order (the last frames are not lost in a reset)
  * without waiting for its sender, and the job is gone now, its slot
  * free. */
-void rj_let_go(struct rjob *j);
+void transfer_let_go(struct transfer *j);
 
 #endif

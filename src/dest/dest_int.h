@@ -1,7 +1,7 @@
 /*
  * dest_int - what the parts of dest share: the state of a job's entries,
- * between dest.c (resolving, checking and creating them), dmade.c (acting
- * on what the job made, and on nothing else) and dland.c (landing them,
+ * between dest.c (resolving, checking and creating them), made.c (acting
+ * on what the job made, and on nothing else) and land.c (landing them,
  * or removing what was made).  Not for other modules.
  */
 #ifndef RDMCP_DEST_INT_H

@@ -1,5 +1,5 @@
 /*
- * dland - landing a job's entries (see dest.h): modes, times, renames
+ * land - landing a job's entries (see dest.h): modes, times, renames
  * into place, and removing what was made when the job does not land.
  */
 #include <errno.h>

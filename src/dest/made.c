@@ -1,5 +1,5 @@
 /*
- * dmade - acting on what a job made, and on nothing else (see dest_int.h).
+ * made - acting on what a job made, and on nothing else (see dest_int.h).
  *
  * A job's temporaries live in directories that others may write: a user
  * who can write the destination directory may rename, remove or replace

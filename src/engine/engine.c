@@ -10,19 +10,19 @@
 #include "util/log.h"
 
 bool
-bit_is_set(const uint8_t *map, uint64_t b)
+eng_bit_is_set(const uint8_t *map, uint64_t b)
 {
 	return (map[b / 8] >> (b % 8)) & 1;
 }
 
 void
-bit_set(uint8_t *map, uint64_t b)
+eng_bit_set(uint8_t *map, uint64_t b)
 {
 	map[b / 8] |= (uint8_t)(1u << (b % 8));
 }
 
 void
-bit_clear(uint8_t *map, uint64_t b)
+eng_bit_clear(uint8_t *map, uint64_t b)
 {
 	map[b / 8] &= (uint8_t)~(1u << (b % 8));
 }
@@ -30,7 +30,7 @@ bit_clear(uint8_t *map, uint64_t b)
 bool
 eng_is_held(const struct eng *e, uint64_t b)
 {
-	return e->cfg.rank == 0 || bit_is_set(e->held, b);
+	return e->cfg.rank == 0 || eng_bit_is_set(e->held, b);
 }
 
 bool
@@ -62,7 +62,7 @@ eng_can_offer(const struct eng *e, uint64_t b)
 void
 eng_set_held(struct eng *e, uint64_t b)
 {
-	bit_set(e->held, b);
+	eng_bit_set(e->held, b);
 	e->nheld++;
 }
 
@@ -131,7 +131,7 @@ post_one_receive(struct eng *e, struct epeer *p)
 	if (e->cfg.admit_one) {	/* no READY: the grant says it */
 		e->pend[e->npend++] = (struct epend){
 			.step = e->recv_step, .block = b, .peer = p->rank,
-			.offered = bit_is_set(e->offered, b) };
+			.offered = eng_bit_is_set(e->offered, b) };
 	} else {
 		if (e->recv_at != NULL)
 			e->recv_at[b] = trace_now();
@@ -218,14 +218,14 @@ ready:
 	n = block_iov(e, b);
 	if (n < 0)
 		return n;
-	rc = etr_send_begins(e, p);
+	rc = eng_span_send_begins(e, p);
 	if (rc == 0)
 		rc = eng_is_held(e, b) ? xp_send(e->cfg.xp, p->rank, e->iov, n,
 						 (uint32_t)b, b)
 				       : send_landing(e, p, n, b);
 	if (rc < 0)
 		return rc;
-	etr_wait_ends(e, p->rank, b);
+	eng_span_wait_ends(e, p->rank, b);
 	log_trace("rank %u: step %llu: send block %llu to %u", e->cfg.rank,
 		  (unsigned long long)es->step, (unsigned long long)b, p->rank);
 	p->inflight++;
@@ -287,7 +287,7 @@ sendq_fill(struct eng *e)
 
 /* Can send i of the queue go now (or, `offer`, be offered)?  Not before
  * an earlier one to the same peer (the peer takes its blocks in order;
- * an offer may follow earlier ones offered, which only pace_make_offers
+ * an offer may follow earlier ones offered, which only eng_make_offers
  * allows, where granted runs go out over time), and only to a peer that is
  * ready for it, with the block here (or landing: cut_through). */
 struct epeer *
@@ -323,9 +323,9 @@ note_wait(struct eng *e)
 	struct epeer *p = eng_find_peer(e, es->x.peer);
 
 	if (p != NULL && p->up && !eng_can_send(e, es->x.block))
-		etr_wait(e, TR_WAIT_BLOCK);
+		eng_span_wait(e, TR_WAIT_BLOCK);
 	else
-		etr_wait(e, TR_WAIT_READY);
+		eng_span_wait(e, TR_WAIT_READY);
 }
 
 /* The next send that may go, or NULL: the earliest sendable one (with
@@ -360,7 +360,7 @@ goes_behind(struct eng *e, uint32_t i)
 	const struct esend *es = eng_sendq_at(e, i);
 
 	return es->follows ||
-	       (es->granted && pace_sending_to(e, es->x.peer));
+	       (es->granted && eng_sending_to(e, es->x.peer));
 }
 
 /* Issue what may go, earliest step first, at most max_sends in flight
@@ -374,7 +374,7 @@ try_sends(struct eng *e)
 
 	for (;;) {
 		sendq_fill(e);
-		rc = e->cfg.admit_one ? pace_make_offers(e) : 0;
+		rc = e->cfg.admit_one ? eng_make_offers(e) : 0;
 		if (rc < 0 || e->sends_over)
 			return rc;
 		p = next_to_send(e, &i);
@@ -448,7 +448,7 @@ eng_pump(struct eng *e)
 		return;
 	rc = post_receives(e);
 	if (rc == 0)
-		rc = pace_grant_next(e);
+		rc = eng_grant_next(e);
 	if (rc == 0)
 		rc = try_sends(e);
 	if (rc < 0) {

@@ -1,8 +1,8 @@
 /*
  * engine_int - what the parts of the engine share: its state, and the
- * calls between engine.c (the schedule run over a transport), epace.c
+ * calls between engine.c (the schedule run over a transport), pace.c
  * (one block at a time on each link: offers, grants, and the word that a
- * block is nearly in) and etrace.c (the spans of --trace).  Not for other
+ * block is nearly in) and spans.c (the spans of --trace).  Not for other
  * modules.
  */
 #ifndef RDMCP_ENGINE_INT_H
@@ -34,7 +34,7 @@
  * to one neighbour keep their order. */
 #define SEND_AHEAD 8u
 
-/* admit_one: runs granted at once, at most (see pace_grant_next); a
+/* admit_one: runs granted at once, at most (see eng_grant_next); a
  * member whose blocks all come from one peer grants ONE_SOURCE_RUNS. */
 #define ADMIT_MAX 1u
 #define ONE_SOURCE_RUNS 2u
@@ -161,9 +161,9 @@ struct eng {
 /* engine.c */
 
 /* Bit b of a bitmap. */
-bool bit_is_set(const uint8_t *map, uint64_t b);
-void bit_set(uint8_t *map, uint64_t b);
-void bit_clear(uint8_t *map, uint64_t b);
+bool eng_bit_is_set(const uint8_t *map, uint64_t b);
+void eng_bit_set(uint8_t *map, uint64_t b);
+void eng_bit_clear(uint8_t *map, uint64_t b);
 
 /* Block b is here. */
 bool eng_is_held(const struct eng *e, uint64_t b);
@@ -177,7 +177,7 @@ struct esend *eng_sendq_at(struct eng *e, uint32_t i);
 /* Does a run granted to our one neighbour go out over time, not at once:
  * we pass blocks on as they land (cut_through), or pace our sends
  * (cfg.rate)?  Then the next run is offered once the last is granted
- * (pace_make_offers), and the send queue holds both (SENDQ_MAX). */
+ * (eng_make_offers), and the send queue holds both (SENDQ_MAX). */
 bool eng_runs_trickle(const struct eng *e);
 
 /* May block b go out now: here, or (cut_through) landing now? */
@@ -210,53 +210,53 @@ void eng_set_held(struct eng *e, uint64_t b);
  * or sends to it not yet issued? */
 bool eng_peer_needed(const struct eng *e, const struct epeer *p);
 
-/* eevents.c: the transport's events, given to it by eng_start(). */
+/* events.c: the transport's events, given to it by eng_start(). */
 extern const struct xp_events eng_events;
 
-/* epace.c: cfg.rate.  May a send go now?  If not, the engine is pumped
+/* pace.c: cfg.rate.  May a send go now?  If not, the engine is pumped
  * again when it may. */
 bool eng_rate_allows(struct eng *e);
 
 /* A send of `bytes` went: the next one waits for its share of time. */
 void eng_rate_charge(struct eng *e, uint64_t bytes);
 
-/* epace.c (with cfg.admit_one; see engine.h) */
+/* pace.c (with cfg.admit_one; see engine.h) */
 
 /* Grant the next offered receive, while our link takes one: 0 or
  * -errno. */
-int pace_grant_next(struct eng *e);
+int eng_grant_next(struct eng *e);
 
 /* Offer each send that could go now to its target: 0 or -errno. */
-int pace_make_offers(struct eng *e);
+int eng_make_offers(struct eng *e);
 
 /* Do we send to `peer` alone, with a run of ours to it not nearly in yet?
  * Then a granted send to it goes right behind that run, link or not. */
-bool pace_sending_to(const struct eng *e, uint32_t peer);
+bool eng_sending_to(const struct eng *e, uint32_t peer);
 
 /* Block b no longer comes in under a grant (nearly in, or in): true if it
  * was granted as the last (or only) block of its run, so that its sender
  * is to hear it is nearly in. */
-bool pace_unadmit(struct eng *e, uint64_t b);
+bool eng_unadmit(struct eng *e, uint64_t b);
 
 /* A signal of another kind than READY from p, about `count` blocks from
  * `block` on: 0 once handled, 1 if it is READY (the caller's), or
  * -errno. */
-int pace_signal(struct eng *e, struct epeer *p, uint64_t kind,
+int eng_pace_signal(struct eng *e, struct epeer *p, uint64_t kind,
 		uint64_t block, uint32_t count);
 
-/* etrace.c: spans of sends and of the waits before them (cfg.trace) */
+/* spans.c: spans of sends and of the waits before them (cfg.trace) */
 
 /* A send to p begins now: 0 or -ENOMEM. */
-int etr_send_begins(struct eng *e, struct epeer *p);
+int eng_span_send_begins(struct eng *e, struct epeer *p);
 
 /* The oldest send in flight to p is out. */
-void etr_send_ends(struct eng *e, struct epeer *p, uint64_t block);
+void eng_span_send_ends(struct eng *e, struct epeer *p, uint64_t block);
 
 /* The next send cannot go yet, for this reason: a wait begins (if none
  * is under way). */
-void etr_wait(struct eng *e, enum trace_kind kind);
+void eng_span_wait(struct eng *e, enum trace_kind kind);
 
 /* A send to peer goes: the wait before it, if any, ends. */
-void etr_wait_ends(struct eng *e, uint32_t peer, uint64_t block);
+void eng_span_wait_ends(struct eng *e, uint32_t peer, uint64_t block);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * eevents - what the engine does when its transport reports: a neighbour
+ * events - what the engine does when its transport reports: a neighbour
  * connected or lost, a signal (ready, offer, grant, nearly in), a block
  * received, begun or nearly in, a send done (engine_int.h).
  */
@@ -102,7 +102,7 @@ on_signal(void *ctx, uint32_t peer, uint64_t value)
 		eng_fail(e, -EPROTO, peer);
 		return;
 	}
-	rc = pace_signal(e, p, value >> SIG_KIND_SHIFT, block, count);
+	rc = eng_pace_signal(e, p, value >> SIG_KIND_SHIFT, block, count);
 	if (rc != 1) {
 		if (rc < 0)
 			eng_fail(e, rc, peer);
@@ -156,7 +156,7 @@ on_recv_done(void *ctx, uint32_t peer, uint64_t cookie, uint32_t imm)
 		e->landing = false;
 	eng_set_held(e, cookie);
 	note_wire_time(e, p, cookie);
-	if (pace_unadmit(e, cookie)) {	/* in, with no word it was near */
+	if (eng_unadmit(e, cookie)) {	/* in, with no word it was near */
 		rc = xp_signal(e->cfg.xp, peer,
 			       SIG_NEARLY << SIG_KIND_SHIFT | cookie);
 		if (rc < 0) {
@@ -187,7 +187,7 @@ on_send_done(void *ctx, uint32_t peer, uint64_t cookie, int status)
 		return;
 	p->inflight--;
 	e->inflight--;
-	etr_send_ends(e, p, cookie);
+	eng_span_send_ends(e, p, cookie);
 	log_trace("rank %u: block %llu to %u sent", e->cfg.rank,
 		  (unsigned long long)cookie, peer);
 	if (status < 0 && !(p->closed && !eng_peer_needed(e, p))) {
@@ -231,7 +231,7 @@ on_recv_nearly(void *ctx, uint32_t peer, uint64_t cookie)
 
 	int rc;
 
-	if (e->failed || e->finished || !pace_unadmit(e, cookie))
+	if (e->failed || e->finished || !eng_unadmit(e, cookie))
 		return;
 	/* its sender may start its next one; we admit our next */
 	rc = xp_signal(e->cfg.xp, peer, SIG_NEARLY << SIG_KIND_SHIFT | cookie);

@@ -1,5 +1,5 @@
 /*
- * epace - one block at a time on each of a member's links (engine.h,
+ * pace - one block at a time on each of a member's links (engine.h,
  * admit_one; state in engine_int.h).
  *
  * A sender whose link is free OFFERs the first block it holds that the
@@ -19,7 +19,7 @@
  * signals cost one round per run, not per block; where the relay keeps up
  * its runs are single blocks.  A member whose blocks all come from one
  * neighbour grants that neighbour's next run while the last is still
- * coming in, and the sender sends it right behind (pace_sending_to): between
+ * coming in, and the sender sends it right behind (eng_sending_to): between
  * two members that only feed each other no round trip separates runs.  A
  * member with one source and one target (a chain's relay, over a
  * transport that can: TCP) passes each block on as it lands
@@ -43,7 +43,7 @@
 /* admit_one: block b is nearly in; false if it was not admitted (any
  * more). */
 bool
-pace_unadmit(struct eng *e, uint64_t b)
+eng_unadmit(struct eng *e, uint64_t b)
 {
 	bool last;
 	uint32_t i;
@@ -115,7 +115,7 @@ run_from(const struct eng *e, uint32_t i)
  * rest of its run: our link takes one block (or run) at a time, but never
  * waits on a sender that cannot send yet while another could. */
 int
-pace_grant_next(struct eng *e)
+eng_grant_next(struct eng *e)
 {
 	uint32_t i, j, n;
 	int rc;
@@ -161,12 +161,12 @@ offered_one(struct eng *e, uint32_t peer, uint64_t b, uint32_t run)
 {
 	uint32_t i;
 
-	if (eng_is_held(e, b) || bit_is_set(e->offered, b))
+	if (eng_is_held(e, b) || eng_bit_is_set(e->offered, b))
 		return -EPROTO;		/* here already, or offered twice */
 	for (i = 0; i < e->nadmitted; i++)
 		if (e->admitted[i].block == b)
 			return -EPROTO;	/* granted already */
-	bit_set(e->offered, b);
+	eng_bit_set(e->offered, b);
 	for (i = 0; i < e->npend; i++) {
 		if (e->pend[i].peer != peer || e->pend[i].block != b)
 			continue;
@@ -215,7 +215,7 @@ only_target(const struct eng *e, uint32_t peer)
 }
 
 bool
-pace_sending_to(const struct eng *e, uint32_t peer)
+eng_sending_to(const struct eng *e, uint32_t peer)
 {
 	const struct epeer *target = only_target(e, peer);
 
@@ -271,7 +271,7 @@ offer_out(const struct eng *e, const struct esend *es)
  * 64 hosts at 20 Mbit/s 4.19 against 3.77 s; 16 hosts at 200 Mbit/s,
  * where links stay busy either way, 5 % more time). */
 int
-pace_make_offers(struct eng *e)
+eng_make_offers(struct eng *e)
 {
 	struct esend *es;
 	uint32_t i, j, n;
@@ -285,7 +285,7 @@ pace_make_offers(struct eng *e)
 		if (es->offered || eng_sendable(e, i, true) == NULL)
 			continue;
 		if (e->unconfirmed >= e->cfg.max_sends &&
-		    !pace_sending_to(e, es->x.peer))
+		    !eng_sending_to(e, es->x.peer))
 			return 0;	/* busy: a grant would wait for our link */
 		n = run_to_offer(e, i);
 		rc = xp_signal(e->cfg.xp, es->x.peer,
@@ -325,13 +325,13 @@ offered_send(struct eng *e, uint32_t peer, uint64_t b)
 static int
 granted(struct eng *e, uint32_t peer, uint64_t b, uint32_t count)
 {
-	struct esend *run[RUN_MAX];	/* count <= RUN_MAX: pace_signal */
+	struct esend *run[RUN_MAX];	/* count <= RUN_MAX: eng_pace_signal */
 	uint32_t j;
 
 	for (j = 0; j < count; j++)
 		if ((run[j] = offered_send(e, peer, b + j)) == NULL)
 			return -EPROTO;		/* never offered */
-	if (e->unconfirmed < e->cfg.max_sends || pace_sending_to(e, peer)) {
+	if (e->unconfirmed < e->cfg.max_sends || eng_sending_to(e, peer)) {
 		for (j = 0; j < count; j++) {	/* go when our link is free, */
 			run[j]->granted = true;	/* or behind our last run */
 			run[j]->follows = j > 0;
@@ -358,8 +358,8 @@ declined(struct eng *e, uint32_t peer, uint64_t b)
 	if (i == e->nadmitted || e->npend == e->pend_cap)
 		return -EPROTO;
 	step = e->admitted[i].step;
-	pace_unadmit(e, b);
-	bit_clear(e->offered, b);	/* it will be offered again */
+	eng_unadmit(e, b);
+	eng_bit_clear(e->offered, b);	/* it will be offered again */
 	for (x = &e->pend[e->npend]; x > e->pend && x[-1].step > step; x--)
 		x[0] = x[-1];	/* back in its place, in step order */
 	*x = (struct epend){ .step = step, .block = b, .peer = peer };
@@ -370,7 +370,7 @@ declined(struct eng *e, uint32_t peer, uint64_t b)
 /* The signals of admit_one: 0 once handled, 1 if it is not one of them,
  * or -errno. */
 int
-pace_signal(struct eng *e, struct epeer *p, uint64_t kind, uint64_t block,
+eng_pace_signal(struct eng *e, struct epeer *p, uint64_t kind, uint64_t block,
 	    uint32_t count)
 {
 	if (count > RUN_MAX ||

@@ -1,5 +1,5 @@
 /*
- * etrace - the engine's spans for --trace: each send, from its start to
+ * spans - the engine's spans for --trace: each send, from its start to
  * the transport's word that it is out, and the waits before sends (state
  * in engine_int.h; receives are traced in engine.c, where they end).
  */
@@ -11,7 +11,7 @@
 
 /* A send to p begins now: its start, in p's ring of sends in flight. */
 int
-etr_send_begins(struct eng *e, struct epeer *p)
+eng_span_send_begins(struct eng *e, struct epeer *p)
 {
 	uint64_t *grown;
 	uint32_t i;
@@ -35,7 +35,7 @@ etr_send_begins(struct eng *e, struct epeer *p)
 
 /* The oldest send in flight to p is out. */
 void
-etr_send_ends(struct eng *e, struct epeer *p, uint64_t block)
+eng_span_send_ends(struct eng *e, struct epeer *p, uint64_t block)
 {
 	if (e->cfg.trace == NULL || p->scap == 0)
 		return;
@@ -47,7 +47,7 @@ etr_send_ends(struct eng *e, struct epeer *p, uint64_t block)
 /* The next send cannot go yet (kind says why): a wait begins, if none
  * was under way. */
 void
-etr_wait(struct eng *e, enum trace_kind kind)
+eng_span_wait(struct eng *e, enum trace_kind kind)
 {
 	if (e->cfg.trace != NULL && e->wait_since == 0) {
 		e->wait_since = trace_now();
@@ -57,7 +57,7 @@ etr_wait(struct eng *e, enum trace_kind kind)
 
 /* A send goes: the wait before it, if any, ends. */
 void
-etr_wait_ends(struct eng *e, uint32_t peer, uint64_t block)
+eng_span_wait_ends(struct eng *e, uint32_t peer, uint64_t block)
 {
 	if (e->cfg.trace == NULL || e->wait_since == 0)
 		return;

@@ -45,7 +45,7 @@ static int
 make_tcp(const struct member_cfg *cfg, const struct eng_cfg *ec,
 	 struct xp **xp)
 {
-	struct xtcp_cfg xc = {
+	struct tcp_cfg xc = {
 		.loop = ec->loop, .rank = ec->rank, .n = ec->n,
 		.npeers = cfg->npeers, .bind = cfg->bind,
 		.connect_timeout_ms = cfg->connect_timeout_ms,
@@ -58,7 +58,7 @@ make_tcp(const struct member_cfg *cfg, const struct eng_cfg *ec,
 		return -ENOMEM;
 	memcpy(xc.token, cfg->token, PROTO_TOKEN_LEN);
 	xc.peers = peers;
-	rc = xtcp_new(&xc, xp);
+	rc = tcp_new(&xc, xp);
 	free(peers);
 	return rc;
 }
@@ -69,7 +69,7 @@ static int
 make_verbs(const struct member_cfg *cfg, const struct eng_cfg *ec,
 	   unsigned window, struct xp **xp, struct rd_err *err)
 {
-	struct xvb_cfg vc = {
+	struct xv_cfg vc = {
 		.loop = ec->loop, .vb = cfg->vb, .dev = cfg->dev,
 		.rank = ec->rank, .n = ec->n, .bind = cfg->bind,
 		.block_size = cfg->block_size,
@@ -86,7 +86,7 @@ make_verbs(const struct member_cfg *cfg, const struct eng_cfg *ec,
 	vc.npeers = cfg->npeers;
 	if (vc.peers == NULL)
 		return -ENOMEM;
-	rc = xvb_new(&vc, xp, err);
+	rc = xv_new(&vc, xp, err);
 	free((void *)vc.peers);
 	return rc;
 }
@@ -98,8 +98,8 @@ verbs_window(const struct member_cfg *cfg, unsigned asked)
 {
 	unsigned window = asked ? asked : ENG_DEFAULT_WINDOW;
 
-	if (window > xvb_max_window(cfg->block_size))
-		window = xvb_max_window(cfg->block_size);
+	if (window > xv_max_window(cfg->block_size))
+		window = xv_max_window(cfg->block_size);
 	return window;
 }
 

@@ -1,5 +1,5 @@
 /*
- * pfate - what became of each host of a push (see push_int.h).
+ * fate - what became of each host of a push (see push_int.h).
  *
  * The report is the disk: a host is reported ok only once it said its
  * files are in place (COMPLETE, or an OUTCOME "landed"), and failed only
@@ -68,7 +68,7 @@ push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us)
 	h->block_us = block_us == PROTO_NO_PEER ||
 		      block_us == PROTO_BT_SHARED ? 0 : block_us;
 	if (block_us == PROTO_BT_SHARED)
-		p->shared = true;	/* nobody is judged (rjob.c) */
+		p->shared = true;	/* nobody is judged (transfer.c) */
 	p->bytes_done += bytes_held(p, h) - before;
 	progress(p);
 	maybe_regroup(p);
@@ -219,7 +219,7 @@ push_host_done(struct phost *h)
 	report(p, h, NULL, false);
 	progress(p);
 	if (p->undecided == 0)
-		pg_maybe_start(p);
+		push_maybe_start(p);
 	push_maybe_finish(p);
 }
 
@@ -270,7 +270,7 @@ host_fail(struct phost *h, int error, bool casualty, const char *reason)
 	if (was >= HS_RUNNING)
 		push_abort_group(p, h, h->reason);
 	if (HS_UNDECIDED(was))
-		pg_maybe_start(p);
+		push_maybe_start(p);
 	push_maybe_finish(p);
 }
 
@@ -364,7 +364,7 @@ push_host_alias(struct phost *h, struct phost *first)
 	if (first->reported)	/* its outcome is known: say it again */
 		emit(p, first, h, first->st == HS_DONE ? NULL : first->reason,
 		     false);
-	pg_maybe_start(p);
+	push_maybe_start(p);
 	push_maybe_finish(p);
 }
 
@@ -568,7 +568,7 @@ regroup(struct push *p, ssize_t nslow, uint64_t median_us)
 /* Blocks per second h took between its last two reports (so that the
  * wait for its first block does not count); 0 if not known. */
 static double
-pace_of(const struct phost *h)
+eng_pace_of(const struct phost *h)
 {
 	double s = h->held_at - h->held_before_at;
 
@@ -602,7 +602,7 @@ running_members(struct push *p, struct slow_group *g, struct phost **m,
 		running += !done[g->n];
 		m[g->n] = h;
 		bt[g->n] = h->block_us;
-		pace[g->n] = pace_of(h);
+		pace[g->n] = eng_pace_of(h);
 		held[g->n++] = h->held;
 	}
 	return running >= 3;

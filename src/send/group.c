@@ -1,5 +1,5 @@
 /*
- * pgroup - the sender's group (see push_int.h): once the hosts have
+ * group - the sender's group (see push_int.h): once the hosts have
  * answered, the members are ranked, the transport chosen, START sent and
  * rank 0's engine run; when every block is out and no source changed, the
  * members get their go.
@@ -121,13 +121,13 @@ crc_after(uv_work_t *w, int status)
 	if (status < 0)
 		return;
 	p->crc_ready = true;
-	pg_settle_haves(p);
+	push_settle_haves(p);
 	maybe_go(p);
 	push_maybe_finish(p);
 }
 
 void
-pg_start_crc(struct push *p)
+push_start_crc(struct push *p)
 {
 	if (p->crc_busy || p->crc_ready)
 		return;
@@ -156,7 +156,7 @@ fail_different(struct phost *h)
 }
 
 void
-pg_settle_haves(struct push *p)
+push_settle_haves(struct push *p)
 {
 	struct frame f = { .type = MSG_REPLACE };
 	struct phost *h;
@@ -420,7 +420,7 @@ rack_sizes(struct push *p)
 
 /* Every host accepted or failed: form the group. */
 void
-pg_maybe_start(struct push *p)
+push_maybe_start(struct push *p)
 {
 	struct roster_peer *all;	/* rank r at all[r - 1] */
 	uint32_t r = 0;
@@ -474,7 +474,7 @@ pg_maybe_start(struct push *p)
 			push_abort_group(p, NULL, p->fatal.code ? p->fatal.msg
 							   : strerror(-rc));
 		else if (p->cfg->verify)
-			pg_start_crc(p);
+			push_start_crc(p);
 	}
 	push_maybe_finish(p);
 }

@@ -113,8 +113,8 @@ on_have(struct phost *h, const struct frame *f)
 	}
 	h->st = HS_HAVE;
 	h->have_crc = (uint32_t)f->val;
-	pg_start_crc(h->p);
-	pg_settle_haves(h->p);	/* at once if our crc is known */
+	push_start_crc(h->p);
+	push_settle_haves(h->p);	/* at once if our crc is known */
 	return 0;
 }
 
@@ -176,7 +176,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		h->accepted_us = trace_now();
 		h->rdma_port = (uint16_t)f->val;
 		h->p->undecided--;
-		pg_maybe_start(h->p);
+		push_maybe_start(h->p);
 		return 0;
 	case MSG_HAVE:
 		return on_have(h, f);
@@ -570,7 +570,7 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 	}
 	for (i = 0; i < p.nh; i++)
 		host_begin(&p.h[i]);
-	pg_maybe_start(&p);
+	push_maybe_start(&p);
 	push_maybe_finish(&p);
 	uv_run(&p.loop, UV_RUN_DEFAULT);
 	rc = uv_loop_close(&p.loop);

@@ -1,7 +1,7 @@
 /*
  * push_int - what the three parts of the sender share: push.c (hosts and
- * their control connections), pfate.c (what became of each host: outcomes,
- * the abort of a broken group, the reasons reported) and pgroup.c (the
+ * their control connections), fate.c (what became of each host: outcomes,
+ * the abort of a broken group, the reasons reported) and group.c (the
  * group: its transport, START, rank 0's engine, the final go).  Not for
  * other modules.
  */
@@ -111,7 +111,7 @@ struct push {
 	struct roster_peer *all;	/* every member: rank r at all[r - 1] */
 	uint32_t *racks;	/* racks' sizes in rank order (--topology) */
 	uint32_t *feeders;	/* per rank, who sends it half its blocks or
-				 * more (pfate.c); NULL: not worked out yet */
+				 * more (fate.c); NULL: not worked out yet */
 	size_t nracks;		/* 0: no racks */
 	uv_idle_t starter;	/* sends the STARTs, a slice per turn; while
 				 * it is active, no go */
@@ -153,11 +153,11 @@ double push_elapsed(const struct push *p);
 /* Open a control connection to h's daemon (again, for a QUERY). */
 void push_host_connect(struct phost *h);
 
-/* Start computing the crc32 of the sources, if not yet (pgroup.c). */
-void pg_start_crc(struct push *p);
+/* Start computing the crc32 of the sources, if not yet (group.c). */
+void push_start_crc(struct push *p);
 
 /* ---------------------------------------------------------------------
- * pfate.c
+ * fate.c
  */
 
 /* Host h holds a complete copy (h->identical: it had it already). */
@@ -198,15 +198,15 @@ void push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us);
 void push_maybe_finish(struct push *p);
 
 /* ---------------------------------------------------------------------
- * pgroup.c
+ * group.c
  */
 
 /* Once every host has accepted or failed: rank the members, choose the
  * transport, send START and run rank 0's engine. */
-void pg_maybe_start(struct push *p);
+void push_maybe_start(struct push *p);
 
 /* The HAVE hosts, once our crc is known: identical ones are done, the
  * others replaced (--force) or failed. */
-void pg_settle_haves(struct push *p);
+void push_settle_haves(struct push *p);
 
 #endif

@@ -1,5 +1,5 @@
 # A member holds its PROGRESS while its last frame to the sender is
-# unacknowledged (rjob.c, maybe_progress).  Here the sender's pure ACKs
+# unacknowledged (transfer.c, maybe_progress).  Here the sender's pure ACKs
 # never reach the member, so every block of the push lands while the
 # first PROGRESS waits for its ACK: the block time the member learnt
 # must still reach the sender (link_rate in the report), sent as the

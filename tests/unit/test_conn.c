@@ -600,7 +600,7 @@ read_to_end(uv_loop_t *loop, int fd, int *err)
 	return got;
 }
 
-/* Done with a peer (as xtcp_finish is) while the peer's last signals lie
+/* Done with a peer (as tcp_finish is) while the peer's last signals lie
  * unread in our socket and most of our last frame is still in it: the
  * peer gets every byte of the frame, then our end, whatever the
  * transfer's timeout, none (0) included.  Closing at once there resets
@@ -630,7 +630,7 @@ START_TEST(done_with_peer_delivers_our_last_bytes)
 			 (ssize_t)sizeof(signals));
 	in = (struct pollfd){ .fd = ours, .events = POLLIN };
 	ck_assert_int_eq(poll(&in, 1, 5000), 1);	/* there, unread */
-	conn_linger(c, xtcp_linger_ms(timeout_ms[_i]));
+	conn_linger(c, tcp_linger_ms(timeout_ms[_i]));
 	got = read_to_end(&loop, far, &err);
 	ck_assert_msg(err == 0 && got == PROTO_FRAME_LEN + WINDOW_BLOCK,
 		      "timeout %u ms: the peer got %zu of %u bytes, then %s",

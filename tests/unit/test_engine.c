@@ -145,7 +145,7 @@ boot_frame(void *ctx, struct conn *c, const struct frame *f,
 	}
 	if (cl->m[h.to].eng == NULL)
 		return -EPROTO;
-	if (xtcp_adopt(eng_xport(cl->m[h.to].eng), c, h.from) < 0)
+	if (tcp_adopt(eng_xport(cl->m[h.to].eng), c, h.from) < 0)
 		return -EPROTO;
 	return 0;
 }
@@ -226,7 +226,7 @@ static void
 start_member(struct cluster *cl, uint32_t r)
 {
 	struct member *m = &cl->m[r];
-	struct xtcp_cfg xc = {
+	struct tcp_cfg xc = {
 		.loop = &cl->loop, .rank = r, .n = cl->n, .peers = cl->addrs,
 		.npeers = cl->n,
 		.connect_timeout_ms = 5000, .timeout_ms = cl->timeout_ms,
@@ -247,7 +247,7 @@ start_member(struct cluster *cl, uint32_t r)
 		cl->ndone++;
 		return;
 	}
-	ck_assert_int_eq(xtcp_new(&xc, &ec.xp), 0);
+	ck_assert_int_eq(tcp_new(&xc, &ec.xp), 0);
 	ck_assert_int_eq(eng_new(&ec, &m->eng), 0);
 }
 

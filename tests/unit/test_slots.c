@@ -68,16 +68,16 @@ START_TEST(credits_bound_messages)
 	struct credit c;
 	uint32_t sent = 0;
 
-	credit_init(&c, 8, 2);
-	while (credit_take(&c))
+	slots_credit_init(&c, 8, 2);
+	while (slots_credit_take(&c))
 		sent++;
 	ck_assert_uint_eq(sent, 6);		/* the reserve is kept */
-	ck_assert(credit_take_reserved(&c));	/* for a credit message */
-	ck_assert(credit_take_reserved(&c));
-	ck_assert(!credit_take_reserved(&c));	/* never below zero */
-	credit_returned(&c, 3);
-	ck_assert(credit_take(&c));
-	credit_returned(&c, 100);		/* never above the buffers */
+	ck_assert(slots_credit_take_reserved(&c));	/* for a credit message */
+	ck_assert(slots_credit_take_reserved(&c));
+	ck_assert(!slots_credit_take_reserved(&c));	/* never below zero */
+	slots_credit_returned(&c, 3);
+	ck_assert(slots_credit_take(&c));
+	slots_credit_returned(&c, 100);		/* never above the buffers */
 	ck_assert_uint_eq(c.avail, 8);
 }
 END_TEST
@@ -87,16 +87,16 @@ START_TEST(credits_return_in_batches)
 	struct credit c;
 	int i;
 
-	credit_init(&c, 8, 2);
-	ck_assert(!credit_update_due(&c));
+	slots_credit_init(&c, 8, 2);
+	ck_assert(!slots_credit_update_due(&c));
 	for (i = 0; i < 3; i++)
-		credit_reposted(&c);
-	ck_assert(!credit_update_due(&c));
-	credit_reposted(&c);
-	ck_assert(credit_update_due(&c));	/* half the buffers owed */
-	ck_assert_uint_eq(credit_piggyback(&c), 4);
-	ck_assert_uint_eq(credit_piggyback(&c), 0);
-	ck_assert(!credit_update_due(&c));
+		slots_credit_reposted(&c);
+	ck_assert(!slots_credit_update_due(&c));
+	slots_credit_reposted(&c);
+	ck_assert(slots_credit_update_due(&c));	/* half the buffers owed */
+	ck_assert_uint_eq(slots_credit_piggyback(&c), 4);
+	ck_assert_uint_eq(slots_credit_piggyback(&c), 0);
+	ck_assert(!slots_credit_update_due(&c));
 }
 END_TEST
 
@@ -109,8 +109,8 @@ START_TEST(credits_two_sides)
 	uint32_t head[2] = { 0, 0 }, want[2] = { 5000, 3000 }, done[2] = { 0 };
 	int step, s, o;
 
-	credit_init(&side[0], 8, 2);
-	credit_init(&side[1], 8, 2);
+	slots_credit_init(&side[0], 8, 2);
+	slots_credit_init(&side[1], 8, 2);
 	posted[0] = posted[1] = 8;
 	srand(11);
 	for (step = 0; step < 200000 && (done[0] < want[0] ||
@@ -121,22 +121,22 @@ START_TEST(credits_two_sides)
 			/* deliver one of s's messages to o */
 			ck_assert_uint_gt(posted[o], 0);	/* a buffer */
 			posted[o]--;
-			credit_returned(&side[o],
+			slots_credit_returned(&side[o],
 					carried[s][head[s]++ % 64]);
 			inflight[s]--;
 			posted[o]++;		/* reposted at once */
-			credit_reposted(&side[o]);
+			slots_credit_reposted(&side[o]);
 			continue;
 		}
-		if (done[s] < want[s] && credit_take(&side[s])) {
+		if (done[s] < want[s] && slots_credit_take(&side[s])) {
 			carried[s][(head[s] + inflight[s]) % 64] =
-				credit_piggyback(&side[s]);
+				slots_credit_piggyback(&side[s]);
 			inflight[s]++;
 			done[s]++;
-		} else if (credit_update_due(&side[s]) &&
-			   credit_take_reserved(&side[s])) {
+		} else if (slots_credit_update_due(&side[s]) &&
+			   slots_credit_take_reserved(&side[s])) {
 			carried[s][(head[s] + inflight[s]) % 64] =
-				credit_piggyback(&side[s]);
+				slots_credit_piggyback(&side[s]);
 			inflight[s]++;
 		}
 	}
@@ -147,12 +147,12 @@ END_TEST
 
 START_TEST(immediates)
 {
-	ck_assert_uint_eq(imm_encode(0x01020304), htonl(0x01020304));
-	ck_assert(imm_matches(imm_encode(7), 7));
-	ck_assert(!imm_matches(imm_encode(7), 8));
+	ck_assert_uint_eq(slots_imm_encode(0x01020304), htonl(0x01020304));
+	ck_assert(slots_imm_matches(slots_imm_encode(7), 7));
+	ck_assert(!slots_imm_matches(slots_imm_encode(7), 8));
 	/* beyond 32 bits: the low bits travel, the receiver knows the rest */
-	ck_assert(imm_matches(imm_encode((1ull << 32) + 5), (1ull << 32) + 5));
-	ck_assert(imm_matches(imm_encode((1ull << 32) + 5), 5));
+	ck_assert(slots_imm_matches(slots_imm_encode((1ull << 32) + 5), (1ull << 32) + 5));
+	ck_assert(slots_imm_matches(slots_imm_encode((1ull << 32) + 5), 5));
 }
 END_TEST
 

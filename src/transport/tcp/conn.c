@@ -1,7 +1,7 @@
 /*
  * conn - framed TCP connection on libuv (see conn.h): its life cycle,
  * events, connecting and listening, keepalive; the bytes themselves move
- * in connrd.c (in) and connwr.c (out).
+ * in read.c (in) and write.c (out).
  *
  * The socket is ours (non-blocking), watched with a uv_poll: libuv's own
  * streams can only move bytes through memory, and a block that lives in a
@@ -168,7 +168,7 @@ conn_update(struct conn *c)
 	if (c->done != NULL || c->flush_due)
 		uv_idle_start(&c->idle, on_idle);
 	if (c->connecting ||
-	    (c->whead != NULL && !c->flush_due && !wreq_waits(c->whead)) ||
+	    (c->whead != NULL && !c->flush_due && !conn_wreq_waits(c->whead)) ||
 	    (c->shut && !c->shut_done && c->whead == NULL))
 		ev |= UV_WRITABLE;
 	if (!c->connecting && !c->dead && (!c->paused || c->lingering))

@@ -1,7 +1,7 @@
 /*
  * conn_int - what the parts of conn share: the connection's state, and
  * the calls between conn.c (life cycle, events, connecting, listening,
- * keepalive), connrd.c (reading frames into memory or files) and connwr.c
+ * keepalive), read.c (reading frames into memory or files) and write.c
  * (writing them with sendmsg and sendfile).  Not for other modules.
  */
 #ifndef RDMCP_CONN_INT_H
@@ -127,17 +127,17 @@ conn_result(ssize_t n)
 void conn_segs_advance(const struct conn_seg *segs, int *seg, size_t *done,
 		       size_t n);
 
-/* connrd.c */
+/* read.c */
 
 /* Read what the socket (or the read-ahead) holds, frame by frame, and
  * hand finished frames to the owner. */
 void conn_read(struct conn *c);
 
-/* connwr.c */
+/* write.c */
 
 /* Is frame w's next byte one its owner has not made ready yet, or
- * held back until more is (connwr.c, cut_write_len)? */
-bool wreq_waits(const struct wreq *w);
+ * held back until more is (write.c, cut_write_len)? */
+bool conn_wreq_waits(const struct wreq *w);
 
 /* Write what the socket takes, then report finished frames. */
 void conn_write(struct conn *c);

@@ -1,5 +1,5 @@
 /*
- * connrd - a connection's incoming bytes (conn_int.h): frames read into
+ * read - a connection's incoming bytes (conn_int.h): frames read into
  * the owner's memory or files (read-ahead for headers and small frames,
  * splice for payloads into files).
  */

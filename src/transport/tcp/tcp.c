@@ -1,5 +1,5 @@
 /*
- * xtcp - TCP transport (see xtcp.h).
+ * tcp - TCP transport (see tcp.h).
  *
  * Events are always the last thing a function does: the owner may free
  * the whole transport from inside one.
@@ -18,7 +18,7 @@
  * for its blocks, in order (the next block it sends goes into the
  * first). */
 struct xpeer {
-	struct xtcp *x;
+	struct tcp_xport *x;
 	uint32_t rank;
 	struct conn *c;
 	bool up;
@@ -40,7 +40,7 @@ struct region {
 	uint64_t off;
 };
 
-struct xtcp {
+struct tcp_xport {
 	struct xp base;
 	uv_loop_t *loop;
 	uint8_t token[PROTO_TOKEN_LEN];
@@ -59,7 +59,7 @@ struct xtcp {
 	bool sorted;
 };
 
-static const struct conn_ops xtcp_conn_ops;
+static const struct conn_ops tcp_conn_ops;
 
 /* How long a finished connection waits for its peer to close its side. */
 #define XTCP_LINGER_MS 10000u
@@ -70,7 +70,7 @@ static const struct conn_ops xtcp_conn_ops;
  * cover a signal's way and a sender's reaction, little enough that two
  * flows share a link only briefly. */
 static uint64_t
-xtcp_overlap(uint64_t block)
+tcp_overlap(uint64_t block)
 {
 	uint64_t b = block / 8;
 
@@ -83,13 +83,13 @@ xtcp_overlap(uint64_t block)
  */
 
 static struct xpeer *
-peer_find(const struct xtcp *x, uint32_t rank)
+peer_find(const struct tcp_xport *x, uint32_t rank)
 {
 	return rt_find(&x->peers, rank);
 }
 
 static int
-peer_add(struct xtcp *x, uint32_t rank, struct xpeer **out)
+peer_add(struct tcp_xport *x, uint32_t rank, struct xpeer **out)
 {
 	struct xpeer *p = calloc(1, sizeof(*p));
 	int rc;
@@ -130,7 +130,7 @@ cmp_region(const void *a, const void *b)
 
 /* The region holding [addr, addr + len), or NULL. */
 static const struct region *
-region_of(struct xtcp *x, const void *addr, size_t len)
+region_of(struct tcp_xport *x, const void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr;
 	size_t lo = 0, hi = x->nregions, mid;
@@ -153,7 +153,7 @@ region_of(struct xtcp *x, const void *addr, size_t len)
 }
 
 static void
-to_segs(struct xtcp *x, const struct iovec *iov, int niov,
+to_segs(struct tcp_xport *x, const struct iovec *iov, int niov,
 	struct conn_seg *segs)
 {
 	const struct region *r;
@@ -186,7 +186,7 @@ recv_segs(struct xpeer *p, const struct xp_recv *r)
 }
 
 static struct xpeer *
-peer_up(const struct xtcp *x, uint32_t rank)
+peer_up(const struct tcp_xport *x, uint32_t rank)
 {
 	struct xpeer *p = peer_find(x, rank);
 
@@ -222,7 +222,7 @@ on_header(void *ctx, struct conn *c, const struct frame *f,
 			return -ENOMEM;
 		*segs = p->segs;
 		*nseg = p->recvs.head->niov;
-		conn_watch_payload(c, xtcp_overlap(f->len));
+		conn_watch_payload(c, tcp_overlap(f->len));
 		p->landing = true;
 		p->landed = 0;
 		if (p->x->base.ev.recv_begins != NULL)
@@ -241,7 +241,7 @@ on_frame(void *ctx, struct conn *c, const struct frame *f,
 	 const uint8_t *body)
 {
 	struct xpeer *p = ctx;
-	struct xtcp *x = p->x;
+	struct tcp_xport *x = p->x;
 	struct xp_recv *r;
 	uint64_t cookie;
 
@@ -262,7 +262,7 @@ static void
 on_payload_low(void *ctx, struct conn *c)
 {
 	struct xpeer *p = ctx;
-	struct xtcp *x = p->x;
+	struct tcp_xport *x = p->x;
 
 	if (p->recvs.head != NULL && x->base.ev.recv_nearly != NULL)
 		x->base.ev.recv_nearly(x->base.ctx, p->rank,
@@ -300,7 +300,7 @@ on_close(void *ctx, struct conn *c, int status)
 }
 
 static int
-send_hello(struct xtcp *x, struct xpeer *p)
+send_hello(struct tcp_xport *x, struct xpeer *p)
 {
 	struct hello h;
 	struct frame f = { .type = MSG_HELLO };
@@ -324,7 +324,7 @@ static void
 on_connect(void *ctx, struct conn *c, int status)
 {
 	struct xpeer *p = ctx;
-	struct xtcp *x = p->x;
+	struct tcp_xport *x = p->x;
 
 	if (status == 0)
 		status = send_hello(x, p);
@@ -336,12 +336,12 @@ on_connect(void *ctx, struct conn *c, int status)
 	} else {
 		p->up = true;
 		conn_keepalive(c, 0, x->timeout_ms);
-		conn_set_unsent_limit(c, (unsigned)xtcp_overlap(x->block_size));
+		conn_set_unsent_limit(c, (unsigned)tcp_overlap(x->block_size));
 	}
 	x->base.ev.connected(x->base.ctx, p->rank, status);
 }
 
-static const struct conn_ops xtcp_conn_ops = {
+static const struct conn_ops tcp_conn_ops = {
 	.on_header = on_header,
 	.on_frame = on_frame,
 	.on_sent = on_sent,
@@ -358,10 +358,10 @@ static const struct conn_ops xtcp_conn_ops = {
 /* Nothing to pin; a mapping of a file is remembered, to send and receive
  * its bytes through the file. */
 static int
-xtcp_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
+tcp_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
 	 uint64_t off)
 {
-	struct xtcp *x = (struct xtcp *)xp;
+	struct tcp_xport *x = (struct tcp_xport *)xp;
 	struct region *grown;
 
 	if (fd < 0 || len == 0)
@@ -377,9 +377,9 @@ xtcp_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
 }
 
 static int
-xtcp_connect(struct xp *xp, uint32_t peer)
+tcp_connect(struct xp *xp, uint32_t peer)
 {
-	struct xtcp *x = (struct xtcp *)xp;
+	struct tcp_xport *x = (struct tcp_xport *)xp;
 	const struct sockaddr_storage *to = xp_addr_find(x->addrs, x->naddrs,
 							 peer);
 	struct sockaddr_storage from;
@@ -395,14 +395,14 @@ xtcp_connect(struct xp *xp, uint32_t peer)
 	net_without_port(&x->bind, &from);
 	return conn_connect(x->loop, (const struct sockaddr *)to,
 			    x->has_bind ? (const struct sockaddr *)&from : NULL,
-			    x->connect_timeout_ms, &xtcp_conn_ops, p, &p->c);
+			    x->connect_timeout_ms, &tcp_conn_ops, p, &p->c);
 }
 
 static int
-xtcp_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
+tcp_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 	       int niov, uint64_t cookie)
 {
-	struct xtcp *x = (struct xtcp *)xp;
+	struct tcp_xport *x = (struct tcp_xport *)xp;
 	struct xpeer *p = peer_up(x, peer);
 	struct xp_recv *r;
 
@@ -418,7 +418,7 @@ xtcp_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 /* A block frame to p from iov: all of it ready, or (from != NULL) as
  * much as has landed of from's head receive, the rest as it lands. */
 static int
-send_block(struct xtcp *x, struct xpeer *p, const struct iovec *iov,
+send_block(struct tcp_xport *x, struct xpeer *p, const struct iovec *iov,
 	   int niov, uint32_t imm, uint64_t cookie, struct xpeer *from)
 {
 	struct frame f = { .type = MSG_BLOCK, .arg = imm, .val = cookie };
@@ -444,10 +444,10 @@ send_block(struct xtcp *x, struct xpeer *p, const struct iovec *iov,
 }
 
 static int
-xtcp_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
+tcp_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
 	  uint32_t imm, uint64_t cookie)
 {
-	struct xtcp *x = (struct xtcp *)xp;
+	struct tcp_xport *x = (struct tcp_xport *)xp;
 	struct xpeer *p = peer_up(x, peer);
 
 	if (p == NULL)
@@ -458,11 +458,11 @@ xtcp_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
 /* The receive from `from` must be the one landing now, and nothing else
  * passed on from it. */
 static int
-xtcp_send_landing(struct xp *xp, uint32_t peer, const struct iovec *iov,
+tcp_send_landing(struct xp *xp, uint32_t peer, const struct iovec *iov,
 		  int niov, uint32_t imm, uint64_t cookie, uint32_t from,
 		  uint64_t recv_cookie)
 {
-	struct xtcp *x = (struct xtcp *)xp;
+	struct tcp_xport *x = (struct tcp_xport *)xp;
 	struct xpeer *p = peer_up(x, peer), *src = peer_up(x, from);
 	int rc;
 
@@ -480,9 +480,9 @@ xtcp_send_landing(struct xp *xp, uint32_t peer, const struct iovec *iov,
 }
 
 static int
-xtcp_signal(struct xp *xp, uint32_t peer, uint64_t value)
+tcp_signal(struct xp *xp, uint32_t peer, uint64_t value)
 {
-	struct xtcp *x = (struct xtcp *)xp;
+	struct tcp_xport *x = (struct tcp_xport *)xp;
 	struct xpeer *p = peer_up(x, peer);
 	struct frame f = { .type = MSG_SIGNAL, .val = value };
 
@@ -492,7 +492,7 @@ xtcp_signal(struct xp *xp, uint32_t peer, uint64_t value)
 }
 
 unsigned
-xtcp_linger_ms(unsigned timeout_ms)
+tcp_linger_ms(unsigned timeout_ms)
 {
 	return timeout_ms > 0 && timeout_ms < XTCP_LINGER_MS ? timeout_ms
 							      : XTCP_LINGER_MS;
@@ -500,24 +500,24 @@ xtcp_linger_ms(unsigned timeout_ms)
 
 /* Done with this peer: the connection ends in order on its own (its last
  * frames may still be on the way to the peer), and reports nothing,
- * lingering xtcp_linger_ms for the peer's end. */
+ * lingering tcp_linger_ms for the peer's end. */
 static void
-xtcp_finish(struct xp *xp, uint32_t peer)
+tcp_finish(struct xp *xp, uint32_t peer)
 {
-	struct xtcp *x = (struct xtcp *)xp;
+	struct tcp_xport *x = (struct tcp_xport *)xp;
 	struct xpeer *p = peer_up(x, peer);
 
 	if (p == NULL)
 		return;
-	conn_linger(p->c, xtcp_linger_ms(x->timeout_ms));
+	conn_linger(p->c, tcp_linger_ms(x->timeout_ms));
 	p->c = NULL;
 	p->up = false;
 }
 
 static void
-xtcp_free(struct xp *xp)
+tcp_free(struct xp *xp)
 {
-	struct xtcp *x = (struct xtcp *)xp;
+	struct tcp_xport *x = (struct tcp_xport *)xp;
 	size_t i;
 
 	for (i = 0; i < x->peers.n; i++)
@@ -528,22 +528,22 @@ xtcp_free(struct xp *xp)
 	free(x);
 }
 
-static const struct xp_ops xtcp_ops = {
+static const struct xp_ops tcp_ops = {
 	.name = "tcp",
-	.reg = xtcp_reg,
-	.connect = xtcp_connect,
-	.post_recv = xtcp_post_recv,
-	.send = xtcp_send,
-	.signal = xtcp_signal,
-	.finish = xtcp_finish,
-	.free = xtcp_free,
-	.send_landing = xtcp_send_landing,
+	.reg = tcp_reg,
+	.connect = tcp_connect,
+	.post_recv = tcp_post_recv,
+	.send = tcp_send,
+	.signal = tcp_signal,
+	.finish = tcp_finish,
+	.free = tcp_free,
+	.send_landing = tcp_send_landing,
 };
 
 int
-xtcp_new(const struct xtcp_cfg *cfg, struct xp **out)
+tcp_new(const struct tcp_cfg *cfg, struct xp **out)
 {
-	struct xtcp *x;
+	struct tcp_xport *x;
 
 	*out = NULL;
 	if (cfg->n == 0 || cfg->rank >= cfg->n)
@@ -557,7 +557,7 @@ xtcp_new(const struct xtcp_cfg *cfg, struct xp **out)
 		return -ENOMEM;
 	}
 	x->naddrs = cfg->npeers;
-	x->base.ops = &xtcp_ops;
+	x->base.ops = &tcp_ops;
 	x->loop = cfg->loop;
 	memcpy(x->token, cfg->token, PROTO_TOKEN_LEN);
 	x->rank = cfg->rank;
@@ -574,22 +574,22 @@ xtcp_new(const struct xtcp_cfg *cfg, struct xp **out)
 }
 
 int
-xtcp_adopt(struct xp *xp, struct conn *c, uint32_t from)
+tcp_adopt(struct xp *xp, struct conn *c, uint32_t from)
 {
-	struct xtcp *x = (struct xtcp *)xp;
+	struct tcp_xport *x = (struct tcp_xport *)xp;
 	struct xpeer *p;
 	int rc;
 
-	if (xp->ops != &xtcp_ops || from >= x->rank || peer_find(x, from))
+	if (xp->ops != &tcp_ops || from >= x->rank || peer_find(x, from))
 		return -EINVAL;
 	rc = peer_add(x, from, &p);
 	if (rc < 0)
 		return rc;
 	p->c = c;
 	p->up = true;
-	conn_set_owner(c, &xtcp_conn_ops, p);
+	conn_set_owner(c, &tcp_conn_ops, p);
 	conn_keepalive(c, 0, x->timeout_ms);
-	conn_set_unsent_limit(c, (unsigned)xtcp_overlap(x->block_size));
+	conn_set_unsent_limit(c, (unsigned)tcp_overlap(x->block_size));
 	conn_resume(c);
 	x->base.ev.connected(x->base.ctx, from, 0);
 	return 0;

@@ -1,14 +1,14 @@
 /*
- * xtcp - the TCP transport (see xport.h), one framed connection per peer.
+ * tcp - the TCP transport (see xport.h), one framed connection per peer.
  *
  * Outgoing connections open with a HELLO naming the transfer and both
  * ranks.  Incoming ones arrive at whoever listens (the daemon), which reads
- * the HELLO and hands the connection over with xtcp_adopt().  Blocks are
+ * the HELLO and hands the connection over with tcp_adopt().  Blocks are
  * read straight into the posted receive memory; sends go straight from the
  * caller's memory.
  */
-#ifndef RDMCP_XTCP_H
-#define RDMCP_XTCP_H
+#ifndef RDMCP_TCP_H
+#define RDMCP_TCP_H
 
 #include <stdint.h>
 #include <sys/socket.h>
@@ -18,7 +18,7 @@
 #include "proto/proto.h"
 #include "transport/xport.h"
 
-struct xtcp_cfg {
+struct tcp_cfg {
 	uv_loop_t *loop;
 	uint8_t token[PROTO_TOKEN_LEN];
 	uint32_t rank;
@@ -35,17 +35,17 @@ struct xtcp_cfg {
 };
 
 /* Create the transport for one member of one transfer. */
-int xtcp_new(const struct xtcp_cfg *cfg, struct xp **out);
+int tcp_new(const struct tcp_cfg *cfg, struct xp **out);
 
 /* Take over an accepted connection whose HELLO came from rank `from` (the
  * HELLO frame itself has been consumed).  On failure the caller keeps the
  * connection. */
-int xtcp_adopt(struct xp *x, struct conn *c, uint32_t from);
+int tcp_adopt(struct xp *x, struct conn *c, uint32_t from);
 
 /* How long a connection done with its peer waits for the peer's end before
  * it closes (conn_linger): the transfer's timeout, at most 10 s; without a
  * timeout (0), 10 s.  Never 0: closing over unread input resets the
  * connection and loses our last bytes on their way. */
-unsigned xtcp_linger_ms(unsigned timeout_ms);
+unsigned tcp_linger_ms(unsigned timeout_ms);
 
 #endif

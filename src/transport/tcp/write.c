@@ -1,5 +1,5 @@
 /*
- * connwr - a connection's outgoing bytes (conn_int.h): frames written
+ * write - a connection's outgoing bytes (conn_int.h): frames written
  * with sendmsg and, from files, sendfile; frames that grow as a block
  * lands; signals that pass the blocks queued before them.
  */
@@ -45,7 +45,7 @@ wreq_allowed(const struct wreq *w)
 }
 
 bool
-wreq_waits(const struct wreq *w)
+conn_wreq_waits(const struct wreq *w)
 {
 	return w->hdr_done == PROTO_FRAME_LEN && w->seg < w->nseg &&
 	       (wreq_allowed(w) == 0 || w->held_at == w->ready);
@@ -244,7 +244,7 @@ conn_flush(struct conn *c)
 	struct wreq *w;
 	ssize_t n;
 
-	while ((w = c->whead) != NULL && !wreq_waits(w)) {
+	while ((w = c->whead) != NULL && !conn_wreq_waits(w)) {
 		if (w->hdr_done == PROTO_FRAME_LEN && w->seg < w->nseg &&
 		    by_sendfile(&w->segs[w->seg]))
 			n = write_file(c, w);

@@ -1,5 +1,5 @@
 /*
- * vblib - rdma-core's libraries, loaded on first use (see vblib.h).
+ * lib - rdma-core's libraries, loaded on first use (see lib.h).
  */
 #include "transport/verbs/lib.h"
 
@@ -94,7 +94,7 @@ resolve(void *ibv, void *cm, struct rd_err *err)
 }
 
 int
-vblib_load(struct rd_err *err)
+vb_lib_load(struct rd_err *err)
 {
 	void *ibv = NULL, *cm = NULL;
 	int rc;

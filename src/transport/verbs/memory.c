@@ -1,6 +1,6 @@
 /*
- * xvmem - the memory the verbs transport sends from and receives into
- * (xverbs_int.h): regions given with xp_reg(), registered with the device
+ * memory - the memory the verbs transport sends from and receives into
+ * (xv_int.h): regions given with xp_reg(), registered with the device
  * as a whole (read-only ones: the sender's sources) or chunk by chunk as
  * receives first reach them (writable ones: a receiver's destination), so
  * that pinning and faulting in a large destination is spread over the
@@ -20,7 +20,7 @@
 #define CHUNK_BYTES (8u << 20)
 
 static int
-region_init(struct xvb *x, struct region *r, void *addr, size_t len,
+region_init(struct xv *x, struct region *r, void *addr, size_t len,
 	    bool writable)
 {
 	struct rd_err err = { 0 };
@@ -58,7 +58,7 @@ int
 xv_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
        uint64_t off)
 {
-	struct xvb *x = (struct xvb *)xp;
+	struct xv *x = (struct xv *)xp;
 	struct region *grown;
 	int rc;
 
@@ -78,7 +78,7 @@ xv_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
 }
 
 void
-xv_regions_free(struct xvb *x)
+xv_regions_free(struct xv *x)
 {
 	size_t i;
 
@@ -94,7 +94,7 @@ xv_regions_free(struct xvb *x)
  * search starts at the last one found: the pieces of a block, and blocks
  * after one another, lie in the same or the next file. */
 static struct region *
-region_find(struct xvb *x, const uint8_t *a, size_t len, bool write)
+region_find(struct xv *x, const uint8_t *a, size_t len, bool write)
 {
 	size_t i, k;
 
@@ -115,7 +115,7 @@ region_find(struct xvb *x, const uint8_t *a, size_t len, bool write)
 /* Chunk i of writable region r, registered now if it is not yet and
  * `reg`; NULL if it is not (then, after a failure, never will be). */
 static struct ibv_mr *
-chunk_mr(struct xvb *x, struct region *r, size_t i, bool reg)
+chunk_mr(struct xv *x, struct region *r, size_t i, bool reg)
 {
 	struct rd_err err = { 0 };
 	size_t len;
@@ -136,7 +136,7 @@ chunk_mr(struct xvb *x, struct region *r, size_t i, bool reg)
 /* Piece [a, a + len) of region r as entries from sge[*n] on, split where
  * chunks end; false if a chunk is not registered or too many entries. */
 static bool
-piece_sges(struct xvb *x, struct region *r, const uint8_t *a, size_t len,
+piece_sges(struct xv *x, struct region *r, const uint8_t *a, size_t len,
 	   bool write, struct ibv_sge *sge, int *n)
 {
 	while (len > 0) {
@@ -158,7 +158,7 @@ piece_sges(struct xvb *x, struct region *r, const uint8_t *a, size_t len,
 }
 
 int
-xv_in_place(struct xvb *x, const struct iovec *iov, int niov, bool write,
+xv_in_place(struct xv *x, const struct iovec *iov, int niov, bool write,
 	    struct ibv_sge *sge)
 {
 	struct region *r;

@@ -1,10 +1,10 @@
 /*
- * vbopts - the user's RDMA verbs settings (--device, --gid-index,
+ * opts - the user's RDMA verbs settings (--device, --gid-index,
  * --interrupts), as plain data: what the sender and the daemon pass down
  * to verbs.h without their callers seeing rdma-core's headers.
  */
-#ifndef RDMCP_VBOPTS_H
-#define RDMCP_VBOPTS_H
+#ifndef RDMCP_VB_OPTS_H
+#define RDMCP_VB_OPTS_H
 
 #include <stdbool.h>
 

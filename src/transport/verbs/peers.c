@@ -1,6 +1,6 @@
 /*
- * xvconn - the verbs transport's peers and the connections of their two
- * queue pairs over rdma_cm (xverbs_int.h).
+ * peers - the verbs transport's peers and the connections of their two
+ * queue pairs over rdma_cm (xv_int.h).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -16,7 +16,7 @@
  */
 
 static void
-hello_put(uint8_t out[HELLO_LEN], const struct xvb *x, uint32_t to,
+hello_put(uint8_t out[HELLO_LEN], const struct xv *x, uint32_t to,
 	  uint8_t kind)
 {
 	memset(out, 0, HELLO_LEN);
@@ -29,7 +29,7 @@ hello_put(uint8_t out[HELLO_LEN], const struct xvb *x, uint32_t to,
 }
 
 int
-xvb_parse_hello(const void *pdata, uint8_t len, struct xvb_hello *h)
+xv_parse_hello(const void *pdata, uint8_t len, struct xv_hello *h)
 {
 	const uint8_t *in = pdata;
 
@@ -49,7 +49,7 @@ xvb_parse_hello(const void *pdata, uint8_t len, struct xvb_hello *h)
  */
 
 struct vpeer *
-xv_peer_find(const struct xvb *x, uint32_t rank)
+xv_peer_find(const struct xv *x, uint32_t rank)
 {
 	return rt_find(&x->peers, rank);
 }
@@ -67,7 +67,7 @@ vqp_init(struct vqp *q, struct vpeer *p, uint8_t kind)
 
 
 int
-xv_peer_add(struct xvb *x, uint32_t rank, struct vpeer **out)
+xv_peer_add(struct xv *x, uint32_t rank, struct vpeer **out)
 {
 	struct vpeer *p = calloc(1, sizeof(*p));
 	int rc;
@@ -77,7 +77,7 @@ xv_peer_add(struct xvb *x, uint32_t rank, struct vpeer **out)
 	p->x = x;
 	p->rank = rank;
 	p->nsigbuf = x->cfg.window + 16;
-	credit_init(&p->cr, p->nsigbuf, SIG_RESERVE);
+	slots_credit_init(&p->cr, p->nsigbuf, SIG_RESERVE);
 	vqp_init(&p->data, p, KIND_DATA);
 	vqp_init(&p->sig, p, KIND_SIGNAL);
 	p->deadline = uv_now(x->cfg.loop) + x->cfg.connect_timeout_ms;
@@ -93,7 +93,7 @@ xv_peer_add(struct xvb *x, uint32_t rank, struct vpeer **out)
 
 /* Reverse order of creation: queue pairs and ids, then their memory. */
 static void
-vqp_destroy(struct xvb *x, struct vqp *q)
+vqp_destroy(struct xv *x, struct vqp *q)
 {
 	vb_slot_drop(x->vb, q->slot);
 	if (q->id == NULL)
@@ -105,7 +105,7 @@ vqp_destroy(struct xvb *x, struct vqp *q)
 }
 
 void
-xv_peer_free(struct xvb *x, struct vpeer *p)
+xv_peer_free(struct xv *x, struct vpeer *p)
 {
 	struct psend *s, *sn;
 
@@ -158,7 +158,7 @@ xv_emit_lost(struct vpeer *p, int status)
 static int
 xv_create_qp(struct vqp *q)
 {
-	struct xvb *x = q->p->x;
+	struct xv *x = q->p->x;
 	struct ibv_qp_init_attr attr = {
 		.send_cq = vb_cq(x->dev), .recv_cq = vb_cq(x->dev),
 		.qp_type = IBV_QPT_RC, .sq_sig_all = 1,
@@ -287,7 +287,7 @@ xv_on_cm(struct vb_cm *h, struct rdma_cm_event *ev)
 }
 
 int
-xv_connect_qp(struct xvb *x, struct vqp *q, const struct sockaddr_storage *to)
+xv_connect_qp(struct xv *x, struct vqp *q, const struct sockaddr_storage *to)
 {
 	struct sockaddr_storage from;
 	int rc;
@@ -306,7 +306,7 @@ xv_connect_qp(struct xvb *x, struct vqp *q, const struct sockaddr_storage *to)
 void
 xv_on_deadline(uv_timer_t *t)
 {
-	struct xvb *x = t->data;
+	struct xv *x = t->data;
 	uint64_t now = uv_now(t->loop);
 	size_t i;
 
@@ -326,7 +326,7 @@ xv_on_deadline(uv_timer_t *t)
 int
 xv_connect(struct xp *xp, uint32_t peer)
 {
-	struct xvb *x = (struct xvb *)xp;
+	struct xv *x = (struct xv *)xp;
 	struct vpeer *p;
 	int rc;
 
@@ -341,15 +341,15 @@ xv_connect(struct xp *xp, uint32_t peer)
 }
 
 int
-xvb_accept(struct xp *xp, struct rdma_cm_id *id, const struct xvb_hello *h)
+xv_accept(struct xp *xp, struct rdma_cm_id *id, const struct xv_hello *h)
 {
-	struct xvb *x = (struct xvb *)xp;
+	struct xv *x = (struct xv *)xp;
 	struct rdma_conn_param cp;
 	struct vpeer *p;
 	struct vqp *q;
 	int rc = 0;
 
-	if (xp->ops != &xvb_ops || h->to != x->cfg.rank || h->from >= h->to)
+	if (xp->ops != &xv_ops || h->to != x->cfg.rank || h->from >= h->to)
 		return -EINVAL;
 	p = xv_peer_find(x, h->from);
 	if (p == NULL)

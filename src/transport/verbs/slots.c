@@ -80,7 +80,7 @@ slots_free(struct slots *s)
 }
 
 void
-credit_init(struct credit *c, uint32_t buffers, uint32_t reserve)
+slots_credit_init(struct credit *c, uint32_t buffers, uint32_t reserve)
 {
 	assert(reserve >= 1 && buffers > reserve);
 	c->buffers = buffers;
@@ -90,7 +90,7 @@ credit_init(struct credit *c, uint32_t buffers, uint32_t reserve)
 }
 
 bool
-credit_take(struct credit *c)
+slots_credit_take(struct credit *c)
 {
 	if (c->avail <= c->reserve)
 		return false;
@@ -99,7 +99,7 @@ credit_take(struct credit *c)
 }
 
 bool
-credit_take_reserved(struct credit *c)
+slots_credit_take_reserved(struct credit *c)
 {
 	if (c->avail == 0)
 		return false;
@@ -108,20 +108,20 @@ credit_take_reserved(struct credit *c)
 }
 
 void
-credit_returned(struct credit *c, uint32_t n)
+slots_credit_returned(struct credit *c, uint32_t n)
 {
 	c->avail = c->avail + n > c->buffers ? c->buffers : c->avail + n;
 }
 
 void
-credit_reposted(struct credit *c)
+slots_credit_reposted(struct credit *c)
 {
 	if (c->owed < c->buffers)
 		c->owed++;
 }
 
 uint32_t
-credit_piggyback(struct credit *c)
+slots_credit_piggyback(struct credit *c)
 {
 	uint32_t n = c->owed;
 
@@ -130,19 +130,19 @@ credit_piggyback(struct credit *c)
 }
 
 bool
-credit_update_due(const struct credit *c)
+slots_credit_update_due(const struct credit *c)
 {
 	return c->owed >= c->buffers / 2;
 }
 
 uint32_t
-imm_encode(uint64_t block)
+slots_imm_encode(uint64_t block)
 {
 	return htonl((uint32_t)block);
 }
 
 bool
-imm_matches(uint32_t imm, uint64_t block)
+slots_imm_matches(uint32_t imm, uint64_t block)
 {
 	return ntohl(imm) == (uint32_t)block;
 }

@@ -48,32 +48,32 @@ struct credit {
 
 /* Both sides post `buffers` receives, `reserve` of them for credit
  * messages; buffers > reserve >= 1 (asserted). */
-void credit_init(struct credit *c, uint32_t buffers, uint32_t reserve);
+void slots_credit_init(struct credit *c, uint32_t buffers, uint32_t reserve);
 
 /* May we send an ordinary message now?  If so, takes its credit. */
-bool credit_take(struct credit *c);
+bool slots_credit_take(struct credit *c);
 
 /* May we send a credit message now?  (Uses the reserve.) */
-bool credit_take_reserved(struct credit *c);
+bool slots_credit_take_reserved(struct credit *c);
 
 /* The peer returned `n` credits. */
-void credit_returned(struct credit *c, uint32_t n);
+void slots_credit_returned(struct credit *c, uint32_t n);
 
 /* We reposted a receive buffer after consuming a message. */
-void credit_reposted(struct credit *c);
+void slots_credit_reposted(struct credit *c);
 
 /* Credits to return now, piggybacked on a message we send: all owed. */
-uint32_t credit_piggyback(struct credit *c);
+uint32_t slots_credit_piggyback(struct credit *c);
 
 /* Should we send an explicit credit message?  True when half the buffers
  * are owed and nothing else is going out to carry them. */
-bool credit_update_due(const struct credit *c);
+bool slots_credit_update_due(const struct credit *c);
 
 /* Immediate values of block sends: the block number, big-endian on the
  * wire as verbs expects (wc.imm_data and wr.imm_data are in network order).
  * Block numbers beyond 32 bits are carried modulo 2^32; the receiver
  * knows the full number from its posted receive and checks the low bits. */
-uint32_t imm_encode(uint64_t block);
-bool imm_matches(uint32_t imm, uint64_t block);
+uint32_t slots_imm_encode(uint64_t block);
+bool slots_imm_matches(uint32_t imm, uint64_t block);
 
 #endif

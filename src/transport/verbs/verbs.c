@@ -526,7 +526,7 @@ vb_new(const struct vb_cfg *cfg, struct vb **out, struct rd_err *err)
 	int rc;
 
 	*out = NULL;
-	rc = vblib_load(err);
+	rc = vb_lib_load(err);
 	if (rc < 0)
 		return rc;
 	v = calloc(1, sizeof(*v));

@@ -48,7 +48,7 @@ struct vb_cfg {
 	struct vb_opts opts;	/* device, GID index, polling */
 };
 
-/* Load rdma-core (vblib_load: -ENOENT, said in err, where a library is
+/* Load rdma-core (vb_lib_load: -ENOENT, said in err, where a library is
  * missing), then set up the event channel.  Devices open on first use. */
 int vb_new(const struct vb_cfg *cfg, struct vb **out, struct rd_err *err);
 

@@ -1,7 +1,7 @@
 /*
- * xverbs - RDMA verbs transport (see xverbs.h): memory, signals, blocks
- * and the transport's operations; peers and connections are xvconn.c's
- * (xverbs_int.h).
+ * xfer - RDMA verbs transport (see xv.h): memory, signals, blocks
+ * and the transport's operations; peers and connections are peers.c's
+ * (xv_int.h).
  */
 #include "transport/verbs/xv.h"
 
@@ -22,7 +22,7 @@
  */
 
 unsigned
-xvb_max_window(uint32_t block_size)
+xv_max_window(uint32_t block_size)
 {
 	unsigned w = RING_BUDGET / (block_size ? block_size : 1);
 
@@ -30,7 +30,7 @@ xvb_max_window(uint32_t block_size)
 }
 
 static int
-ring_init(struct xvb *x, struct ring *r, uint32_t nslots, uint32_t size,
+ring_init(struct xv *x, struct ring *r, uint32_t nslots, uint32_t size,
 	  struct rd_err *err)
 {
 	int rc;
@@ -117,7 +117,7 @@ post_msg(struct vpeer *p, uint8_t type, uint64_t value)
 
 	int rc;
 
-	be_put32(msg + 4, credit_piggyback(&p->cr));
+	be_put32(msg + 4, slots_credit_piggyback(&p->cr));
 	be_put64(msg + 8, value);
 	rc = ibv_post_send(p->sig.id->qp, &wr, &bad);	/* 0 or errno */
 	if (rc != 0)
@@ -133,7 +133,7 @@ flush_signals(struct vpeer *p)
 	uint32_t cap = p->nsigbuf + 8;	/* the signal send queue */
 	int rc;
 
-	while (p->sigq_n > 0 && p->sig_posted < cap && credit_take(&p->cr)) {
+	while (p->sigq_n > 0 && p->sig_posted < cap && slots_credit_take(&p->cr)) {
 		rc = post_msg(p, MSG_SIGNAL, p->sigq[p->sigq_head]);
 		if (rc < 0)
 			return rc;
@@ -142,7 +142,7 @@ flush_signals(struct vpeer *p)
 		p->sigq_n--;
 	}
 	if (p->sigq_n == 0 && p->sig_posted < cap &&
-	    credit_update_due(&p->cr) && credit_take_reserved(&p->cr)) {
+	    slots_credit_update_due(&p->cr) && slots_credit_take_reserved(&p->cr)) {
 		p->sig_posted++;
 		return post_msg(p, MSG_CREDIT, 0);
 	}
@@ -208,11 +208,11 @@ xv_on_sig_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc)
 		return;
 	msg = p->sigbuf + (size_t)tag * MSG_LEN;
 	type = msg[0];
-	credit_returned(&p->cr, be_get32(msg + 4));
+	slots_credit_returned(&p->cr, be_get32(msg + 4));
 	value = be_get64(msg + 8);
 	rc = post_sig_recv(p, tag);
 	if (rc == 0) {
-		credit_reposted(&p->cr);
+		slots_credit_reposted(&p->cr);
 		rc = flush_signals(p);
 	}
 	if (rc < 0 || wc->byte_len != MSG_LEN)
@@ -231,7 +231,7 @@ static int
 post_block_recv(struct vpeer *p, struct xp_recv *r, struct ibv_sge *sge,
 		int nsge)
 {
-	struct xvb *x = p->x;
+	struct xv *x = p->x;
 	struct ibv_recv_wr wr = { .sg_list = sge, .num_sge = nsge }, *bad;
 
 	if (r->slot == UINT32_MAX) {
@@ -271,7 +271,7 @@ gather(uint8_t *dst, const struct iovec *iov, int niov)
 static void
 on_block_arrived(struct vpeer *p, uint32_t tag, const struct ibv_wc *wc)
 {
-	struct xvb *x = p->x;
+	struct xv *x = p->x;
 	struct xp_recv *r = p->recvs.head;
 	uint64_t cookie;
 
@@ -296,7 +296,7 @@ on_block_arrived(struct vpeer *p, uint32_t tag, const struct ibv_wc *wc)
 }
 
 static int
-post_block_send(struct xvb *x, struct psend *s)
+post_block_send(struct xv *x, struct psend *s)
 {
 	struct ibv_sge sge[MAX_SGE];
 	struct ibv_send_wr wr = {
@@ -332,7 +332,7 @@ post_block_send(struct xvb *x, struct psend *s)
  * after the receiver has already asked for more (its ready signals travel
  * on the other queue pair), so the engine's window does not bound it. */
 static int
-post_queued_sends(struct xvb *x, struct vpeer *p)
+post_queued_sends(struct xv *x, struct vpeer *p)
 {
 	int rc;
 
@@ -348,7 +348,7 @@ post_queued_sends(struct xvb *x, struct vpeer *p)
 
 /* Append a send to its peer's list and post it when there is room. */
 static int
-launch(struct xvb *x, struct psend *s)
+launch(struct xv *x, struct psend *s)
 {
 	struct vpeer *p = s->p;
 
@@ -365,7 +365,7 @@ launch(struct xvb *x, struct psend *s)
 
 /* Sends that waited for a bounce slot go out as slots free up. */
 static void
-launch_waiting(struct xvb *x)
+launch_waiting(struct xv *x)
 {
 	struct psend *s;
 
@@ -381,7 +381,7 @@ launch_waiting(struct xvb *x)
 static void
 on_block_sent(struct vpeer *p)
 {
-	struct xvb *x = p->x;
+	struct xv *x = p->x;
 	struct psend *s = p->shead;
 	uint64_t cookie;
 
@@ -421,7 +421,7 @@ xv_on_data_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc)
  */
 
 static struct vpeer *
-peer_up(const struct xvb *x, uint32_t rank)
+peer_up(const struct xv *x, uint32_t rank)
 {
 	struct vpeer *p = xv_peer_find(x, rank);
 
@@ -429,10 +429,10 @@ peer_up(const struct xvb *x, uint32_t rank)
 }
 
 static int
-xvb_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
+xv_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 	      int niov, uint64_t cookie)
 {
-	struct xvb *x = (struct xvb *)xp;
+	struct xv *x = (struct xv *)xp;
 	struct vpeer *p = peer_up(x, peer);
 	struct ibv_sge sge[MAX_SGE];
 	struct xp_recv *r;
@@ -463,10 +463,10 @@ xvb_post_recv(struct xp *xp, uint32_t peer, const struct iovec *iov,
 }
 
 static int
-xvb_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
+xv_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
 	 uint32_t imm, uint64_t cookie)
 {
-	struct xvb *x = (struct xvb *)xp;
+	struct xv *x = (struct xv *)xp;
 	struct vpeer *p = peer_up(x, peer);
 	struct ibv_sge sge[MAX_SGE];
 	struct psend *s;
@@ -500,9 +500,9 @@ xvb_send(struct xp *xp, uint32_t peer, const struct iovec *iov, int niov,
 }
 
 static int
-xvb_signal(struct xp *xp, uint32_t peer, uint64_t value)
+xv_signal(struct xp *xp, uint32_t peer, uint64_t value)
 {
-	struct vpeer *p = peer_up((struct xvb *)xp, peer);
+	struct vpeer *p = peer_up((struct xv *)xp, peer);
 
 	if (p == NULL)
 		return -ENOTCONN;
@@ -510,9 +510,9 @@ xvb_signal(struct xp *xp, uint32_t peer, uint64_t value)
 }
 
 static void
-xvb_finish(struct xp *xp, uint32_t peer)
+xv_finish(struct xp *xp, uint32_t peer)
 {
-	struct vpeer *p = peer_up((struct xvb *)xp, peer);
+	struct vpeer *p = peer_up((struct xv *)xp, peer);
 
 	if (p == NULL)
 		return;
@@ -528,9 +528,9 @@ on_timer_closed(uv_handle_t *h)
 }
 
 static void
-xvb_free(struct xp *xp)
+xv_free(struct xp *xp)
 {
-	struct xvb *x = (struct xvb *)xp;
+	struct xv *x = (struct xv *)xp;
 	struct psend *s, *sn;
 	size_t i;
 
@@ -549,25 +549,25 @@ xvb_free(struct xp *xp)
 }
 
 static void
-xvb_stats(const struct xp *xp, struct xp_stats *out)
+xv_stats(const struct xp *xp, struct xp_stats *out)
 {
-	*out = ((const struct xvb *)xp)->stats;
+	*out = ((const struct xv *)xp)->stats;
 }
 
-const struct xp_ops xvb_ops = {
+const struct xp_ops xv_ops = {
 	.name = "verbs",
 	.reg = xv_reg,
 	.connect = xv_connect,
-	.post_recv = xvb_post_recv,
-	.send = xvb_send,
-	.signal = xvb_signal,
-	.finish = xvb_finish,
-	.free = xvb_free,
-	.stats = xvb_stats,
+	.post_recv = xv_post_recv,
+	.send = xv_send,
+	.signal = xv_signal,
+	.finish = xv_finish,
+	.free = xv_free,
+	.stats = xv_stats,
 };
 
 static int
-query_limits(struct xvb *x)
+query_limits(struct xv *x)
 {
 	struct ibv_device_attr attr;
 	struct ibv_context *verbs = vb_pd(x->dev)->context;
@@ -579,16 +579,16 @@ query_limits(struct xvb *x)
 }
 
 int
-xvb_new(const struct xvb_cfg *cfg, struct xp **out, struct rd_err *err)
+xv_new(const struct xv_cfg *cfg, struct xp **out, struct rd_err *err)
 {
-	struct xvb *x;
+	struct xv *x;
 	int rc;
 
 	*out = NULL;
 	x = calloc(1, sizeof(*x));
 	if (x == NULL)
 		return -ENOMEM;
-	x->base.ops = &xvb_ops;
+	x->base.ops = &xv_ops;
 	x->cfg = *cfg;
 	x->vb = cfg->vb;
 	x->dev = cfg->dev;
@@ -607,7 +607,7 @@ xvb_new(const struct xvb_cfg *cfg, struct xp **out, struct rd_err *err)
 	if (rc == 0)
 		rc = ring_init(x, &x->sring, SEND_RING, cfg->block_size, err);
 	if (rc < 0) {
-		xvb_free(&x->base);
+		xv_free(&x->base);
 		return rc;
 	}
 	uv_timer_start(&x->timer, xv_on_deadline, 200, 200);

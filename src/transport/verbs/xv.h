@@ -1,5 +1,5 @@
 /*
- * xverbs - the RDMA verbs transport (see xport.h), over rdma_cm.
+ * xv - the RDMA verbs transport (see xport.h), over rdma_cm.
  *
  * Each schedule neighbour gets two reliable-connected queue pairs: one for
  * blocks, sent with an immediate value (the block number) into receives
@@ -7,7 +7,7 @@
  * signals, small sends under credit-based flow control.  The member of
  * lower rank connects both, binding its source address; the private data
  * of the request names the transfer and the ranks, and the daemon routes
- * it to the job (xvb_accept).
+ * it to the job (xv_accept).
  *
  * Memory: blocks are sent straight from memory registered with xp_reg()
  * (the sender's mapped source files, read-only; a receiver's destination
@@ -18,8 +18,8 @@
  * and a copy; the rings are registered when the transport is created,
  * before data flows.  xp_stats() counts the bytes that took each way.
  */
-#ifndef RDMCP_XVERBS_H
-#define RDMCP_XVERBS_H
+#ifndef RDMCP_XV_H
+#define RDMCP_XV_H
 
 #include <stdint.h>
 #include <sys/socket.h>
@@ -30,7 +30,7 @@
 #include "transport/verbs/verbs.h"
 #include "transport/xport.h"
 
-struct xvb_cfg {
+struct xv_cfg {
 	uv_loop_t *loop;
 	struct vb *vb;
 	struct vb_dev *dev;		/* serves `bind` */
@@ -49,14 +49,14 @@ struct xvb_cfg {
 
 /* The largest window the transport supports for a block size: its bounce
  * ring holds that many blocks, within a fixed memory budget. */
-unsigned xvb_max_window(uint32_t block_size);
+unsigned xv_max_window(uint32_t block_size);
 
 /* Create the transport and register its rings.  Explains failures (e.g.
  * the locked-memory limit). */
-int xvb_new(const struct xvb_cfg *cfg, struct xp **out, struct rd_err *err);
+int xv_new(const struct xv_cfg *cfg, struct xp **out, struct rd_err *err);
 
 /* What a connection request says. */
-struct xvb_hello {
+struct xv_hello {
 	uint8_t token[PROTO_TOKEN_LEN];
 	uint32_t from;
 	uint32_t to;
@@ -64,11 +64,11 @@ struct xvb_hello {
 };
 
 /* Parse a connection request's private data; -EBADMSG if it is not ours. */
-int xvb_parse_hello(const void *pdata, uint8_t len, struct xvb_hello *out);
+int xv_parse_hello(const void *pdata, uint8_t len, struct xv_hello *out);
 
 /* Take over an incoming connection request (its rdma_cm_id) for this
  * transport.  On failure the caller rejects it. */
-int xvb_accept(struct xp *x, struct rdma_cm_id *id,
-	       const struct xvb_hello *h);
+int xv_accept(struct xp *x, struct rdma_cm_id *id,
+	       const struct xv_hello *h);
 
 #endif

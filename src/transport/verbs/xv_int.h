@@ -1,15 +1,15 @@
 /*
- * xverbs_int - what the parts of the verbs transport share: its state,
- * and the calls between xverbs.c (rings, signals, blocks, the xp
- * operations), xvconn.c (peers and their queue pairs' connections) and
- * xvmem.c (the registered memory blocks are sent from and land in).
+ * xv_int - what the parts of the verbs transport share: its state,
+ * and the calls between xfer.c (rings, signals, blocks, the xp
+ * operations), peers.c (peers and their queue pairs' connections) and
+ * memory.c (the registered memory blocks are sent from and land in).
  * Not for other modules.
  *
  * Events are always the last thing a function does: the owner may react
  * by tearing the transport down on the next loop turn, never during one.
  */
-#ifndef RDMCP_XVERBS_INT_H
-#define RDMCP_XVERBS_INT_H
+#ifndef RDMCP_XV_INT_H
+#define RDMCP_XV_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,7 +43,7 @@ struct ring {
 	struct ibv_mr *mr;
 };
 
-/* Memory given with xp_reg() (xvmem.c). */
+/* Memory given with xp_reg() (memory.c). */
 struct region {
 	uint8_t *addr;
 	size_t len;
@@ -77,7 +77,7 @@ struct vqp {
 };
 
 struct vpeer {
-	struct xvb *x;
+	struct xv *x;
 	uint32_t rank;
 	struct vqp data, sig;
 	bool up, lost, finishing;
@@ -95,9 +95,9 @@ struct vpeer {
 	uint32_t sigq_head, sigq_n, sigq_cap;
 };
 
-struct xvb {
+struct xv {
 	struct xp base;
-	struct xvb_cfg cfg;
+	struct xv_cfg cfg;
 	struct xp_addr *addrs;		/* of the neighbours, by rank */
 	size_t naddrs;
 	struct sockaddr_storage bind;
@@ -115,7 +115,7 @@ struct xvb {
 	struct xp_stats stats;
 };
 
-extern const struct xp_ops xvb_ops;
+extern const struct xp_ops xv_ops;
 
 /* xp_reg() of the verbs transport: read-only memory is registered at
  * once, writable memory chunk by chunk as receives reach it. */
@@ -125,13 +125,13 @@ int xv_reg(struct xp *xp, void *addr, size_t len, bool writable, int fd,
 /* The pieces as scatter-gather entries (at most x->max_sge) if all lie in
  * registered memory (writable, for a receive: its chunks are registered
  * now if need be); the number of entries, or 0 if they do not. */
-int xv_in_place(struct xvb *x, const struct iovec *iov, int niov, bool write,
+int xv_in_place(struct xv *x, const struct iovec *iov, int niov, bool write,
 		struct ibv_sge *sge);
 
 /* Deregister and forget every region. */
-void xv_regions_free(struct xvb *x);
+void xv_regions_free(struct xv *x);
 
-/* xverbs.c */
+/* xfer.c */
 
 /* Post the signal queue pair's receive buffers (first time: allocate and
  * register them): 0 or -errno, with words in err if not NULL. */
@@ -141,16 +141,16 @@ int xv_sig_buffers(struct vpeer *p, struct rd_err *err);
 void xv_on_data_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc);
 void xv_on_sig_wc(void *ctx, uint32_t tag, const struct ibv_wc *wc);
 
-/* xvconn.c */
+/* peers.c */
 
 /* The peer of this rank, or NULL. */
-struct vpeer *xv_peer_find(const struct xvb *x, uint32_t rank);
+struct vpeer *xv_peer_find(const struct xv *x, uint32_t rank);
 
 /* A new peer for `rank`, its queue pairs not created yet: 0 or -ENOMEM. */
-int xv_peer_add(struct xvb *x, uint32_t rank, struct vpeer **out);
+int xv_peer_add(struct xv *x, uint32_t rank, struct vpeer **out);
 
 /* Destroy a peer's queue pairs and ids, then free its memory. */
-void xv_peer_free(struct xvb *x, struct vpeer *p);
+void xv_peer_free(struct xv *x, struct vpeer *p);
 
 /* Report p connected (status 0) or not (status < 0), once. */
 void xv_emit_connected(struct vpeer *p, int status);
@@ -162,7 +162,7 @@ void xv_emit_lost(struct vpeer *p, int status);
 void xv_on_cm(struct vb_cm *h, struct rdma_cm_event *ev);
 
 /* Start connecting queue pair q to `to`: 0 or -errno. */
-int xv_connect_qp(struct xvb *x, struct vqp *q,
+int xv_connect_qp(struct xv *x, struct vqp *q,
 		  const struct sockaddr_storage *to);
 
 /* Every 200 ms: peers not connected by their deadline fail. */
