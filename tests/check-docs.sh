@@ -13,9 +13,10 @@
 #   3. README.md exists and has an '## Architecture' section;
 #   4. the bash and zsh completions offer every option of --help
 #      (tests/completions.sh);
-#   5. the includes keep to the layers of the README's Architecture
-#      section (tests/check-layers.sh), and that check fails on a copy of
-#      the tree whose engine includes store.h;
+#   5. the includes keep to the layers of docs/architecture.md
+#      (tests/check-layers.sh), and that check fails on copies of the tree
+#      whose engine includes store/store.h, with a source file directly in
+#      src/, or whose table has a loop;
 #   6. the long_options table of cmd/rdmcp.c is sorted by long name, as
 #      its comment says.
 #
@@ -232,22 +233,38 @@ fi
 
 # --- 5. layers -----------------------------------------------------------------
 if tests/check-layers.sh; then
-	ok "includes keep to the layers of $README"
+	ok "includes keep to the layers of docs/architecture.md"
 else
-	fail "includes break the layers of $README (tests/check-layers.sh)"
+	fail "includes break the layers of docs/architecture.md (tests/check-layers.sh)"
 fi
-# the check can fail: a copy whose engine knows files
+# the check can fail: a copy whose engine knows files, a copy with a
+# source file outside the folders, and a copy whose table has a loop
 layers_tmp=$(mktemp -d)
-cp -r "$README" src cmd "$layers_tmp/"
-sed -i '0,/^#include "log.h"/s//#include "log.h"\n#include "store.h"/' \
-	"$layers_tmp/src/engine.c"
-if ! grep -q '^#include "store.h"' "$layers_tmp/src/engine.c"; then
-	fail "could not plant a bad include in a copy of src/engine.c"
-elif tests/check-layers.sh "$layers_tmp" >/dev/null 2>&1; then
-	fail "check-layers passes a copy whose engine includes store.h"
+plant_fails() {	# WHAT: check-layers must fail on $layers_tmp/t
+	if tests/check-layers.sh "$layers_tmp/t" >/dev/null 2>&1; then
+		fail "check-layers passes a copy $1"
+	else
+		ok "check-layers fails on a copy $1"
+	fi
+	rm -rf "$layers_tmp/t"
+}
+copy_tree() {
+	mkdir -p "$layers_tmp/t" && cp -r docs src cmd "$layers_tmp/t/"
+}
+copy_tree
+sed -i '0,/^#include "util\/log.h"/s//#include "util\/log.h"\n#include "store\/store.h"/' \
+	"$layers_tmp/t/src/engine/engine.c"
+if grep -q '^#include "store/store.h"' "$layers_tmp/t/src/engine/engine.c"; then
+	plant_fails "whose engine includes store/store.h"
 else
-	ok "check-layers fails on a copy whose engine includes store.h"
+	fail "could not plant a bad include in a copy of src/engine/engine.c"
 fi
+copy_tree
+cp src/util/json.c "$layers_tmp/t/src/stray.c"
+plant_fails "with a source file directly in src/"
+copy_tree
+sed -i 's/^| `src\/sched` | /| `src\/sched` | engine /' "$layers_tmp/t/docs/architecture.md"
+plant_fails "whose table lets sched and engine include each other"
 rm -rf "$layers_tmp"
 
 # --- 6. the option table is sorted ---------------------------------------------
