@@ -276,7 +276,7 @@ void tracefile_add(struct tracefile *tf, const char *host, size_t index,
 		   uint64_t error_us);
 int tracefile_close(struct tracefile *tf);
 
-/* "1.5 MiB", "512 B" */
+/* units.c: "1.5 MiB", "512 B" */
 void format_bytes(char *buf, size_t len, double bytes);
 
 /* "1.5 MiB/s"; "-" for no time */

@@ -28,36 +28,6 @@ warnx_(const char *fmt, ...)
 	fprintf(stderr, "rdmcp: %s\n", last_message);
 }
 
-void
-format_bytes(char *buf, size_t len, double bytes)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
-					     "PiB" };
-	size_t u = 0;
-
-	while (bytes >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		bytes /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%.0f %s", bytes, units[u]);
-	else
-		snprintf(buf, len, "%.1f %s", bytes, units[u]);
-}
-
-void
-format_rate(char *buf, size_t len, double bytes, double seconds)
-{
-	char b[32];
-
-	if (seconds <= 0) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	format_bytes(b, sizeof(b), bytes / seconds);
-	snprintf(buf, len, "%s/s", b);
-}
-
 /* Print `s` as a JSON string literal. */
 static void
 print_json_str(const char *s)
