@@ -58,15 +58,17 @@ PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkgconf,--cflags $(PKGS)))$(PKG_CFLAGS)
 LIBS = $(eval LIBS := $(call pkgconf,--libs $(LIB_PKGS)))$(LIBS)
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(call pkgconf,--cflags check))$(CHECK_CFLAGS)
 CHECK_LIBS = $(eval CHECK_LIBS := $(call pkgconf,--libs check))$(CHECK_LIBS)
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DRDMCP_VERSION='"$(VERSION)"' \
+# -MMD -MP: each object depends on the headers it really includes
+# (build/**/*.d), no more.
+ALL_CFLAGS = -MMD -MP -std=gnu11 -D_GNU_SOURCE -DRDMCP_VERSION='"$(VERSION)"' \
 	$(WARNINGS) $(PKG_CFLAGS) $(CFLAGS)
 
 B ?= build
 BIN ?= rdmcp
 SRCS := $(shell find src -name '*.c' | sort)
-HDRS := $(shell find src -name '*.h')
 INCLUDES := -Isrc
 OBJS := $(SRCS:src/%.c=$(B)/src/%.o)
+CMD_OBJS := $(patsubst cmd/%.c,$(B)/cmd/%.o,$(wildcard cmd/*.c))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
@@ -92,7 +94,7 @@ ifneq ($(DEPS),no)
 	@PKG_CONFIG='$(PKG_CONFIG)' CC='$(CC)' scripts/deps.sh test
 endif
 
-$(B)/src/%.o: src/%.c $(HDRS) Makefile | deps-build
+$(B)/src/%.o: src/%.c Makefile | deps-build
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(INCLUDES) -c -o $@ $<
 
@@ -100,7 +102,7 @@ $(B)/librdmcp.a: $(OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/cmd/%.o: cmd/%.c $(HDRS) $(wildcard cmd/*.h) Makefile | deps-build
+$(B)/cmd/%.o: cmd/%.c Makefile | deps-build
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(INCLUDES) -c -o $@ $<
 
@@ -108,7 +110,7 @@ $(B)/cmd/%.o: cmd/%.c $(HDRS) $(wildcard cmd/*.h) Makefile | deps-build
 # not stop to resolve them, 1,024 daemons at once.
 BIND_NOW := -Wl,-z,relro,-z,now
 
-$(BIN): $(patsubst cmd/%.c,$(B)/cmd/%.o,$(wildcard cmd/*.c)) $(B)/librdmcp.a
+$(BIN): $(CMD_OBJS) $(B)/librdmcp.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(BIND_NOW) $(LDFLAGS)
 
 $(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/librdmcp.a
@@ -232,6 +234,8 @@ bench-senders: rdmcp
 
 bench-rdma: rdmcp
 	@scripts/bench-rdma.sh
+
+-include $(OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(HELPER_BINS:=.d)
 
 clean:
 	rm -rf build build-asan build-fuzz rdmcp
