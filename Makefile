@@ -15,22 +15,22 @@
 #   make bench      benchmarks on an emulated cluster (root, netns + tc):
 #                   rdmcp against one plain TCP copy and a pipelined TCP
 #                   chain, ratios, retransmissions, upload, a TSV and a
-#                   plot (scripts/bench.sh; BENCH_SCENARIOS, BENCH_RUNS...)
+#                   plot (bench/cluster.sh; BENCH_SCENARIOS, BENCH_RUNS...)
 #   make bench-loop per-byte cost on loopback, no root: rdmcp 1 -> 1 against
-#                   dd, fan-out to 4, 8, 16 daemons (scripts/bench-loop.sh)
+#                   dd, fan-out to 4, 8, 16 daemons (bench/loop.sh)
 #   make bench-scale 1,024 daemons on loopback, no root: wall time split
 #                   into bootstrap, first and last replica, and every host's
 #                   report checked against its disk; SCALE_HOSTS, SCALE_SIZE,
-#                   SCALE_KILL, SCALE_STOP, SCALE_BUSY... (scripts/bench-scale.sh)
+#                   SCALE_KILL, SCALE_STOP, SCALE_BUSY... (bench/scale.sh)
 #   make bench-slow some hosts slower than the rest (root, netns + tc): the
 #                   healthy hosts' time against a uniform cluster's, the
 #                   slow ones' against their own link's, for rdmcp's
-#                   default and chain and a TCP chain (scripts/bench-slow.sh;
+#                   default and chain and a TCP chain (bench/slow.sh;
 #                   BENCH_SLOW_SCENARIOS, BENCH_RUNS)
 #   make bench-senders several senders at once to overlapping groups (root,
 #                   netns + tc): spread of their times, the aggregate against
 #                   the busiest links' limit, retransmissions; default, chain
-#                   and one push after the other (scripts/bench-senders.sh;
+#                   and one push after the other (bench/senders.sh;
 #                   BENCH_SENDERS_SCENARIOS, BENCH_RUNS)
 #   make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 
@@ -204,36 +204,36 @@ demo: $(BIN)
 	@RDMCP=$(abspath $(BIN)) scripts/demo.sh
 
 # BENCH_SLOW, BENCH_RACKS, BENCH_SENDERS: also run those benchmarks after
-# bench.sh, with these scenarios ("1": their default ones).
+# bench/cluster.sh, with these scenarios ("1": their default ones).
 bench: rdmcp $(HELPER_BINS)
-	@scripts/bench.sh
+	@bench/cluster.sh
 	@for b in "slow:$(BENCH_SLOW)" "racks:$(BENCH_RACKS)" "senders:$(BENCH_SENDERS)"; do \
 		name=$${b%%:*}; sc=$${b#*:}; [ -n "$$sc" ] || continue; \
 		var=BENCH_$$(echo "$$name" | tr a-z A-Z)_SCENARIOS; \
-		if [ "$$sc" = 1 ]; then scripts/bench-$$name.sh || exit 1; \
-		else env "$$var=$$sc" scripts/bench-$$name.sh || exit 1; fi; \
+		if [ "$$sc" = 1 ]; then bench/$$name.sh || exit 1; \
+		else env "$$var=$$sc" bench/$$name.sh || exit 1; fi; \
 	done
 
 bench-loop: rdmcp
-	@scripts/bench-loop.sh
+	@bench/loop.sh
 
 bench-scale: rdmcp
-	@scripts/bench-scale.sh
+	@bench/scale.sh
 
 bench-tree: rdmcp
-	@scripts/bench-tree.sh
+	@bench/tree.sh
 
 bench-slow: rdmcp $(HELPER_BINS)
-	@scripts/bench-slow.sh
+	@bench/slow.sh
 
 bench-racks: rdmcp
-	@scripts/bench-racks.sh
+	@bench/racks.sh
 
 bench-senders: rdmcp
-	@scripts/bench-senders.sh
+	@bench/senders.sh
 
 bench-rdma: rdmcp
-	@scripts/bench-rdma.sh
+	@bench/rdma.sh
 
 -include $(OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(HELPER_BINS:=.d)
 
@@ -260,15 +260,15 @@ install: $(BIN)
 	install -m 0644 completions/rdmcp.bash $(DESTDIR)$(BASHCOMPDIR)/rdmcp
 	install -m 0644 completions/_rdmcp $(DESTDIR)$(ZSHCOMPDIR)/_rdmcp
 	# the unit runs the binary where it is installed (BINDIR, not DESTDIR)
-	sed 's|@BINDIR@|$(BINDIR)|g' systemd/rdmcp.service.in \
+	sed 's|@BINDIR@|$(BINDIR)|g' contrib/systemd/rdmcp.service.in \
 		>$(DESTDIR)$(SYSTEMDDIR)/rdmcp.service.tmp
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/rdmcp.service.tmp
 	mv -f $(DESTDIR)$(SYSTEMDDIR)/rdmcp.service.tmp \
 		$(DESTDIR)$(SYSTEMDDIR)/rdmcp.service
-	install -m 0644 systemd/rdmcp.sysusers $(DESTDIR)$(SYSUSERSDIR)/rdmcp.conf
-	install -m 0644 systemd/rdmcp.default $(DESTDIR)$(DOCDIR)/rdmcp.default
-	install -m 0755 scripts/slurm-prolog-example.sh \
-		scripts/spark-hadoop-prolog-example.sh $(DESTDIR)$(DOCDIR)/
+	install -m 0644 contrib/systemd/rdmcp.sysusers $(DESTDIR)$(SYSUSERSDIR)/rdmcp.conf
+	install -m 0644 contrib/systemd/rdmcp.default $(DESTDIR)$(DOCDIR)/rdmcp.default
+	install -m 0755 contrib/slurm-prolog-example.sh \
+		contrib/spark-hadoop-prolog-example.sh $(DESTDIR)$(DOCDIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench.sh - rdmcp on an emulated cluster, against the physical limit and
+# cluster.sh - rdmcp on an emulated cluster, against the physical limit and
 # against what a user would pick instead.
 #
 # For each scenario N:RATE:MIB, builds N network-namespace hosts whose NICs
@@ -31,8 +31,8 @@
 # tcpcopy, then a summary of all scenarios; writes one line per run to the
 # TSV BENCH_OUT (scenario, n, rate, mib, tool, run, seconds, ratio,
 # retrans, upload, drops, dsack; '#' lines say when and what) and, with gnuplot, plots
-# ratio against N to BENCH_PLOT (scripts/bench-plot.sh TSV PNG redraws
-# it).  'bench.sh --table TSV' prints the summary of an earlier run.
+# ratio against N to BENCH_PLOT (bench/plot.sh TSV PNG redraws
+# it).  'cluster.sh --table TSV' prints the summary of an earlier run.
 #
 # Settings (environment):
 #   BENCH_SCENARIOS  N:RATE:MIB ... ("4:200mbit:128 8:200mbit:128
@@ -144,7 +144,7 @@ tables() {
 }
 
 if [ "${1:-}" = --table ]; then
-	[ -f "${2:-}" ] || { echo "usage: bench.sh --table TSV" >&2; exit 2; }
+	[ -f "${2:-}" ] || { echo "usage: bench/cluster.sh --table TSV" >&2; exit 2; }
 	tables "$2"
 	exit 0
 fi
@@ -167,25 +167,25 @@ OUT=${BENCH_OUT:-/tmp/rdmcp-bench-$(date +%Y%m%d-%H%M%S)/bench.tsv}
 PLOT=${BENCH_PLOT-$(dirname "$OUT")/bench-ratio.png}
 export RDMCP_NS=${RDMCP_NS:-rdmcpbench}
 DATA=/dev/shm/rdmcp-bench.$$
-# shellcheck source-path=SCRIPTDIR source=bench-lib.bash
-. "$(dirname "$0")/bench-lib.bash"
+# shellcheck source-path=SCRIPTDIR source=lib.bash
+. "$(dirname "$0")/lib.bash"
 CPORT=$((PORT + 1))
 BG=		# the run in progress
 trap '[ -z "$BG" ] || kill "$BG" 2>/dev/null; bench_cleanup' EXIT
 TCPCOPY=$TOP/build/tests/tcpcopy
 TCPCHAIN=$TOP/build/tests/tcpchain
 if [ ! -x "$TCPCOPY" ] || [ ! -x "$TCPCHAIN" ]; then
-	echo "bench.sh: run 'make bench'" >&2
+	echo "bench/cluster.sh: run 'make bench'" >&2
 	exit 2
 fi
 for s in $SCENARIOS; do
 	if ! [[ $s =~ ^([0-9]+):([0-9.]+[a-zA-Z]*):([1-9][0-9]*)$ ]] ||
 		[ "${BASH_REMATCH[1]}" -lt 2 ] || [ "${BASH_REMATCH[1]}" -gt 1000 ]; then
-		echo "bench.sh: scenario '$s' is not N:RATE:MIB (N 2..1000, MIB >= 1)" >&2
+		echo "bench/cluster.sh: scenario '$s' is not N:RATE:MIB (N 2..1000, MIB >= 1)" >&2
 		exit 2
 	fi
 done
-[[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: BENCH_RUNS must be >= 1" >&2; exit 2; }
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "bench/cluster.sh: BENCH_RUNS must be >= 1" >&2; exit 2; }
 
 N=0 SIZE=0 HOSTS=
 ANCHOR=()	# a process in each host's namespace, to read its /proc/net
@@ -205,7 +205,7 @@ anchors() {
 			[ "$(readlink "/proc/${ANCHOR[i]}/ns/net")" != "$(readlink /proc/$$/ns/net)" ] && continue 2
 			sleep 0.02
 		done
-		echo "bench.sh: host $i's namespace did not come up" >&2
+		echo "bench/cluster.sh: host $i's namespace did not come up" >&2
 		exit 1
 	done
 }
@@ -222,7 +222,7 @@ listening() {
 		awk -v p=":$port" '$2 ~ p "$" && $4 == "0A" { n++; nextfile } END { exit n != ARGC - 1 }' "${files[@]}" && return 0
 		sleep 0.02
 	done
-	echo "bench.sh: hosts $2..$3 do not listen on port $1" >&2
+	echo "bench/cluster.sh: hosts $2..$3 do not listen on port $1" >&2
 	return 1
 }
 
@@ -294,9 +294,9 @@ run_rdmcp() {
 		${TRACE_TO:+--trace "$TRACE_TO"} \
 		"$DATA/file" "$hosts" 2>&1) || true
 	last=$(echo "$out" | sed -n 's/.*"event":"summary".*"last":\([0-9.]*\).*/\1/p')
-	echo "$out" | grep "^rdmcp: slow:" | sed "s/^/bench.sh: $n hosts, rdmcp $*: /" >&2 || true
+	echo "$out" | grep "^rdmcp: slow:" | sed "s/^/bench/cluster.sh: $n hosts, rdmcp $*: /" >&2 || true
 	if [ -z "$last" ] || ! echo "$out" | grep -q "\"complete\":$((n - 1)),\"failed\":0"; then
-		echo "bench.sh: rdmcp $* failed: $(echo "$out" | tail -3)" >&2
+		echo "bench/cluster.sh: rdmcp $* failed: $(echo "$out" | tail -3)" >&2
 		last=NA
 	fi
 	rm -rf "$DATA"/h*/"$DATA"
@@ -319,7 +319,7 @@ run_tcpchain() {
 		[ "$(stat -c %s "$DATA/h$i/chain.out" 2>/dev/null)" = "$SIZE" ] || t=NA
 	done
 	rm -f "$DATA"/h*/chain.out
-	[ "$t" = NA ] && echo "bench.sh: tcpchain failed" >&2
+	[ "$t" = NA ] && echo "bench/cluster.sh: tcpchain failed" >&2
 	echo "$t"
 }
 
@@ -356,7 +356,7 @@ scenario() {
 	SCENARIO_TAG=${s//:/-}	# names its traces
 	SIZE=$((mib << 20))
 	if [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -le $(((N + 1) * mib * 1024)) ]; then
-		echo "bench.sh: $s: /dev/shm has less than $(((N + 1) * mib)) MiB free" >&2
+		echo "bench/cluster.sh: $s: /dev/shm has less than $(((N + 1) * mib)) MiB free" >&2
 		exit 1
 	fi
 	echo "== $N hosts, every NIC at $rate both ways, $mib MiB, $RUNS runs"
@@ -386,7 +386,7 @@ scenario() {
 	"$CLUSTER" down
 	uni=$(awk '$1 == "tcpcopy" && $3 != "NA" { print $3 }' "$DATA/raw" | median)
 	if [ -z "$uni" ] || [ "$uni" = NA ]; then
-		echo "bench.sh: $s: no tcpcopy run succeeded" >&2
+		echo "bench/cluster.sh: $s: no tcpcopy run succeeded" >&2
 		exit 1
 	fi
 	awk -v s="$s" -v n="$N" -v rate="$rate" -v mib="$mib" -v uni="$uni" -v size="$SIZE" '
@@ -413,7 +413,7 @@ mkdir -p "$(dirname "$OUT")"
 } >"$OUT"
 echo "rdmcp bench: scenarios $SCENARIOS; $RUNS runs each, medians; TCP congestion control ${RDMCP_NS_CC:-$(sysctl -n net.ipv4.tcp_congestion_control)}"
 echo "load:$(uptime | sed 's/.*load/ load/')"
-awk '$1 > 0.5 { print "bench.sh: warning: the machine is not idle (load " $1 "): the figures will be noisy" }' /proc/loadavg
+awk '$1 > 0.5 { print "bench/cluster.sh: warning: the machine is not idle (load " $1 "): the figures will be noisy" }' /proc/loadavg
 started=$SECONDS
 for s in $SCENARIOS; do
 	scenario "$s"
@@ -423,7 +423,7 @@ echo
 echo "raw results (one line per run): $OUT"
 if [ -n "$PLOT" ]; then
 	if command -v gnuplot >/dev/null; then
-		"$TOP/scripts/bench-plot.sh" "$OUT" "$PLOT" && echo "plot: $PLOT"
+		"$TOP/bench/plot.sh" "$OUT" "$PLOT" && echo "plot: $PLOT"
 	else
 		echo "no gnuplot: no plot (scripts/install-deps.sh installs it)"
 	fi

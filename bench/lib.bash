@@ -1,5 +1,5 @@
-# bench-lib.bash - what the netns benchmarks share (bench.sh,
-# bench-tree.sh).  Source it after setting DATA (a scratch directory) and
+# lib.bash - what the netns benchmarks share (cluster.sh,
+# tree.sh).  Source it after setting DATA (a scratch directory) and
 # RDMCP_NS; it checks for root, removes the cluster and DATA on exit, and
 # makes the key the daemons and the sender use.
 

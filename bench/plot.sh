@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-plot.sh TSV OUT - plot a run of scripts/bench.sh (what 'make
+# bench/plot.sh TSV OUT - plot a run of bench/cluster.sh (what 'make
 # bench' writes to BENCH_OUT): for each tool, the time to the last replica
 # divided by one plain TCP copy (y) against the group size N (x), medians
 # of the runs; the dashed line at 1 is that copy, the physical limit.
@@ -11,10 +11,10 @@ set -euo pipefail
 TSV=${1:-}
 OUT=${2:-}
 if [ ! -f "$TSV" ] || [ -z "$OUT" ]; then
-	echo "usage: bench-plot.sh TSV OUT.png|OUT.svg" >&2
+	echo "usage: bench/plot.sh TSV OUT.png|OUT.svg" >&2
 	exit 2
 fi
-command -v gnuplot >/dev/null || { echo "bench-plot.sh: needs gnuplot" >&2; exit 2; }
+command -v gnuplot >/dev/null || { echo "bench/plot.sh: needs gnuplot" >&2; exit 2; }
 case $OUT in
 *.svg) TERM_SET="set terminal svg size 900,560 dynamic font 'sans,12'" ;;
 *) TERM_SET="set terminal pngcairo size 900,560 font 'sans,10'" ;;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-racks.sh - racks behind oversubscribed uplinks ('make bench-racks';
+# bench/racks.sh - racks behind oversubscribed uplinks ('make bench-racks';
 # root: network namespaces).
 #
 # For each scenario R:H:RATE:UPLINK:MIB it builds R racks of H hosts
@@ -27,7 +27,7 @@ RUNS=${BENCH_RUNS:-3}
 OPTS=${BENCH_OPTS:-}
 DATA=/dev/shm/rdmcp-bench-racks.$$
 export RDMCP_NS=rdmcpracks
-. "$(dirname "$0")/bench-lib.bash"
+. "$(dirname "$0")/lib.bash"
 
 # uplinks: "MAXIN TOTAL" bytes into racks, from the uplinks' counters
 uplinks() {
@@ -62,9 +62,9 @@ one_push() {
 	out=$(timeout -k 5 600 "$CLUSTER" exec 1 unshare --uts sh -c 'hostname "$0" && exec "$@"' \
 		"$("$CLUSTER" addr 1)" "$RDMCP" -P "$PORT" "${opts[@]}" -d /dst/ \
 		"$DATA/src/data.bin" "$list" 2>&1) ||
-		{ echo "bench-racks.sh: $kind push failed: $out" >&2; return 1; }
+		{ echo "bench/racks.sh: $kind push failed: $out" >&2; return 1; }
 	read -r -a after <<<"$(uplinks)"
-	echo "$out" | grep "^rdmcp: slow:" | sed "s/^/bench-racks.sh: $kind: /" >&2 || true
+	echo "$out" | grep "^rdmcp: slow:" | sed "s/^/bench/racks.sh: $kind: /" >&2 || true
 	secs=$(seconds_of "$out")
 	awk -v s="$secs" -v m=$((after[0] - before[0])) \
 		-v t=$((after[1] - before[1])) -v f="$BYTES" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-rdma.sh - rdmcp over RDMA verbs on Soft-RoCE, against perftest.
+# bench/rdma.sh - rdmcp over RDMA verbs on Soft-RoCE, against perftest.
 #
 # Boots the Soft-RoCE VM (scripts/rxe-vm.sh) with four rxe devices and, in
 # the same run, measures:
@@ -21,13 +21,13 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ "${RXE_VM:-}" != 1 ]; then
-	[ "$(id -u)" -eq 0 ] || { echo "bench-rdma.sh: needs root" >&2; exit 77; }
+	[ "$(id -u)" -eq 0 ] || { echo "bench/rdma.sh: needs root" >&2; exit 77; }
 	export RXE_VM_NDEV=4 RXE_VM_SHARE=$TOP RXE_VM_MEM=${RXE_VM_MEM:-3072}
 	export RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-1800}
 	exec "$TOP/scripts/rxe-vm.sh" -- "BENCH_MIB=${BENCH_MIB:-128} \
 		BENCH_INTERRUPTS=${BENCH_INTERRUPTS:-0} \
 		BENCH_RUNS=${BENCH_RUNS:-3} BENCH_BLOCK=${BENCH_BLOCK:-1M} \
-		$TOP/scripts/bench-rdma.sh"
+		$TOP/bench/rdma.sh"
 fi
 
 MIB=${BENCH_MIB:-128}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-scale.sh - rdmcp at a thousand hosts on one machine, and a check
+# bench/scale.sh - rdmcp at a thousand hosts on one machine, and a check
 # that its report is the disk (what 'make bench-scale' runs; no root).
 #
 # Starts N daemons on loopback addresses 127.1.X.Y (each its own --prefix

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-senders.sh - many pushes at once, from different senders, to
+# bench/senders.sh - many pushes at once, from different senders, to
 # overlapping groups of hosts (what 'make bench-senders' runs; root:
 # network namespaces).
 #
@@ -29,13 +29,13 @@ RUNS=${BENCH_RUNS:-3}
 OPTS=${BENCH_OPTS:-}
 DATA=/dev/shm/rdmcp-bench-senders.$$
 export RDMCP_NS=rdmcpsnd
-# shellcheck source-path=SCRIPTDIR source=bench-lib.bash
-. "$(dirname "$0")/bench-lib.bash"
+# shellcheck source-path=SCRIPTDIR source=lib.bash
+. "$(dirname "$0")/lib.bash"
 for s in $SCENARIOS; do
 	if ! [[ $s =~ ^([1-9][0-9]*):([1-9][0-9]*):([0-9]+[a-z]+):([1-9][0-9]*):([1-9][0-9]*)$ ]] ||
 		[ "${BASH_REMATCH[5]}" -gt "${BASH_REMATCH[2]}" ] ||
 		[ $((BASH_REMATCH[1] + BASH_REMATCH[2])) -gt 250 ]; then
-		echo "bench-senders.sh: '$s' is not S:N:RATE:MIB:G (G <= N, S + N <= 250)" >&2
+		echo "bench/senders.sh: '$s' is not S:N:RATE:MIB:G (G <= N, S + N <= 250)" >&2
 		exit 2
 	fi
 done

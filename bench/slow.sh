@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-slow.sh - rdmcp when some hosts are slower than the rest (what
+# bench/slow.sh - rdmcp when some hosts are slower than the rest (what
 # 'make bench-slow' runs; root: network namespaces).
 #
 # For each scenario N:RATE:MIB:K@SLOW, builds N hosts whose NICs run at
@@ -40,15 +40,15 @@ DATA=/dev/shm/rdmcp-bench-slow.$$
 export RDMCP_NS=rdmcpslow
 export RDMCP_NS_BURST=${BENCH_SLOW_BURST:-32kb}
 export RDMCP_NS_GSO=${BENCH_SLOW_GSO:-16384}
-# shellcheck source-path=SCRIPTDIR source=bench-lib.bash
-. "$(dirname "$0")/bench-lib.bash"
+# shellcheck source-path=SCRIPTDIR source=lib.bash
+. "$(dirname "$0")/lib.bash"
 CPORT=$((PORT + 1))
 TCPCHAIN=$TOP/build/tests/tcpchain
-[ -x "$TCPCHAIN" ] || { echo "bench-slow.sh: run 'make bench-slow'" >&2; exit 2; }
+[ -x "$TCPCHAIN" ] || { echo "bench/slow.sh: run 'make bench-slow'" >&2; exit 2; }
 for s in $SCENARIOS; do
 	if ! [[ $s =~ ^([0-9]+):([0-9]+[a-z]+):([1-9][0-9]*):([1-9][0-9]*)@([0-9]+[a-z]+)$ ]] ||
 		[ "${BASH_REMATCH[1]}" -lt 3 ] || [ "${BASH_REMATCH[4]}" -ge $((BASH_REMATCH[1] - 1)) ]; then
-		echo "bench-slow.sh: '$s' is not N:RATE:MIB:K@SLOW (N >= 3, K < N - 1)" >&2
+		echo "bench/slow.sh: '$s' is not N:RATE:MIB:K@SLOW (N >= 3, K < N - 1)" >&2
 		exit 2
 	fi
 done

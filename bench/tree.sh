@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-tree.sh - a tree of many small files against one file of the same
+# bench/tree.sh - a tree of many small files against one file of the same
 # total size, on an emulated cluster (scripts/netns-cluster.sh).
 #
 # A tree is one transfer: one list of entries, one stream of blocks, so
@@ -21,7 +21,7 @@ RATE=${BENCH_RATE:-200mbit}
 RUNS=${BENCH_RUNS:-3}
 export RDMCP_NS=${RDMCP_NS:-rdmcptree}
 DATA=/dev/shm/rdmcp-bench-tree.$$
-. "$(dirname "$0")/bench-lib.bash"
+. "$(dirname "$0")/lib.bash"
 mkdir -p "$DATA/src"
 
 # make_tree: FILES files of equal size in directories of 100, and one
@@ -53,7 +53,7 @@ once() {
 	local out
 	clear_copies
 	out=$("$CLUSTER" exec 1 "$RDMCP" "$@" "$(hostlist "$N")") ||
-		{ echo "bench-tree.sh: rdmcp failed: $out" >&2; exit 1; }
+		{ echo "bench/tree.sh: rdmcp failed: $out" >&2; exit 1; }
 	seconds_of "$out"
 }
 

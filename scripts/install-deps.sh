@@ -16,7 +16,7 @@
 #           zsh (runs the zsh completion), shellcheck (lints the example
 #           scripts), systemd (systemd-analyze verifies the unit),
 #           valgrind (make check-valgrind), gnuplot-nox (the plots of
-#           make bench: scripts/bench-plot.sh),
+#           make bench: bench/plot.sh),
 #           openssh-server and openssh-client (tests/cluster/rsh.sh runs sshd
 #           on the emulated hosts for --rsh), and QEMU with what
 #           scripts/rxe-vm.sh builds the Soft-RoCE VM from
@@ -57,7 +57,7 @@ PACKAGES=(
 	shellcheck
 	systemd
 	valgrind
-	# the bench plots (scripts/bench-plot.sh; make bench draws one)
+	# the bench plots (bench/plot.sh; make bench draws one)
 	gnuplot-nox
 	# --rsh over real ssh (tests/cluster/rsh.sh)
 	openssh-server

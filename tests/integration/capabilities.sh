@@ -9,7 +9,7 @@
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 command -v setpriv >/dev/null || { echo "SKIP: needs setpriv"; exit 77; }
 caps=$(sed -n 's/^#[[:space:]]*CapabilityBoundingSet=//p' \
-	"$TOP/systemd/rdmcp.service.in")
+	"$TOP/contrib/systemd/rdmcp.service.in")
 [ -n "$caps" ] || fail "the unit suggests no CapabilityBoundingSet="
 # "CAP_A CAP_B" -> "-all,+cap_a,+cap_b", setpriv's way
 bounding() {

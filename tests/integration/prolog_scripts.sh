@@ -1,12 +1,12 @@
-# The example staging scripts (scripts/slurm-prolog-example.sh and
-# scripts/spark-hadoop-prolog-example.sh) against real daemons on
+# The example staging scripts (contrib/slurm-prolog-example.sh and
+# contrib/spark-hadoop-prolog-example.sh) against real daemons on
 # 127.0.0.2-5, with a made-up Slurm allocation and workers file: the files
 # land, a node without a daemon is reported, written to the failed file
 # (and drained through scontrol) and gives status 1, and usage errors and
 # unreadable sources give 2 and 3.  Both scripts are shellcheck-clean.
 . "$(dirname "$0")/../lib.sh"
-SLURM_SCRIPT=$TOP/scripts/slurm-prolog-example.sh
-SPARK_SCRIPT=$TOP/scripts/spark-hadoop-prolog-example.sh
+SLURM_SCRIPT=$TOP/contrib/slurm-prolog-example.sh
+SPARK_SCRIPT=$TOP/contrib/spark-hadoop-prolog-example.sh
 
 if command -v shellcheck >/dev/null 2>&1; then
 	shellcheck "$SLURM_SCRIPT" "$SPARK_SCRIPT" || fail "shellcheck"
