@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # rdmcp - reliable multicast file copy (RDMC binomial pipeline)
 #
 #   make            build ./rdmcp

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cluster.sh - rdmcp on an emulated cluster, against the physical limit and
 # against what a user would pick instead.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.bash - what the netns benchmarks share (cluster.sh,
 # tree.sh).  Source it after setting DATA (a scratch directory) and
 # RDMCP_NS; it checks for root, removes the cluster and DATA on exit, and

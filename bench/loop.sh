@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/loop.sh - rdmcp's per-byte cost on loopback, no root needed (what
 # 'make bench-loop' runs).  The network is memory here, so what it shows
 # is the CPU and memory work rdmcp does per byte, not a network's speed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/plot.sh TSV OUT - plot a run of bench/cluster.sh (what 'make
 # bench' writes to BENCH_OUT): for each tool, the time to the last replica
 # divided by one plain TCP copy (y) against the group size N (x), medians

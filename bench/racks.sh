@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/racks.sh - racks behind oversubscribed uplinks ('make bench-racks';
 # root: network namespaces).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/rdma.sh - rdmcp over RDMA verbs on Soft-RoCE, against perftest.
 #
 # Boots the Soft-RoCE VM (scripts/rxe-vm.sh) with four rxe devices and, in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/scale.sh - rdmcp at a thousand hosts on one machine, and a check
 # that its report is the disk (what 'make bench-scale' runs; no root).
 #

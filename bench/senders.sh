@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/senders.sh - many pushes at once, from different senders, to
 # overlapping groups of hosts (what 'make bench-senders' runs; root:
 # network namespaces).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/slow.sh - rdmcp when some hosts are slower than the rest (what
 # 'make bench-slow' runs; root: network namespaces).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/tree.sh - a tree of many small files against one file of the same
 # total size, on an emulated cluster (scripts/netns-cluster.sh).
 #

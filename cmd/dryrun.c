@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * -n/--dry-run: what a push would do, and how long it would take.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Which hosts a push goes to: the HOSTS argument, a host file (-f), or
  * Slurm's allocation; minus excluded hosts (-x); duplicates dropped.  And

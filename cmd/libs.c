@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --send-libs: the shared libraries a dynamically linked ELF executable
  * needs, found as this machine's loader finds them (ldd), sent with it to

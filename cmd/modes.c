@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The modes of rdmcp but the push (send.c): serve (the daemon), plan and
  * genkey; and what the modes share: logging, the key, exit_status().

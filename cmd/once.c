@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdmcp --serve --once on the command line (see rsh.h): the key from
  * standard input, the port line, the end of standard input.

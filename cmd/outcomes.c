@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The outcomes of a push, grouped as clush -b and dshbak -c group the
  * output of many hosts: one line per distinct outcome, its hosts as one

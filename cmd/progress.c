@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The progress of a push, on stderr, and what an interrupted push says.
  *

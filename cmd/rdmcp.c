@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdmcp - copy files to many hosts at once with the RDMC binomial pipeline.
  *

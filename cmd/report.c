@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Output of a push: with -v (or --json) one line per replica as its
  * outcome is known, then (outcomes.c) one line per distinct outcome, then

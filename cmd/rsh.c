@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --rsh: one-shot receivers started through a remote shell (see rsh.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The sender in its own host list.  It is the root of the pipeline and
  * already holds the files: a daemon on the same machine would only copy

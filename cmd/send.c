@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdmcp FILE... HOSTS: the sending side on the command line.  Runs the
  * push, then again for the hosts that failed (--retries), and reports one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where each source of a push lands (its path, or -d DIR), the manifest
  * of what is sent: files, trees (-r), libraries (--send-libs), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * '-' as a source: standard input, spooled to an unnamed temporary file
  * in $TMPDIR (default /tmp), then sent as a file.  Memory stays bounded

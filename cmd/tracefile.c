@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * --trace FILE: the push's timeline as Chrome trace events (JSON), which
  * Perfetto (ui.perfetto.dev) and chrome://tracing open.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * units - sizes and rates in words for people: what the report, the
  * progress line and the dry run print.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rdmcp --help: what every mode and option does, in one screen per mode.
  * Kept apart from the option parser (cmd/rdmcp.c); check-docs.sh holds

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bash completion for rdmcp(1).  Installed as
 # $(PREFIX)/share/bash-completion/completions/rdmcp.  Keep the options in
 # step with 'rdmcp --help' (tests/completions.sh checks that every option

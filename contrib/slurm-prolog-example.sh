@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # slurm-prolog-example.sh - stage files (a binary, a data set) to the
 # local disk of every node of a Slurm allocation with rdmcp, from the
 # batch host, before the job's steps start.  Call it at the top of a batch

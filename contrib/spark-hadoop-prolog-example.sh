@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # spark-hadoop-prolog-example.sh - stage files (a job's jar, its
 # configuration, a data file) to every worker of a Spark or Hadoop cluster
 # with rdmcp, before the job is submitted:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_decoders - libFuzzer target for everything rdmcp decodes from the
  * network or the command line: frame headers, jobs, rosters, data and RDMA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mkseeds DIR - write a starting corpus for fuzz_decoders: one valid
  * input per decoder (selector byte, then the encoding).

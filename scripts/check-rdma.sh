@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check-rdma.sh - run the RDMA tests (tests/rdma) on real verbs devices:
 # a throwaway QEMU VM with Debian's stock kernel and Soft-RoCE
 # (scripts/rxe-vm.sh), six rxe devices on 198.18.0.1-6.  Needs root (to

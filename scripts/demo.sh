@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # demo.sh - rdmcp in one minute, no root needed (what 'make demo' runs).
 #
 # Starts a receiving daemon on each of 8 loopback addresses (each with its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # deps.sh build|test - make sure what 'make' (build) or 'make check'
 # (test) needs is installed, before anything is built: the Makefile runs
 # it first, so that on a fresh Debian 12 'make demo' and 'make check' are

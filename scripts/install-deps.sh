@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # install-deps.sh [--missing] [build|all] - install what building (build)
 # or building and testing (all, the default) rdmcp needs on Debian 12
 # (bookworm).  Run as root.  Does nothing when every package is already

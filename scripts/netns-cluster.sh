@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # netns-cluster.sh - an emulated cluster of Linux hosts on one machine.
 #
 #   netns-cluster.sh up N [RATE]    hosts 1..N, each NIC shaped to RATE

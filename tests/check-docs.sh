@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check-docs.sh - the documentation agrees with the program (what
 # 'make check-docs' runs).
 #

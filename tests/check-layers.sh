@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check-layers.sh [TOP] - the code keeps to its layers ('make check-layers';
 # check-docs.sh runs it too).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # completions.sh - the bash and zsh completions offer every option that
 # 'rdmcp --help' lists, offer no option rdmcp does not accept, and
 # complete option values (run by tests/check-docs.sh, i.e. make check-docs).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared helpers for rdmcp's shell tests.  Source it; it sets `set -eu`,
 # makes a scratch directory and removes it, and every daemon it started,
 # when the test exits however it exits.  Every daemon still running then

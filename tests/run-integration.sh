@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run-integration.sh DIR: run every DIR/*.sh test, each under a time limit,
 # and report.  Exit status 0 only if all passed.  Tests that need root (network
 # namespaces) skip themselves with status 77 when not run as root; that is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run-valgrind.sh TEST...: run these integration tests with every daemon
 # under valgrind (memcheck, full leak check), then read every daemon's
 # valgrind log.  Fails on any memory error or any definite or indirect

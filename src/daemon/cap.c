@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cap - what a job costs a daemon against its --max-blocks (see
  * transfer_over_cap in transfer.h), and the block size that would do.

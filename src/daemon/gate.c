@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gate - admission of unauthenticated connections (see gate.h).
  */

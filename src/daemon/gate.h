@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gate - admission of connections that have not authenticated yet.
  *

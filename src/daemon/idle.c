@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idle - the idle watch of a job on a daemon (transfer_int.h): a job that
  * makes no progress for the daemon's --job-idle-timeout is dropped, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * park - a job's data connections and RDMA requests that come before its
  * START, held until the engine can take them (transfer_int.h).

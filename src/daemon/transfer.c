@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transfer - one transfer on a receiving daemon (see transfer.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transfer - one transfer as a receiving daemon takes part in it.
  *

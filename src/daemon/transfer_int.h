@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transfer_int - what transfer.c (a transfer on a daemon) and park.c (its
  * connections that come before START) share.  Not for other modules.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dest - where a job's entries land (see dest.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dest - where a job's entries land on a receiver, made safely.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dest_int - what the parts of dest share: the state of a job's entries,
  * between dest.c (resolving, checking and creating them), made.c (acting

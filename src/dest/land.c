@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * land - landing a job's entries (see dest.h): modes, times, renames
  * into place, and removing what was made when the job does not land.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * made - acting on what a job made, and on nothing else (see dest_int.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pending - records of temporaries, swept at start (see pending.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pending - a daemon's record of the temporaries its running jobs have
  * made, so that after it was killed (SIGKILL, OOM, a crash) it removes

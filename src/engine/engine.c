@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * engine - one member's schedule over a transport (see engine.h).
  */

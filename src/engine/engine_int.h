@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * engine_int - what the parts of the engine share: its state, and the
  * calls between engine.c (the schedule run over a transport), pace.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * events - what the engine does when its transport reports: a neighbour
  * connected or lost, a signal (ready, offer, grant, nearly in), a block

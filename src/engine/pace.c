@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pace - one block at a time on each of a member's links (engine.h,
  * admit_one; state in engine_int.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spans - the engine's spans for --trace: each send, from its start to
  * the transport's word that it is out, and the waits before sends (state

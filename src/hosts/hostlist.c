@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostlist - host list expressions (see hostlist.h).
  */

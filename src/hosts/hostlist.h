@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostlist - host list expressions, as pdsh and Slurm write them.  Pure.
  *

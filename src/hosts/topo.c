@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * topo - racks of hosts from a topology file, and host lists put in rack
  * order (topo.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * topo - which rack each host is in, and the rack order of a host list.
  * Pure: parses text it is given, allocates, does no I/O.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * member - a group member's transport and engine (see member.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * member - one member of a running group: its transport, TCP or RDMA
  * verbs, made for the group, and its engine started on it.

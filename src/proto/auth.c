@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * auth - shared key and challenge-response (see auth.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * auth - the shared key and the mutual challenge-response of a push.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * proto - the rdmcp wire protocol: frame headers and the messages of the
  * control and data connections.  Pure: no I/O; decoders treat input as

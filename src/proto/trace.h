@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace - a timeline of one member's part in a push, for --trace.
  *

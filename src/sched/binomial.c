@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * binomial - the binomial pipeline schedule (see binomial.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * binomial - the binomial pipeline schedule, for schedule.c.  Pure.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hybrid - the binomial pipeline across racks (hybrid.h).
  *

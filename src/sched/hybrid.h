@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hybrid - the binomial pipeline across racks, as one member's table of
  * transfers (used by schedule.c; pure).

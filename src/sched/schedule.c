@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * schedule - block transfer schedules (see schedule.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * schedule - block transfer schedules for one member of a multicast group.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fate - what became of each host of a push (see push_int.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * group - the sender's group (see push_int.h): once the hosts have
  * answered, the members are ranked, the transport chosen, START sent and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * push - the sending side of a transfer (see push.h).
  */

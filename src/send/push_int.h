@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * push_int - what the three parts of the sender share: push.c (hosts and
  * their control connections), fate.c (what became of each host: outcomes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slow - which members of a running group are much slower than the
  * others, and whether starting again without them in relay positions

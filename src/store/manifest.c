@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * manifest - files, directories and links to send (see manifest.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * manifest - what a sender sends: files, directories and symbolic links,
  * each with its destination, in tree order (a directory before what it

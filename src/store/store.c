@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store - files as one block stream (see store.h).
  */

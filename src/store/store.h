@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store - a set of files seen as one byte stream cut into blocks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ranktab - items by key (see ranktab.h).
  */

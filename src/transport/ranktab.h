@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ranktab - a table of items by a 64-bit key, kept sorted: what each
  * transport holds per peer (by rank), the RDMA completion slots (by id).

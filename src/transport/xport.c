@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xport - dispatch to the transport in use, and the posted-receive queue
  * both transports keep (see xport.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xport - the transport interface the engine runs on.
  *

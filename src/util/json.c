@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * json - JSON string literals (see json.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * json - the small part of JSON that rdmcp writes (--json).  Pure.
  */

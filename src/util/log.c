@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * log - logging sink and error records (see log.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * log - the one place src/ reports through.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * net - socket address parsing and formatting (see net.h).
  */

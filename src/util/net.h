@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * net - socket address parsing and formatting.  Pure apart from
  * inet_pton/inet_ntop; name resolution lives with its callers (it must not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * path - lexical path handling (see path.h).
  */

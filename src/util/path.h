@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * path - lexical path handling, and file types in words.  Pure: no file
  * system access.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wire - big-endian encoding and bounded decoding (see wire.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wire - bounds-checked big-endian encoding into growable buffers and
  * decoding from untrusted ones.  Pure: no I/O.

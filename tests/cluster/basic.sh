@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Six hosts on an emulated network, every NIC shaped to 1 Gbit/s both ways:
 # each algorithm delivers identical copies with --verify, and the report
 # names every host.

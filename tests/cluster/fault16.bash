@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by the N=16 fault tests (relay_kill16.sh, relay_freeze16.sh,
 # link_cut16.sh):
 # a 16-host binomial pipeline (the sender on host 1, daemons on hosts

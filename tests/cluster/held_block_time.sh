@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A member holds its PROGRESS while its last frame to the sender is
 # unacknowledged (transfer.c, maybe_progress).  Here the sender's pure ACKs
 # never reach the member, so every block of the push lands while the

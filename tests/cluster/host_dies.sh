@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # On an emulated 200 Mbit/s network, a relay's daemon is killed mid-
 # transfer: the sender and the survivors learn it within seconds, the dead
 # host is reported as such, and no host has a partial file under the final

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A relay's link cut (its NIC down) mid-transfer in a 16-host binomial
 # pipeline on an emulated 200 Mbit/s network, one group (--retries 0,
 # --timeout 2): no packet says so, only the keepalive timeout can tell.

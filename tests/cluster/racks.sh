@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Two racks of four hosts behind an uplink (scripts/netns-cluster.sh
 # racks): with --topology the data crosses the uplink once, whatever the
 # order of the host list, every host gets an identical copy and the report

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A relay that got its own copy but cannot reach the next host (its
 # packets to it vanish): it reports the failure after it reported success,
 # and the sender must abort the group on it, naming the relay, instead of

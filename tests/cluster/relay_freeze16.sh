@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A relay frozen (SIGSTOP) mid-transfer in a 16-host binomial pipeline on
 # an emulated 200 Mbit/s network, one group (--retries 0, --timeout 2): its
 # connections stay open, so only the keepalive timeout can tell; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A relay killed (SIGKILL) mid-transfer in a 16-host binomial pipeline on
 # an emulated 200 Mbit/s network, one group (--retries 0): the sender and
 # every surviving member learn of it within 2 s (the daemons' log lines

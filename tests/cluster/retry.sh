@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --retries: a relay killed mid-transfer in a 16-host binomial pipeline;
 # the sender forms a new group from the hosts that lack a copy and sends
 # again, so every surviving host ends with a complete copy, and only the

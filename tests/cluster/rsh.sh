@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Receivers without a daemon, over real ssh: every receiver host runs its
 # own sshd (keys made here), and the sender, host 1, pushes with
 # '--rsh "ssh -F ..."' to 8 hosts, 3 remote commands starting at a time.

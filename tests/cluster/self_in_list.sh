@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The sender in its own host list (a whole-cluster host file that forgot
 # to leave it out): a usage error naming the host and how to leave it out,
 # before any daemon is contacted; by address (host 1's own 198.18 address)

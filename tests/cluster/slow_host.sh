@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # One host of six much slower than the others (its NIC at 1/8 of theirs):
 # rdmcp finds it during the push (in the chain chosen for this size, and
 # in the binomial pipeline), says so, and sends again with it last in a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A source that changes while it is sent is never delivered: the members
 # land only on the sender's final go, which it gives only if no source
 # changed (size, times, identity) since it opened them.  Grown, rewritten

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --trace puts every member's times on the sender's clock from the round
 # trip of its JOB and ACCEPT, not from how long its timeline took to come:
 # here the last host of a chain sends its timeline (thousands of spans)

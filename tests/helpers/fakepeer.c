@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fakepeer - an endpoint that is not an honest rdmcp daemon, for tests of
  * what a sender believes before a daemon has authenticated.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flood - hold many unauthenticated connections open against a daemon,
  * for tests of its admission limits.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rawclient - a hand-driven sender, for tests of what the daemon refuses.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tcpchain - the pipelined TCP chain a user would write instead of rdmcp,
  * the second yardstick of the benchmarks: host 1 sends the file to host 2,

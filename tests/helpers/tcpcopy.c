@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tcpcopy - the plainest possible unicast file copy over TCP, the yardstick
  * of the benchmarks.

@@ -1,4 +1,5 @@
 #!/usr/bin/env zsh
+# SPDX-License-Identifier: MIT
 # zsh-complete.zsh FPATH_DIR WORDS...: run zsh's own completion system on
 # the command line WORDS (joined by spaces, completion at its end) and
 # print every match it offers, one per line, as "match -- description"

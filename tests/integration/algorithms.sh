@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Every algorithm delivers identical copies, with end-to-end --verify.
 . "$(dirname "$0")/../lib.sh"
 start_daemons 6

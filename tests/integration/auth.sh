@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Authentication: a daemon serves only senders holding its key, and
 # refuses everything else before it creates any file or directory; keys
 # are created 0600 and never overwritten; careless keys are refused.

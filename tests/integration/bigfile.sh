@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A sparse file over 4 GiB (sizes and offsets beyond 32 bits, more than
 # 65535 blocks of 64 KiB) reaches two hosts intact.
 . "$(dirname "$0")/../lib.sh"

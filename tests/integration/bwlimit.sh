@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --bwlimit caps what each member sends: a push cannot beat the cap (the
 # sender sends every byte at least once), whatever the schedule; a bare
 # number is KiB/s as in rsync; a bad rate is a usage error.

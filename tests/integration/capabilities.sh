@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A daemon running as root with only the capabilities that the systemd
 # unit's header suggests (read from the unit itself, so that what it
 # documents is what is tested): it writes into a job directory that a user

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The command line: help, version, usage errors (2), sender-side errors (3),
 # unreachable hosts reported quickly (1), --plan.
 . "$(dirname "$0")/../lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # One daemon serves several transfers at the same time, from different
 # senders, and keeps serving afterwards.
 . "$(dirname "$0")/../lib.sh"

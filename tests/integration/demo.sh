@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # make demo: daemons on the addresses and port asked for (RDMCP_DEMO_ADDRS,
 # RDMCP_DEMO_PORT), one host and all of them side by side with their
 # times, ratios and the sender's upload (about one copy for the pipeline,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The fresh-machine path of 'make demo' and 'make check' (scripts/deps.sh),
 # simulated: a pkg-config that finds nothing until a stand-in installer
 # (INSTALL_DEPS) has run.  Not root: make stops before building, naming

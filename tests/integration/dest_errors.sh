@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Destination problems on single receivers: a full disk (found up front,
 # by reserving the space), a read-only file system, a directory the daemon
 # may not write.  That replica fails with the OS's words, the others

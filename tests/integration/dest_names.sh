@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Where sources land with -d: under the base name of their clean
 # absolute path, so that a trailing slash (what tab completion adds), "."
 # and ".." name the directory itself; a missing -d directory is named

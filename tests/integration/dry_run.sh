@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # -n/--dry-run contacts and authenticates every host, runs every check of a
 # real push (what exists, --force, free space) and creates and sends
 # nothing; it prints the plan and a predicted time, and its exit status and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Endurance: 8 concurrent transfers from different senders to the same
 # daemons, then 200 back-to-back transfers.  The daemons' resident memory,
 # open descriptors and temporary files must be the same before and after

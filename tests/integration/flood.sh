@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A flood of connections that never authenticate (idle, or trickling a
 # byte a second) does not keep a real sender out, nor run the daemon out
 # of file descriptors: a daemon holds at most a bounded number of them,

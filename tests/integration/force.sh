@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An existing destination is never replaced without --force; a directory in
 # the way is never replaced at all; nothing else is touched.
 . "$(dirname "$0")/../lib.sh"

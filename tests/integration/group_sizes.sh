@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # 1, 2, 3, 5, 8 and 13 hosts: every one ends with the file; the report has
 # one line per host and a summary.
 . "$(dirname "$0")/../lib.sh"

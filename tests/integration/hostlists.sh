@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Host list expressions from the command line: ranges, host files, -x,
 # duplicates, Slurm's node list, errors that point at the character, and
 # compressed lists of the hosts that did and did not get a copy.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A job of 2^32 blocks (a 2 TiB sparse file in 512-byte blocks) that the
 # daemon allows (--max-blocks 4G) does not freeze it: while that job runs,
 # a second push to the same daemon completes; and the big one, stopped,

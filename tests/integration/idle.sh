@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An idle daemon sleeps: once a push has ended and a connection that never
 # authenticated has been dropped by the gate (and the drop logged), its
 # event loop makes no system call at all, so a thousand daemons on a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # make install into a DESTDIR with a custom PREFIX: every file where it
 # belongs with its mode, the unit's ExecStart pointing at the installed
 # binary (and accepted by systemd-analyze verify, with a bounded exposure

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A sender that holds a daemon's job without making it progress cannot
 # keep the job's slot and space for its own timeout (up to 24 h): after the
 # daemon's --job-idle-timeout the job is dropped, the daemon's log says

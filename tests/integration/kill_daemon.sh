@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A daemon killed mid-transfer: the sender exits 1 within seconds, names the
 # host, and no host has a partial file under the final name; the killed
 # daemon, started again, removes the temporaries it left.  With --trace the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Several files in one command, one of them empty, with their modes (the
 # executable bit above all); -d lands them all in one directory.
 . "$(dirname "$0")/../lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A job of more blocks than the daemon allows (--max-blocks, default 2^24)
 # is refused as soon as its JOB is read: the sender reports the daemon's
 # reason, with the numbers and the block size that would do, for that

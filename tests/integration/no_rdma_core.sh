@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Without rdma-core: rdmcp does not link libibverbs or librdmacm, it loads
 # them when RDMA is first asked for.  On a host where libibverbs cannot be
 # loaded (here: /dev/null mounted over it, in a mount namespace of this

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Receivers without a daemon, on loopback: 'rdmcp --serve --once' reports
 # its port, takes its key on standard input, ends after one complete
 # transfer, at the end of its standard input, or when no sender comes;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Who owns what a root daemon creates, and set-ID bits: by default the
 # owner of the --root it lands under, with --owner USER[:GROUP] that user,
 # with --keep-owners and a sender's -p the sources' owners;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A daemon with --prefix and no --state-dir keeps its records in the
 # prefix (.rdmcp-state): killed with SIGKILL mid-push and started again the
 # same way, it removes the temporary it left, and only what it recorded (a

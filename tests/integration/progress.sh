@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Progress for logs and terminals, and interrupted pushes: --progress into
 # a file writes plain lines (no carriage return, no terminal escape), the
 # first at once and then at most one every 5 s; on a terminal the line is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The example staging scripts (contrib/slurm-prolog-example.sh and
 # contrib/spark-hadoop-prolog-example.sh) against real daemons on
 # 127.0.0.2-5, with a made-up Slurm allocation and workers file: the files

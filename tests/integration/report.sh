@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The report as an admin of clush and pdsh reads it: one line per
 # distinct outcome with its hosts as a compressed host list, complete
 # copies first, failures after in the order of the host list; per-host

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What the report says is what the hosts hold, in the small cases: a
 # sender-side error blames no host, one host under two names is one host,
 # --verify says what it checked.  (Faults at scale: scale_truth.sh.)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Re-runs are safe: a host that already holds identical files is reported
 # ok, "already identical", and its files are not rewritten; a host whose
 # files differ needs --force, and keeps its files without it.

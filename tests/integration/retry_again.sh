@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --retries counts a host's own failures, not its group's: a host that only
 # lost its group because another host failed is sent to again without
 # using a retry.  With --retries 1, one member killed in the first attempt

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The daemon writes only below its --root directories and says why not.
 . "$(dirname "$0")/../lib.sh"
 mkdir -p "$WORK/allowed" "$WORK/other"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --rsh and hosts the remote shell could run or ssh could take as an
 # option (security issue 40, item 6): a host with shell syntax or a
 # leading '-', from the HOSTS argument, -w, -x, a host file or Slurm's

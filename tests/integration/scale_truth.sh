@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The report is the disk at scale: 256 daemons on loopback, a push with
 # 16 MiB, 3 members killed and 3 frozen once it runs, a short --timeout and a
 # busy-looping process, one retry.  Every host reported ok holds a byte-

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --send-libs: an ELF executable travels with the shared libraries it
 # needs, in DEST_libs/ next to it, where the loader finds them with
 # LD_LIBRARY_PATH; the C library's own parts stay behind (they must match

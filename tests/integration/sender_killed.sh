@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The sender killed mid-transfer: every receiver discards its temporaries
 # within the keepalive timeout, no final file appears, and the daemons go
 # on serving.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A sender that stalls (frozen here; starved on a loaded machine) is the
 # one at fault when its daemons give up on it: the hosts are sent to again
 # without using a retry, and their reasons say the sender went silent.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Exact sizes around block boundaries, an empty file, a few MiB: three hosts
 # hold byte-identical copies and no temporary is left behind.
 . "$(dirname "$0")/../lib.sh"

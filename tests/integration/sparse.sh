@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A sparse source: the sender never allocates its holes (not even to take
 # its crc32 for --verify, where the source lives on tmpfs), and with -S the
 # copies keep them; without -S the copies are whole.

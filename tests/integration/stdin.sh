@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # '-' as a source: standard input, landing as --name NAME (tar c dir |
 # rdmcp --name dir.tar -d /dst - HOSTS), spooled to a file without a name
 # in $TMPDIR that nothing outlives; its usage errors (2) and a $TMPDIR it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A user who may write the destination directory swaps the job's
 # temporary for a symbolic link to a file that is not theirs while the
 # push runs (issue 40, item 1: a root daemon chmodded the link's target,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Keepalives: connections that are idle but healthy outlive a short
 # --timeout (a sequential receiver waits for its turn); a frozen daemon
 # (SIGSTOP) is found out by it, and the transfer ends instead of hanging;

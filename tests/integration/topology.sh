@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --topology: the hosts go in rack order (each rack's hosts take
 # consecutive ranks, racks in order of first appearance), the algorithm
 # is chain unless -a says otherwise, hosts of no rack come last with a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --trace FILE writes the push as Chrome trace events: valid JSON, one
 # process per host and one for the sender, every block received exactly
 # once by every host and sent once for each receive, spans that do not

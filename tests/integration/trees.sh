@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # -r: a directory tree as one transfer.  Empty directories, modes, links
 # kept as links (even those pointing out of the tree), -p times; merging
 # into an existing tree; what is refused, with nothing written.

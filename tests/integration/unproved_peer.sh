@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A sender believes nothing from an endpoint that has not proved it holds
 # the key, and waits for that proof no longer than --connect-timeout
 # (issue 40, items 3 and 4):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers for the RDMA tests, which run inside the Soft-RoCE VM
 # (scripts/rxe-vm.sh, make check-rdma): host I has device rxe(I-1) on
 # 198.18.0.I; host 1 sends, daemons run on hosts 2.., as in tests/lib.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Pushes over real verbs devices: 1, 2, 3 and 5 receivers; sizes 0, 1,
 # block + 1 and several MiB; --verify; every algorithm.  The report must
 # say the group ran over verbs, and every copy must be exact.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The classic RDMA failures get clear, actionable errors: a locked-memory
 # limit too low to register (on the sender and on a receiver; a receiver
 # whose limit holds its bounce buffers but not all of its destination

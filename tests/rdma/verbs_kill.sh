@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A receiver killed mid-transfer over verbs: the sender exits 1, names it,
 # and no host has a partial file under the final name.
 . "$(dirname "$0")/rlib.bash"

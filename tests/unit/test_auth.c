@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * auth: HMAC-SHA-256 against RFC 4231, key files (format, permissions,
  * never overwritten), and proofs that depend on every input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * conn's write queue: a signal passes the block frames queued before it
  * that have not begun to leave (a grant or an offer does not wait behind

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where a job's entries land: hostile manifests (entries through links,
  * out of order, out of the root), what is in the way (FIFOs, files,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The engine over the real TCP transport on loopback: n members in one
  * process and one event loop, blocks in memory.  Every member must end with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The gate of unauthenticated connections, on a real libuv loop: its
  * limits, its deadline, and that it holds no timer when nothing waits (an

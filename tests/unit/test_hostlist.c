@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Host list expressions: expansion, errors that point at the offending
  * character, host files, exclusion, de-duplication, and compression that

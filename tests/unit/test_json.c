@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * JSON string literals: escapes, control characters, UTF-8 kept when
  * valid and replaced when not.

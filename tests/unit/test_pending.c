@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Records of temporaries and the sweep at start: a recorded temporary
  * file and a recorded temporary tree are removed; a recorded path that is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Wire encoding and decoding: frame headers, jobs, member lists, hellos
  * round-trip exactly; truncated, oversized and malformed input is refused

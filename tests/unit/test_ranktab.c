@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ranktab: items stay sorted by key whatever the insertion order, a key
  * is held once, lookups find exactly what was added, removal keeps the

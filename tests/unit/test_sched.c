@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Schedule properties, checked by simulating whole groups step by step:
  * every member holds each block it sends, every member receives every block

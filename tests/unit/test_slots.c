@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The verbs transport's pure parts: bounce-buffer slots, message credits
  * and immediate values.

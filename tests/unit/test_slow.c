@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Slow members: a member whose blocks take SLOW_FACTOR times the group's
  * median, clear of the others' times by SLOW_GAP, is slow, but only when

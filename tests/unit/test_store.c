@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The manifest mapping: files seen as one stream cut into blocks.  Every
  * block's iovecs cover exactly its bytes of the concatenated files, across

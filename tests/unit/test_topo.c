@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Topology files: both forms of a rack line, lookups by full and short
  * name with and without a port, errors that name the line, and the rack

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * unit.h - what the unit tests share: running a Check suite.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * conn - framed TCP connection on libuv (see conn.h): its life cycle,
  * events, connecting and listening, keepalive; the bytes themselves move

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * conn_int - what the parts of conn share: the connection's state, and
  * the calls between conn.c (life cycle, events, connecting, listening,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * read - a connection's incoming bytes (conn_int.h): frames read into
  * the owner's memory or files (read-ahead for headers and small frames,

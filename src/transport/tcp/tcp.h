@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tcp - the TCP transport (see xport.h), one framed connection per peer.
  *

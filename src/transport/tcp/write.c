@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * write - a connection's outgoing bytes (conn_int.h): frames written
  * with sendmsg and, from files, sendfile; frames that grow as a block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lib - rdma-core's libraries, loaded on first use (see lib.h).
  */

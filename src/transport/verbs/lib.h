@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lib - rdma-core's libraries (libibverbs, librdmacm), loaded when the
  * verbs transport is first asked for, not when rdmcp starts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * memory - the memory the verbs transport sends from and receives into
  * (xv_int.h): regions given with xp_reg(), registered with the device

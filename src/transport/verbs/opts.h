@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * opts - the user's RDMA verbs settings (--device, --gid-index,
  * --interrupts), as plain data: what the sender and the daemon pass down

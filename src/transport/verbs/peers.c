@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peers - the verbs transport's peers and the connections of their two
  * queue pairs over rdma_cm (xv_int.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slots - buffer slots and credits (see slots.h).
  */

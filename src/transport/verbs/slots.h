@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slots - bookkeeping for registered buffers and message credits, as the
  * verbs transport uses them.  Pure: no I/O, no verbs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * verbs - the process's RDMA state (see verbs.h).
  */

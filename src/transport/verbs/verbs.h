@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * verbs - what one process shares for RDMA: the rdma_cm event channel and
  * listener, and per device one protection domain, one completion queue and

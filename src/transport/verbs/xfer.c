@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xfer - RDMA verbs transport (see xv.h): memory, signals, blocks
  * and the transport's operations; peers and connections are peers.c's

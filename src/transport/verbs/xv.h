@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xv - the RDMA verbs transport (see xport.h), over rdma_cm.
  *

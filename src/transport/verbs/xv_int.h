@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xv_int - what the parts of the verbs transport share: its state,
  * and the calls between xfer.c (rings, signals, blocks, the xp
