@@ -674,7 +674,7 @@ main(int argc, char **argv)
 	o.args = argv + optind;
 	o.nargs = argc - optind;
 	if (o.topology != NULL && !o.alg_set)
-		o.alg = SCHED_CHAIN;	/* one crossing per rack (README) */
+		o.alg = SCHED_CHAIN;	/* one crossing per rack */
 	if (rc == PARSE_STOP)
 		status = EXIT_ALL_OK;
 	else if (rc < 0)

@@ -107,8 +107,8 @@ on_idle(uv_timer_t *t)
 }
 
 /* A daemon waits most of its life: what its jobs freed goes back to the
- * system once none has run for TRIM_MS (malloc keeps it otherwise: an
- * idle daemon's private memory grew from 0.8 to 1.0 MiB after pushes). */
+ * system once none has run for TRIM_MS (malloc keeps it otherwise;
+ * docs/performance.md, its constants). */
 #define TRIM_MS 1000
 
 static void

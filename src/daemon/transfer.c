@@ -295,10 +295,10 @@ send_progress(struct transfer *j, uint32_t bt)
  * proto_progress_every_ms.  Not while a frame we sent the sender is
  * unacknowledged (the next block asks again, and a first block time
  * still held at the end goes then: tell_held_block_time): its ACKs wait
- * behind the data on its link, up to 100 ms at 20 Mbit/s, and a second
- * frame in flight had TCP probe the first after two round trips of the
- * path when idle, a needless retransmission by most members of a group
- * at once. */
+ * behind the data on its link, and a second frame in flight has TCP
+ * probe the first after two round trips of the path when idle, a
+ * needless retransmission by most members of a group at once
+ * (docs/performance.md, its constants). */
 static void
 maybe_progress(struct transfer *j)
 {

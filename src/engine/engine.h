@@ -84,9 +84,9 @@ struct eng_cfg {
 	struct trace *trace;
 };
 
-/* Receives posted ahead.  Measured on an emulated 16-host TCP cluster:
- * small windows tie members in lock-step and pay for every delay of every
- * neighbour; 16 absorbs them (see README, Performance). */
+/* Receives posted ahead: small windows tie members in lock-step and pay
+ * for every delay of every neighbour; 16 absorbs them
+ * (docs/performance.md, "The receive window"). */
 #define ENG_DEFAULT_WINDOW 16
 #define ENG_NO_PEER UINT32_MAX
 

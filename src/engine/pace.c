@@ -197,8 +197,8 @@ offered(struct eng *e, uint32_t peer, uint64_t b, uint32_t count)
  * from us alone, and the round trip of offer and grant overlaps the block
  * before (a chain's every block).  A member that sends to several peers
  * waits for its link before it offers: a receiver that granted it would
- * wait too, while another sender could send (measured: the binomial
- * pipeline 4 % slower when its members offered ahead). */
+ * wait too, while another sender could send (docs/performance.md, its
+ * constants). */
 static const struct epeer *
 only_target(const struct eng *e, uint32_t peer)
 {
@@ -252,8 +252,7 @@ run_to_offer(struct eng *e, uint32_t i)
  * was going; a signal cannot overtake a block on its way, so the offer
  * reached the neighbour only as that block ended, and the grant came back
  * a round trip later, through the neighbour's queue of the data it
- * passes on: that long the relay's link idled, once a run (3-6 ms every
- * 8 blocks at 200 Mbit/s).  A member whose granted runs all go at once
+ * passes on: that long the relay's link idled, once a run.  A member whose granted runs all go at once
  * offers the next as they do (the offer passes the blocks queued before
  * it: conn_send_signal); with more than one neighbour, one offer is out
  * at a time (below). */
@@ -267,10 +266,8 @@ offer_out(const struct eng *e, const struct esend *es)
 /* admit_one: offer the first send that could go, one offer at a time:
  * with offers out to several receivers, the first to grant took our link
  * and the others' grants were declined, each leaving a receiver idle for
- * a round trip and costing three signals (measured: one decline per block
- * sent; 1,024 daemons x 4 MiB took 6.2 s, against 5.0 s with one offer;
- * 64 hosts at 20 Mbit/s 4.19 against 3.77 s; 16 hosts at 200 Mbit/s,
- * where links stay busy either way, 5 % more time). */
+ * a round trip and costing three signals (docs/performance.md, its
+ * constants). */
 int
 eng_make_offers(struct eng *e)
 {

@@ -124,9 +124,8 @@ member_start(const struct member_cfg *cfg, const struct eng_cfg *ec,
 		e.admit_one = true;
 		/* between processes of this machine a link is a memory copy
 		 * and every member shares the CPUs: passing a block on in the
-		 * pieces it lands in costs more calls than it saves (64 MiB to
-		 * 4/8/16 daemons: 3.74/2.23/1.14 Gbit/s a replica, against
-		 * 3.99/2.52/1.40 whole) */
+		 * pieces it lands in costs more calls than it saves (figures:
+		 * docs/performance.md, its constants) */
 		e.cut_through = !all_local(cfg);
 		rc = make_tcp(cfg, &e, &e.xp);
 	}

@@ -146,9 +146,9 @@ job_blocks(const struct job *job)
 }
 
 /* What each PROGRESS costs the sender's link: the ACK it returns (66
- * bytes with Ethernet, IP and TCP headers), among the data it sends.
- * 64 members at 20 Mbit/s, each every 200 ms, had those ACKs take 0.9 %
- * of the sender's link. */
+ * bytes with Ethernet, IP and TCP headers), among the data it sends; the
+ * period grows with the group so that those ACKs keep to a 1/400th share
+ * of the link (figures: docs/performance.md, its constants). */
 #define PROGRESS_MS 200u
 #define PROGRESS_ACK_BYTES 66u
 #define PROGRESS_LINK_SHARE 400u

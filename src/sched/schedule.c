@@ -740,12 +740,11 @@ sched_alg_parse(const char *name, enum sched_alg *out)
 /* What a block costs besides its bytes (its frame, three signals and their
  * wake-ups on each member), as the bytes a network link could have
  * carried meanwhile, counted at a few hundred Mbit/s, where a push lasts
- * long enough for the choice to matter: about 80 us at 200 Mbit/s in the
- * binomial pipeline, where each block waits on a round trip with a
- * different neighbour, half that in the chain, whose offer and grant
- * overlap the block before (fitted on the emulated 4-64 host clusters,
- * README Performance; at 10 Gbit/s and more the smaller blocks this picks
- * cost milliseconds at most). */
+ * long enough for the choice to matter: in the binomial pipeline each
+ * block waits on a round trip with a different neighbour, in the chain
+ * (half the cost) offer and grant overlap the block before.  At 10 Gbit/s
+ * and more the smaller blocks this picks cost milliseconds at most.
+ * Fitted on the emulated clusters: docs/performance.md, its constants. */
 #define AUTO_COST_NET (2u << 10)
 #define AUTO_MIN_TCP (16u << 10)
 #define AUTO_MIN_VERBS (256u << 10)	/* a block is a bounce slot too */
@@ -755,14 +754,10 @@ sched_alg_parse(const char *name, enum sched_alg *out)
  * whatever the block size, so the largest blocks lose least.  But the
  * slow-host rules judge a member only once it holds 16 blocks and has
  * timed 16: the file is cut into this many at least, so that they can
- * judge within its first eighth (emulated clusters, README Performance:
- * 16 hosts, 128 MiB at 200 Mbit/s, 1 MiB blocks 1.003 x one copy and no
- * retransmission, 128 KiB 1.004 and 16; 32 hosts, 64 MiB at 100 Mbit/s,
- * 512 KiB 1.004, 64 KiB 1.008).  Never below AUTO_CUT_MIN: where 128
- * blocks would be smaller, the slow-host rules have no time to act
- * anyway, and each block's grant costs more than its fill saves (1 MiB
- * to 16 hosts at 200 Mbit/s: 1.214 x one copy in 16 KiB blocks, 1.188 in
- * 64 KiB; 1 MiB to 64 hosts at 20 Mbit/s 1.108 and 1.092). */
+ * judge within its first eighth, which costs next to nothing.  Never
+ * below AUTO_CUT_MIN: where 128 blocks would be smaller, the slow-host
+ * rules have no time to act anyway, and each block's grant costs more
+ * than its fill saves (figures: docs/performance.md, its constants). */
 #define AUTO_CUT_MIN_BLOCKS 128u
 #define AUTO_CUT_MIN (64u << 10)
 
@@ -796,8 +791,8 @@ sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 
 	/* Between members on this machine a link is a memory copy, so the fill
 	 * costs little, and every block's fixed cost is CPU time that all the
-	 * members share: the largest blocks (1,024 daemons on 2 cores, 4 MiB:
-	 * 2.9 s in 1 MiB blocks, 3.4 s in 512 KiB, 5.0 s in 128 KiB). */
+	 * members share: the largest blocks (docs/performance.md, its
+	 * constants). */
 	if (alg == SCHED_TREE || alg == SCHED_SEQUENTIAL ||
 	    link == SCHED_LINK_LOOPBACK)
 		return AUTO_MAX;
@@ -821,19 +816,14 @@ sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
 /* The chain is chosen where its fill costs at most a share of the time
  * that moves the data (sched_auto_alg).  Over a network its relays pass
  * blocks on as they land, so a hop costs a few packets, counted as
- * AUTO_CUT_HOP bytes of the link (measured on the emulated clusters:
- * 0.2 ms a hop at 200 Mbit/s, 0.5 ms at 20 Mbit/s, 5 and 1.3 KB; on
- * 10 Gbit/s links a hop's tens of microseconds are tens of KB, which the
- * rule, like the block size's, does not know), and the share is half:
- * the binomial pipeline over TCP loses 17 to 33 % on small files (1 and
- * 2 MiB to 16, 32 and 64 hosts: 1.17 to 1.33 x one copy at its best
- * block size, the chain 1.09 to 1.21; README Performance).  Between
- * processes of this machine the members share its cores and nothing
- * holds a chain's head back: its first members race ahead and the later
- * ones relay blocks long gone from the caches, ending alone (64 MiB to
- * 8 daemons on 2 cores: 0.21 s as a chain, 0.16 s as the binomial
- * pipeline, whose members move each block within a few steps and end
- * together); the pipeline there, whatever the size (README Schedule). */
+ * AUTO_CUT_HOP bytes of the link (on 10 Gbit/s links a hop's tens of
+ * microseconds are tens of KB, which the rule, like the block size's,
+ * does not know), and the share is half, where the binomial pipeline
+ * over TCP starts to lose on small files.  Between processes of this
+ * machine the members share its cores and nothing holds a chain's head
+ * back: its first members race ahead and the later ones relay blocks
+ * long gone from the caches, ending alone; the pipeline there, whatever
+ * the size.  Figures: docs/performance.md, its constants. */
 #define AUTO_CUT_HOP (8u << 10)
 #define AUTO_CUT_FILL_SHARE 2u
 

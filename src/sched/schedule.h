@@ -137,9 +137,8 @@ uint32_t sched_auto_block(enum sched_alg alg, uint64_t total, uint32_t n,
  * a few packets (counted as 8 KiB), so from 16 KiB per hop (64 hosts:
  * 992 KiB; 1,024 hosts: 15.98 MiB); its links each carry one
  * steady flow, where the binomial pipeline's members wait, block after
- * block, on a control round trip with a different neighbour (1.1 to 1.8 x
- * one copy at 8 to 64 hosts on the emulated clusters, the chain 1.003 to
- * 1.018; README Performance).  Otherwise, always over verbs (whose
+ * block, on a control round trip with a different neighbour (figures:
+ * docs/performance.md, its constants).  Otherwise, always over verbs (whose
  * relays store each block, and wait on no control round trip) and
  * between processes of this machine (whose members share its cores and
  * caches, where a chain's head races ahead of its tail), the binomial

@@ -123,8 +123,8 @@ conn_mss(struct conn *c)
  * many as end the socket's unsent bytes on a segment boundary: under
  * TCP_NODELAY the push at the end of each round, and each ACK that comes
  * back meanwhile, send an unsent tail short, and a relay that passed on
- * whatever had landed sent 1,200 to 1,500 short segments in 128 MiB at
- * 200 Mbit/s, headers on the link that bounds a chain.  The rest waits
+ * whatever had landed sent many short segments, headers on the link that
+ * bounds a chain (docs/performance.md, its constants).  The rest waits
  * for more to land, or for the frame's end. */
 static size_t
 cut_write_len(struct conn *c, off_t off, size_t len)

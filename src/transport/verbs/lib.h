@@ -3,9 +3,9 @@
  * lib - rdma-core's libraries (libibverbs, librdmacm), loaded when the
  * verbs transport is first asked for, not when rdmcp starts.
  *
- * Linking them cost every rdmcp process 1.6 ms of start-up and 84 KiB of
- * private memory on a machine without RDMA, and made rdma-core a
- * requirement of hosts that only ever use TCP.  lib.c defines each
+ * Linking them cost every rdmcp process start-up time and private memory
+ * on a machine without RDMA (docs/performance.md, its constants), and
+ * made rdma-core a requirement of hosts that only ever use TCP.  lib.c defines each
  * rdma-core function rdmcp calls, under its own name, as a call through
  * a table that vb_lib_load fills from the libraries (dlopen, and dlvsym at
  * the symbol versions rdmcp was built against).  Part of the verbs

@@ -20,10 +20,9 @@
  * the channel.  The papers poll for 50 ms; but once completions are
  * further apart than this, a wake-up (microseconds) costs at most a few
  * percent of the gap, while polling takes a core from the kernel and the
- * other processes: Soft-RoCE in a 2-vCPU VM moved 1 -> 1 pushes at 41 MB/s
- * polling 50 ms and at 51 MB/s polling 200 us (README Performance).  At
- * 100 Gbit/s a 256 KiB block lasts 21 us, so polling still bridges the
- * gaps of a busy link. */
+ * other processes; on a fast link a block lasts tens of microseconds, so
+ * polling still bridges the gaps of a busy one (docs/performance.md, its
+ * constants). */
 #define SPIN_AFTER_COMPLETION_NS (200ull * 1000)
 #define CQ_ENTRIES 16384
 #define MAX_PDATA 256
