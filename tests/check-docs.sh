@@ -11,7 +11,8 @@
 #      documented in the man page but deliberately left out of --help;
 #      every option in the long_options table of cmd/rdmcp.c is in the man
 #      page, and so is every letter of its getopt string;
-#   3. README.md exists and has an '## Architecture' section;
+#   3. README.md exists and stays under 30 KB, and the relative links of
+#      it and of docs/ lead to files that exist;
 #   4. the bash and zsh completions offer every option of --help
 #      (tests/completions.sh);
 #   5. the includes keep to the layers of docs/architecture.md
@@ -218,15 +219,23 @@ elif [ -f "$MAN" ]; then
 	fi
 fi
 
-# --- 3. README ------------------------------------------------------------
+# --- 3. README and docs/ -----------------------------------------------------
 if [ ! -f "$README" ]; then
 	fail "$README is missing"
-elif ! grep -qE '^## Architecture[[:space:]]*$' "$README"; then
-	fail "$README has no '## Architecture' section"
+elif [ "$(wc -c <"$README")" -gt 30720 ]; then
+	fail "$README is $(wc -c <"$README") bytes: a user's README stays under 30 KB (the rest goes to docs/)"
 else
-	ok "$README has an '## Architecture' section"
+	ok "$README is $(wc -c <"$README") bytes"
 fi
-
+# every relative link of the README and docs/ leads to a file that exists
+for doc in "$README" docs/*.md HACKING.md; do
+	[ -f "$doc" ] || continue
+	for target in $(grep -o '](\([^)#:]*\)[)#]' "$doc" | sed 's/^](//; s/[)#]$//' | sort -u); do
+		[ -e "$(dirname "$doc")/$target" ] ||
+			fail "$doc links to $target, which does not exist"
+	done
+done
+ok "the links of $README and docs/ lead to files that exist"
 # --- 4. shell completions --------------------------------------------------
 if [ -x "$RDMCP" ]; then
 	tests/completions.sh || fail "shell completions (tests/completions.sh)"
