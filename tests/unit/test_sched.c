@@ -480,7 +480,7 @@ START_TEST(auto_choices)
 	ck_assert_uint_eq(sched_total_steps(SCHED_BINOMIAL, 16, 1024), 1027);
 	ck_assert_uint_eq(sched_total_steps(SCHED_CHAIN, 16, 1024), 1038);
 	ck_assert_uint_eq(sched_total_steps(SCHED_BINOMIAL, 0, 1024), 0);
-	/* the emulated clusters' best sizes (README Performance) */
+	/* the emulated clusters' best sizes (docs/performance.md) */
 	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, mib, 16,
 					   SCHED_LINK_NET), 32 * kib);
 	ck_assert_uint_eq(sched_auto_block(SCHED_BINOMIAL, 8 * mib, 64,
