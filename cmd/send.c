@@ -92,7 +92,7 @@ struct sender {
 	int spool_fd;		/* standard input, spooled; or -1 */
 	struct outcomes *outcomes;	/* for the grouped lines */
 	bool last;		/* no attempt after this one */
-	int max_attempts;	/* retry_limit() */
+	int max_attempts;	/* push_retry_limit() */
 	char key_name[4200];	/* "the key in FILE", for messages */
 	double offset;		/* seconds from the first attempt's start */
 	struct push_summary total;
@@ -117,25 +117,6 @@ report_host(struct sender *sd, const struct push_report *r)
 {
 	report_replica(sd->o, r);
 	outcomes_add(sd->outcomes, r);
-}
-
-/* May a host that failed in this attempt be sent to again?  Not after
- * the last attempt, nor a host that refused the job; a casualty (it only
- * lost its group to another host's failure) and a host that failed after
- * the sender had been silent to it for nearly --timeout (the sender was
- * starved or frozen: its daemon may have given up on the sender) always
- * may, a host that failed for its own reasons or the sender's (a source
- * changed) --retries times in all. */
-static bool
-may_retry(struct sender *sd, size_t idx, const struct push_report *r)
-{
-	if (sd->last || r->permanent)
-		return false;
-	if ((r->casualty && !r->sender_fault) || r->sender_stalled)
-		return true;
-	if (sd->faults[idx] < UINT8_MAX)
-		sd->faults[idx]++;
-	return sd->faults[idx] <= sd->o->retries;
 }
 
 /* A host's outcome in this attempt: reported now, unless it failed in a
@@ -173,7 +154,8 @@ on_push_report(void *ctx, const struct push_report *r)
 		if (sd->total.ok++ == 0)
 			sd->total.first_ok = out.seconds;
 		sd->total.last_ok = out.seconds;
-	} else if (may_retry(sd, idx, r)) {
+	} else if (push_may_retry(r, sd->last, sd->o->retries,
+				  &sd->faults[idx])) {
 		sd->retry[idx] = true;
 		if (sd->o->verbose > 0)
 			warnx_("%s failed (%s); will retry", r->host, r->reason);
@@ -364,31 +346,6 @@ announce_retry(const struct sender *sd, int round)
 	free(list);
 }
 
-/* The --timeout of attempt `round` (0: the first): doubled for each
- * retry, up to the longest one allowed.  An attempt lost to overload (a
- * peer that ran too late to keep its keepalives) is not lost the same
- * way again; a host that is really gone costs the longer wait once. */
-static unsigned
-retry_timeout(unsigned timeout_ms, int round)
-{
-	uint64_t t = timeout_ms;
-
-	while (round-- > 0 && t < PROTO_MAX_TIMEOUT_MS)
-		t *= 2;
-	return t < PROTO_MAX_TIMEOUT_MS ? (unsigned)t : PROTO_MAX_TIMEOUT_MS;
-}
-
-/* How many attempts a push may take: one without --retries (or with
- * --dry-run); else each host may fail on its own --retries times and be
- * sent to again, and besides lose its group to others' failures, so
- * twice the attempts one host may take, which bounds the time a push
- * that keeps breaking can take. */
-static int
-retry_limit(const struct opts *o)
-{
-	return o->dry_run || o->retries <= 0 ? 1 : 2 * (o->retries + 1);
-}
-
 /* Attempts until every host has an outcome.  Returns 0, or -errno after
  * a message if the sender itself failed. */
 static int
@@ -403,11 +360,11 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		warnx_("cannot start: out of memory");
 		return -ENOMEM;
 	}
-	sd->max_attempts = retry_limit(sd->o);
+	sd->max_attempts = push_retry_limit(sd->o->retries, sd->o->dry_run);
 	for (round = 0; rc == 0 && sd->npending > 0;) {
 		sd->last = round + 1 >= sd->max_attempts;
 		sd->offset = now_seconds() - start;
-		cfg->timeout_ms = retry_timeout(sd->o->timeout_ms, round);
+		cfg->timeout_ms = push_retry_timeout(sd->o->timeout_ms, round);
 		rc = attempt(sd, cfg, hosts, &err);
 		if (sd->regrouped) {	/* not a retry: sent again, in order */
 			next_pending(sd);

@@ -468,8 +468,6 @@ on_start(struct transfer *j, const struct frame *f, const uint8_t *body)
 	struct rd_err err = { 0 };
 	int rc;
 
-	if (j->state != JS_READY)
-		return -EPROTO;
 	rc = roster_decode(body, f->len, &j->ro, &err);
 	if (rc == 0)
 		rc = conn_local(j->ctl, &j->bind);
@@ -522,7 +520,13 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 {
 	struct transfer *j = ctx;
 
+	enum jstate next;
+	int rc;
+
 	transfer_idle_progress(j);	/* a word from the sender, not a keepalive */
+	rc = transfer_frame_step(j->state, j->go_received, f->type, &next);
+	if (rc < 0)
+		return rc;
 	if (f->type == MSG_TRACE)
 		return on_trace_asked(j);
 	if (j->state == JS_ENDED)
@@ -531,8 +535,6 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_START:
 		return on_start(j, f, body);
 	case MSG_CRC:
-		if (j->state != JS_RUNNING || j->go_received)
-			return -EPROTO;
 		j->go_received = true;
 		j->crc_expected = (uint32_t)f->val;
 		maybe_land(j);
@@ -541,7 +543,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		on_abort(j, f, body);
 		return 0;
 	case MSG_REPLACE:
-		return j->state == JS_HAVE ? setup_queue(j, true) : -EPROTO;
+		return setup_queue(j, true);
 	default:
 		return -EPROTO;
 	}

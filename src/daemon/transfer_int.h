@@ -114,4 +114,14 @@ void transfer_idle_fail(struct transfer *j, const char *reason);
  * free. */
 void transfer_let_go(struct transfer *j);
 
+/* A control frame of `type` from the sender, to a transfer in state st
+ * (go_received: its CRC came already), in states.c: 0 and in *next the
+ * state it leads to (unless what it carries ends the job: a START whose
+ * racks cost too much), or -EPROTO if the state does not take it (the
+ * connection is dropped).  START only when ready, the go (CRC) once while
+ * running, REPLACE only after HAVE, ABORT and TRACE in any state; after
+ * the end every frame is taken and ignored. */
+int transfer_frame_step(enum jstate st, bool go_received, uint8_t type,
+			enum jstate *next);
+
 #endif

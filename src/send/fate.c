@@ -291,37 +291,59 @@ push_host_failed(struct phost *h, int error, uint32_t blames,
 	host_fail(h, error, casualty, reason);
 }
 
+enum push_fate
+push_fate_of_loss(enum hstate st, bool got_go)
+{
+	if (st == HS_DONE || st == HS_FAILED || st == HS_ALIAS)
+		return PF_NONE;
+	if (st == HS_QUERY)
+		return PF_FAILED_MAYBE_LANDED;
+	if ((st != HS_RUNNING && st != HS_ABORTING) || !got_go)
+		return PF_FAILED;
+	return PF_ASK;
+}
+
 void
 push_host_lost(struct phost *h, int error, const char *why)
 {
 	char reason[sizeof(h->reason)];
 
-	if (h->st == HS_DONE || h->st == HS_FAILED || h->st == HS_ALIAS) {
+	switch (push_fate_of_loss(h->st, h->got_go)) {
+	case PF_NONE:
 		conn_free(h->c);	/* it said all it will say */
 		h->c = NULL;
 		push_maybe_finish(h->p);
 		return;
-	}
-	if (h->st == HS_QUERY) {
+	case PF_FAILED_MAYBE_LANDED:
 		snprintf(reason, sizeof(reason), "%.200s; then its daemon "
 			 "could not be asked whether its copy landed (%.200s)",
 			 h->reason, why);
 		h->maybe_landed = true;
 		host_fail(h, h->error, false, reason);
 		return;
-	}
-	if ((h->st != HS_RUNNING && h->st != HS_ABORTING) || !h->got_go) {
-		host_fail(h, error, false, why);
+	case PF_ASK:	/* it may have landed, and its word be lost */
+		snprintf(h->reason, sizeof(h->reason), "%s", why);
+		h->error = error;
+		conn_free(h->c);
+		h->c = NULL;
+		h->st = HS_QUERY;
+		push_abort_group(h->p, h, why);
+		push_host_connect(h);
 		return;
+	default:
+		host_fail(h, error, false, why);
 	}
-	/* it may have landed, and its word be lost: ask */
-	snprintf(h->reason, sizeof(h->reason), "%s", why);
-	h->error = error;
-	conn_free(h->c);
-	h->c = NULL;
-	h->st = HS_QUERY;
-	push_abort_group(h->p, h, why);
-	push_host_connect(h);
+}
+
+enum push_fate
+push_fate_of_answer(enum hstate st, bool suspect, uint64_t outcome)
+{
+	if (outcome == OUTCOME_LANDED)
+		return PF_DONE;
+	if (st == HS_QUERY)
+		return outcome == OUTCOME_DISCARDED ? PF_FAILED
+						    : PF_FAILED_MAYBE_LANDED;
+	return suspect ? PF_FAILED : PF_CASUALTY;
 }
 
 void
@@ -329,16 +351,18 @@ push_host_outcome(struct phost *h, uint64_t outcome)
 {
 	struct push *p = h->p;
 	char reason[sizeof(h->reason)];
+	enum push_fate f = push_fate_of_answer(h->st, h == p->suspect,
+					       outcome);
 
-	if (outcome == OUTCOME_LANDED) {
+	if (f == PF_DONE) {
 		push_host_done(h);
 	} else if (h->st == HS_QUERY) {
 		snprintf(reason, sizeof(reason), "%.300s%s", h->reason,
-			 outcome == OUTCOME_DISCARDED ? ""
+			 f == PF_FAILED ? ""
 			 : " (its daemon does not know the job now)");
-		h->maybe_landed = outcome != OUTCOME_DISCARDED;
+		h->maybe_landed = f == PF_FAILED_MAYBE_LANDED;
 		host_fail(h, h->error, false, reason);
-	} else if (h == p->suspect) {
+	} else if (f == PF_FAILED) {
 		host_fail(h, -ECONNRESET, false, p->suspect_why);
 	} else {
 		snprintf(reason, sizeof(reason), "aborted: %.400s",

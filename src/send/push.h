@@ -170,4 +170,28 @@ int push_run(const struct push_cfg *cfg, struct push_summary *sum,
 enum sched_link push_link(enum proto_transport transport,
 			  const char *const *hosts, size_t nhosts);
 
+/* Retries (retry.c).  May a host whose report this attempt gave be sent
+ * to again?  Not after the last attempt, nor a host that refused the job
+ * itself; a casualty (it only lost its group to another host's failure,
+ * not to the sender's) and a host that failed after the sender had been
+ * silent to it for nearly --timeout (the sender was starved or frozen:
+ * its daemon may have given up on the sender) always may; a host that
+ * failed for its own reasons or the sender's counts that in *faults,
+ * and may while it has failed so `retries` times at most. */
+bool push_may_retry(const struct push_report *r, bool last_attempt,
+		    int retries, uint8_t *faults);
+
+/* The --timeout of attempt `round` (0: the first): doubled for each
+ * retry, up to PROTO_MAX_TIMEOUT_MS.  An attempt lost to overload (a
+ * peer that ran too late to keep its keepalives) is not lost the same
+ * way again; a host that is really gone costs the longer wait once. */
+unsigned push_retry_timeout(unsigned timeout_ms, int round);
+
+/* How many attempts a push may take: one without retries or with
+ * --dry-run; else each host may fail on its own `retries` times and
+ * besides lose its group to others' failures, so twice the attempts one
+ * host may take, which bounds the time a push that keeps breaking can
+ * take. */
+int push_retry_limit(int retries, bool dry_run);
+
 #endif

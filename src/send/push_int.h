@@ -179,6 +179,31 @@ void push_host_lost(struct phost *h, int error, const char *why);
 /* What a member said when asked (ABORT or QUERY): an OUTCOME. */
 void push_host_outcome(struct phost *h, uint64_t outcome);
 
+/* What one event tells of a host's fate (the rules of push_host_lost and
+ * push_host_outcome, pure). */
+enum push_fate {
+	PF_NONE,		/* nothing new: it has its outcome already */
+	PF_DONE,		/* it holds its copy */
+	PF_FAILED,		/* it failed: nothing of this push is there */
+	PF_FAILED_MAYBE_LANDED,	/* failed, but its copy may be in place */
+	PF_CASUALTY,		/* failed only because the group broke */
+	PF_ASK,			/* it may have landed: ask its daemon, anew */
+};
+
+/* A host in state st, whose go to land went out or not, lost its control
+ * connection: before its go it failed; after, its daemon is asked (it
+ * may have landed); lost again while being asked, its copy may be in
+ * place and nobody can say. */
+enum push_fate push_fate_of_loss(enum hstate st, bool got_go);
+
+/* A host in state st answered OUTCOME: LANDED is a complete copy
+ * whenever it comes; asked after a loss, DISCARDED is a failure and
+ * UNKNOWN (its daemon forgot the job, or restarted) one that may have
+ * landed; asked in an abort, the member whose loss broke the group
+ * (`suspect`) failed for itself, the others are casualties. */
+enum push_fate push_fate_of_answer(enum hstate st, bool suspect,
+				   uint64_t outcome);
+
 /* The group cannot finish: after a grace period ask every member still
  * running to stop, with `why`, blaming `cause` (NULL: the sender). */
 void push_abort_group(struct push *p, const struct phost *cause,

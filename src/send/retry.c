@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * retry - which hosts a push sends to again, and how patiently (see
+ * push.h).  Pure: the sender's command line applies it to each host's
+ * report.
+ */
+#include "send/push.h"
+
+bool
+push_may_retry(const struct push_report *r, bool last_attempt, int retries,
+	       uint8_t *faults)
+{
+	if (r->ok || last_attempt || r->permanent)
+		return false;
+	if ((r->casualty && !r->sender_fault) || r->sender_stalled)
+		return true;
+	if (*faults < UINT8_MAX)
+		(*faults)++;
+	return *faults <= retries;
+}
+
+unsigned
+push_retry_timeout(unsigned timeout_ms, int round)
+{
+	uint64_t t = timeout_ms;
+
+	while (round-- > 0 && t < PROTO_MAX_TIMEOUT_MS)
+		t *= 2;
+	return t < PROTO_MAX_TIMEOUT_MS ? (unsigned)t : PROTO_MAX_TIMEOUT_MS;
+}
+
+int
+push_retry_limit(int retries, bool dry_run)
+{
+	return dry_run || retries <= 0 ? 1 : 2 * (retries + 1);
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sender's outcome rules, pure: what a lost connection or an OUTCOME
+ * means for a host in each state (ok, failed, a casualty, failed but
+ * perhaps landed, or ask its daemon), and which failed hosts are sent to
+ * again, with what timeout and in how many attempts at most.  The
+ * integration tests (report_truth, retry_again, sender_stalled,
+ * kill_daemon...) check the same rules against real daemons' disks.
+ */
+#include <check.h>
+#include <stdint.h>
+
+#include "send/push_int.h"
+#include "unit.h"
+
+static const enum hstate all_states[] = {
+	HS_RESOLVING, HS_CONNECTING, HS_AUTH, HS_OFFERED, HS_HAVE,
+	HS_ACCEPTED, HS_RUNNING, HS_ABORTING, HS_QUERY, HS_DONE, HS_FAILED,
+	HS_ALIAS,
+};
+#define NSTATES (sizeof(all_states) / sizeof(all_states[0]))
+
+/* Lost before its go, a host failed and holds nothing; lost after it,
+ * its daemon is asked; lost while being asked, nobody can say; a host
+ * with an outcome keeps it. */
+START_TEST(loss_before_and_after_the_go)
+{
+	size_t i;
+	int go;
+
+	for (i = 0; i < NSTATES; i++) {
+		enum hstate st = all_states[i];
+
+		for (go = 0; go <= 1; go++) {
+			enum push_fate f = push_fate_of_loss(st, go);
+
+			if (st == HS_DONE || st == HS_FAILED || st == HS_ALIAS)
+				ck_assert_int_eq(f, PF_NONE);
+			else if (st == HS_QUERY)
+				ck_assert_int_eq(f, PF_FAILED_MAYBE_LANDED);
+			else if ((st == HS_RUNNING || st == HS_ABORTING) && go)
+				ck_assert_int_eq(f, PF_ASK);
+			else
+				ck_assert_int_eq(f, PF_FAILED);
+		}
+	}
+}
+END_TEST
+
+/* LANDED is ok whenever it comes; asked after a loss, DISCARDED is a
+ * failure and UNKNOWN may have landed; in an abort, the member whose
+ * loss broke the group failed for itself, the others are casualties. */
+START_TEST(answers)
+{
+	size_t i;
+
+	for (i = 0; i < NSTATES; i++)
+		ck_assert_int_eq(push_fate_of_answer(all_states[i], i % 2,
+						     OUTCOME_LANDED), PF_DONE);
+	ck_assert_int_eq(push_fate_of_answer(HS_QUERY, false,
+					     OUTCOME_DISCARDED), PF_FAILED);
+	ck_assert_int_eq(push_fate_of_answer(HS_QUERY, true,
+					     OUTCOME_DISCARDED), PF_FAILED);
+	ck_assert_int_eq(push_fate_of_answer(HS_QUERY, false, OUTCOME_UNKNOWN),
+			 PF_FAILED_MAYBE_LANDED);
+	ck_assert_int_eq(push_fate_of_answer(HS_ABORTING, true,
+					     OUTCOME_DISCARDED), PF_FAILED);
+	ck_assert_int_eq(push_fate_of_answer(HS_ABORTING, false,
+					     OUTCOME_DISCARDED), PF_CASUALTY);
+	ck_assert_int_eq(push_fate_of_answer(HS_ABORTING, false,
+					     OUTCOME_UNKNOWN), PF_CASUALTY);
+}
+END_TEST
+
+static struct push_report
+failed(void)
+{
+	struct push_report r = { .ok = false, .error = -ECONNRESET };
+
+	return r;
+}
+
+/* A host that failed for its own reasons is sent to again `retries`
+ * times; a casualty and a host the sender was silent to always, without
+ * using one; a refusal, an ok host and the last attempt never. */
+START_TEST(who_is_sent_to_again)
+{
+	struct push_report r = failed();
+	uint8_t faults = 0;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		ck_assert(push_may_retry(&r, false, 2, &faults));
+	ck_assert(!push_may_retry(&r, false, 2, &faults));	/* third */
+	ck_assert_uint_eq(faults, 3);
+	faults = 0;
+	r.casualty = true;
+	for (i = 0; i < 10; i++)
+		ck_assert(push_may_retry(&r, false, 1, &faults));
+	ck_assert_uint_eq(faults, 0);	/* casualties use no retry */
+	r.sender_fault = true;		/* the sender's own failure: counted */
+	ck_assert(push_may_retry(&r, false, 1, &faults));
+	ck_assert(!push_may_retry(&r, false, 1, &faults));
+	r = failed();
+	r.sender_stalled = true;
+	faults = 0;
+	for (i = 0; i < 10; i++)
+		ck_assert(push_may_retry(&r, false, 0, &faults));
+	ck_assert(!push_may_retry(&r, true, 5, &faults));	/* last attempt */
+	r = failed();
+	r.permanent = true;
+	ck_assert(!push_may_retry(&r, false, 5, &faults));
+	r = failed();
+	r.ok = true;
+	ck_assert(!push_may_retry(&r, false, 5, &faults));
+	r = failed();
+	faults = UINT8_MAX;		/* saturates, never wraps to 0 */
+	ck_assert(!push_may_retry(&r, false, 5, &faults));
+	ck_assert_uint_eq(faults, UINT8_MAX);
+}
+END_TEST
+
+START_TEST(timeouts_and_attempts)
+{
+	ck_assert_uint_eq(push_retry_timeout(30000, 0), 30000);
+	ck_assert_uint_eq(push_retry_timeout(30000, 1), 60000);
+	ck_assert_uint_eq(push_retry_timeout(30000, 3), 240000);
+	ck_assert_uint_eq(push_retry_timeout(30000, 40), PROTO_MAX_TIMEOUT_MS);
+	ck_assert_uint_eq(push_retry_timeout(PROTO_MAX_TIMEOUT_MS, 2),
+			  PROTO_MAX_TIMEOUT_MS);
+	ck_assert_int_eq(push_retry_limit(0, false), 1);
+	ck_assert_int_eq(push_retry_limit(1, false), 4);
+	ck_assert_int_eq(push_retry_limit(3, false), 8);
+	ck_assert_int_eq(push_retry_limit(3, true), 1);	/* --dry-run */
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("push");
+	TCase *tc = tcase_create("outcomes");
+
+	tcase_add_test(tc, loss_before_and_after_the_go);
+	tcase_add_test(tc, answers);
+	tcase_add_test(tc, who_is_sent_to_again);
+	tcase_add_test(tc, timeouts_and_attempts);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
