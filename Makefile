@@ -3,7 +3,8 @@
 #
 #   make            build ./rdmcp
 #   make check      build and run every test (unit, integration, cluster,
-#                   RDMA in a Soft-RoCE VM, docs)
+#                   RDMA in a Soft-RoCE VM, docs), the suites at once
+#   make check-all  make check, then the long soaks (tests/soak): CI
 #   make check-valgrind  integration tests with the daemons under valgrind
 #   make demo       8 daemons on 127.0.0.2-9, push a file to 1 host and to
 #                   8, side by side (scripts/demo.sh; RDMCP_DEMO_ADDRS,
@@ -75,7 +76,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
-.PHONY: all check check-unit check-integration check-cluster check-docs \
+.PHONY: all check check-all check-soak check-unit check-integration check-cluster check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
 	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma fuzz clean install uninstall deps-build deps-test
 
@@ -125,10 +126,24 @@ $(B)/tests/%: tests/helpers/%.c $(B)/librdmcp.a
 
 # The whole set-up on a fresh machine: what the tests need first (deps-test
 # installs it), then every suite, in a make that sees it installed.
+# The suites run at once (they share no port, address or namespace), the
+# integration tests RDMCP_TEST_JOBS (3) at a time: the machine waits on
+# timers and the VM more than it computes.
 check: deps-test
-	@$(MAKE) --no-print-directory DEPS=no check-unit check-integration \
+	@$(MAKE) --no-print-directory DEPS=no $(BIN) $(UNIT_BINS) $(HELPER_BINS)
+	@$(MAKE) --no-print-directory DEPS=no -j5 check-unit check-integration \
 		check-cluster check-rdma check-docs
 	@echo "make check: all tests passed"
+
+# make check, then the long soaks (tests/soak: the report against the
+# disks of 256 daemons under faults, a sparse file over 4 GiB): CI runs
+# it.
+check-all: check
+	@$(MAKE) --no-print-directory DEPS=no check-soak
+	@echo "make check-all: all tests passed"
+
+check-soak: $(BIN) $(HELPER_BINS)
+	@RDMCP=$(abspath $(BIN)) RDMCP_TEST_JOBS=1 tests/run-integration.sh tests/soak
 
 check-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -137,12 +152,13 @@ check-integration: $(BIN) $(HELPER_BINS)
 	@RDMCP=$(abspath $(BIN)) tests/run-integration.sh tests/integration
 
 check-cluster: $(BIN)
-	@RDMCP=$(abspath $(BIN)) tests/run-integration.sh tests/cluster
+	@RDMCP=$(abspath $(BIN)) RDMCP_TEST_JOBS=1 tests/run-integration.sh tests/cluster
 
 check-docs: $(BIN)
 	@tests/check-docs.sh
 
-# The includes keep to the layers of the README (check-docs runs it too).
+# The includes keep to the layers of docs/architecture.md (check-docs
+# runs it too).
 check-layers:
 	@tests/check-layers.sh
 

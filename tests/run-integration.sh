@@ -1,28 +1,72 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # run-integration.sh DIR: run every DIR/*.sh test, each under a time limit,
-# and report.  Exit status 0 only if all passed.  Tests that need root (network
-# namespaces) skip themselves with status 77 when not run as root; that is
-# reported, and counts as a failure when RDMCP_REQUIRE_ALL=1 (CI).
+# RDMCP_TEST_JOBS of them at once (default 3; 1 runs them one after the
+# other), and report.  A test's output is printed whole when it ends, with
+# its verdict.  Exit status 0 only if all passed.  Tests that need root
+# (network namespaces) skip themselves with status 77 when not run as
+# root; that is reported, and counts as a failure when RDMCP_REQUIRE_ALL=1
+# (CI).
+#
+# Tests may run at once: each has a port of its own (tests/lib.sh: from
+# its process id) and a scratch directory of its own, and looks only at
+# the processes it started.  A directory whose tests share something else
+# (network namespaces: tests/cluster) sets RDMCP_TEST_JOBS=1.
 set -u
 dir=$1
 limit=${RDMCP_TEST_TIMEOUT:-600}
+jobs=${RDMCP_TEST_JOBS:-3}
+logs=$(mktemp -d "${TMPDIR:-/tmp}/rdmcp-run.XXXXXX")
+trap 'rm -rf "$logs"' EXIT
 pass=0 failed=() skipped=()
-for t in "$dir"/*.sh; do
-	[ -e "$t" ] || continue
-	name=$(basename "$t" .sh)
+declare -A running=()	# pid -> test name
+total=0
+
+# run_one NAME FILE: the test, its output and how it ended in $logs/NAME.*
+run_one() {
+	local start rc
 	start=$(date +%s%N)
-	timeout -k 10 "$limit" bash "$t"
+	timeout -k 10 "$limit" bash "$2" >"$logs/$1.out" 2>&1
 	rc=$?
-	secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { print (b - a) / 1e9 }')
+	awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { print (b - a) / 1e9 }' \
+		>"$logs/$1.secs"
+	return "$rc"
+}
+
+# finish: wait for one running test and report it
+finish() {
+	local pid name rc=0 secs
+	wait -n -p pid "${!running[@]}" || rc=$?
+	name=${running[$pid]}
+	unset "running[$pid]"
+	secs=$(cat "$logs/$name.secs" 2>/dev/null || echo 0)
+	cat "$logs/$name.out"
 	case $rc in
 	0) pass=$((pass + 1)); printf 'PASS %-28s %6.1f s\n' "$name" "$secs" ;;
 	77) skipped+=("$name"); printf 'SKIP %-28s (needs root)\n' "$name" ;;
 	124) failed+=("$name"); printf 'FAIL %-28s timed out after %s s\n' "$name" "$limit" ;;
 	*) failed+=("$name"); printf 'FAIL %-28s (status %d)\n' "$name" "$rc" ;;
 	esac
+}
+
+for t in "$dir"/*.sh; do
+	[ -e "$t" ] || continue
+	while [ "${#running[@]}" -ge "$jobs" ]; do
+		finish
+	done
+	name=$(basename "$t" .sh)
+	total=$((total + 1))
+	run_one "$name" "$t" &
+	running[$!]=$name
+done
+while [ "${#running[@]}" -gt 0 ]; do
+	finish
 done
 echo "$dir: $pass passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
+if [ $((pass + ${#failed[@]} + ${#skipped[@]})) -ne "$total" ]; then
+	echo "$dir: $total tests started, but only $((pass + ${#failed[@]} + ${#skipped[@]})) reported"
+	exit 1
+fi
 [ ${#failed[@]} -eq 0 ] || exit 1
 if [ ${#skipped[@]} -gt 0 ] && [ "${RDMCP_REQUIRE_ALL:-0}" = 1 ]; then
 	echo "skipped tests are not allowed here (RDMCP_REQUIRE_ALL=1)"
