@@ -15,8 +15,9 @@
  *                  with JOB_DRY_RUN: every check passed (paths, roots,
  *                  what exists, free space), nothing was made
  *   REFUSE   d->s  val: errno, body: reason
- *   START    s->d  body: the member's rank, the group's transport, every
- *                  member's address and rdma_cm port
+ *   START    s->d  body: the member's rank, the group's size and
+ *                  transport, its schedule neighbours' addresses and
+ *                  rdma_cm ports, and the racks' sizes (--topology)
  *   CRC      s->d  every block is out and no source changed: the member
  *                  may land once it holds every block; val: crc32 of the
  *                  whole stream (with --verify, else 0)
@@ -46,7 +47,8 @@
  *   HELLO    body: job token, from rank, to rank
  *   SIGNAL   val: engine signal: its kind in the top byte (READY, or with
  *                  admit_one OFFER, GRANT, NEARLY, DECLINE; engine_int.h),
- *                  the block below
+ *                  a count of blocks in the next (OFFER and GRANT: a
+ *                  run), the block below
  *   BLOCK    arg: immediate value, val: block number, payload: the block
  *
  * Any connection:
