@@ -167,24 +167,27 @@ VALGRIND_TESTS := sizes auth sender_killed kill_daemon dest_errors flood force \
 check-valgrind: $(BIN) $(HELPER_BINS)
 	@RDMCP=$(abspath $(BIN)) tests/run-valgrind.sh $(VALGRIND_TESTS)
 
-# libFuzzer (clang) with ASan and UBSan on two targets, FUZZ_SECONDS in
-# all (a half each; CI gives 60):
+# libFuzzer (clang) with ASan and UBSan on three targets, FUZZ_SECONDS in
+# all (a third each; CI gives 60):
 #   fuzz_decoders  every decoder of network and command-line input
 #   fuzz_serve     a real daemon on 127.0.0.1 and its loop: bytes and
 #                  frames from an endpoint without the key, honest
 #                  handshakes with hostile JOBs (set-up, START, blocks, the
 #                  go, ABORT) and QUERYs, tampered requests
+#   fuzz_push      push_run against a fake daemon, without the key, then
+#                  with it and saying anything (ACCEPT, OUTCOME, FAIL...),
+#                  the QUERY after a lost go included
 # Each checks properties (fuzz/fuzz_*.c say which: e.g. nothing from an
-# endpoint without the key makes a file appear; descriptors
+# endpoint without the key makes a host ok or a file appear; descriptors
 # and loop handles come back), from the seeds of fuzz/mkseeds.c and its
 # corpus in build-fuzz/corpus/TARGET.  A crash, a property that does not
 # hold, a leak or a hang (-timeout) leaves the input in build-fuzz/crashes/
 # (TARGET-crash-..., -leak-, -timeout-) and fails the target; so does any
 # file left there before.  Reproduce one with
 #   build-fuzz/fuzz_TARGET build-fuzz/crashes/TARGET-crash-...
-# (FUZZ_LOG=1: the daemon's log too).
+# (FUZZ_LOG=1: the daemon's or the sender's log too).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := decoders serve
+FUZZ_TARGETS := decoders serve push
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_BASE = -g -O1 -std=gnu11 -D_GNU_SOURCE -DRDMCP_VERSION='"$(VERSION)"' \
@@ -193,6 +196,7 @@ FUZZ_OBJS := $(SRCS:src/%.c=build-fuzz/src/%.o)
 # max_len per target: a job's file list needs room, a script less
 FUZZ_LEN_decoders := 65536
 FUZZ_LEN_serve := 16384
+FUZZ_LEN_push := 4096
 
 build-fuzz/src/%.o: src/%.c $(wildcard src/*.h) Makefile | deps-test
 	@mkdir -p $(@D)
@@ -213,7 +217,7 @@ build-fuzz/mkseeds: fuzz/mkseeds.c fuzz/harness.h $(SRCS) $(wildcard src/*.h) \
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_BASE) $(WARNINGS) -Isrc -o $@ fuzz/mkseeds.c \
 		src/proto.c src/wire.c src/net.c src/log.c src/schedule.c \
-		src/binomial.c src/hybrid.c $(LIBS)
+		src/binomial.c src/hybrid.c src/trace.c $(LIBS)
 
 fuzz: build-fuzz/mkseeds $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	@mkdir -p build-fuzz/crashes $(FUZZ_TARGETS:%=build-fuzz/corpus/%)
@@ -223,7 +227,8 @@ fuzz: build-fuzz/mkseeds $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	failed=; \
 	for t in $(FUZZ_TARGETS); do \
 		case $$t in decoders) len=$(FUZZ_LEN_decoders) ;; \
-			*) len=$(FUZZ_LEN_serve) ;; esac; \
+			serve) len=$(FUZZ_LEN_serve) ;; \
+			*) len=$(FUZZ_LEN_push) ;; esac; \
 		echo "== fuzz_$$t for $$each s (log: build-fuzz/$$t.log)"; \
 		build-fuzz/fuzz_$$t -max_total_time=$$each -max_len=$$len \
 			-timeout=60 -print_final_stats=1 \

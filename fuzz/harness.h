@@ -1,6 +1,7 @@
 /*
  * harness - what the stateful fuzz targets share (fuzz_serve.c, the
- * daemon) and what fuzz/mkseeds.c writes their seeds with: the fixed key, reading an input, following a stream of
+ * daemon; fuzz_push.c, the sender) and what fuzz/mkseeds.c writes their
+ * seeds with: the fixed key, reading an input, following a stream of
  * frames as its reader sees it, the script language, descriptors.
  *
  * A script is what one end of a control connection says, op by op; each

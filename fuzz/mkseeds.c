@@ -1,9 +1,9 @@
 /*
  * mkseeds DIR - write the starting corpora of the fuzz targets, one
  * directory each: DIR/decoders (one valid input per decoder: selector
- * byte, then the encoding), DIR/serve (frame sequences of the handshake
- * and what follows it, honest and not, in the input format of
- * fuzz_serve.c; scripts: harness.h).
+ * byte, then the encoding), DIR/serve and DIR/push (frame sequences of
+ * the handshake and what follows it, honest and not, in the input
+ * formats of fuzz_serve.c and fuzz_push.c; scripts: harness.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "net.h"
 #include "proto.h"
+#include "trace.h"
 #include "wire.h"
 
 static const char *top;
@@ -426,6 +427,148 @@ serve_seeds(void)
 	wbuf_free(&job);
 }
 
+/* ---------------------------------------------------------------------
+ * fuzz_push: which connections hold the key, options, then a script
+ */
+
+static void
+push_put(const char *name, uint8_t honest, uint8_t opts,
+	 const struct wbuf *w)
+{
+	uint8_t pre[2] = { honest, opts };
+
+	put("push", name, pre, sizeof(pre), w->data, w->len);
+}
+
+#define OPT_SMALL 0x01u
+#define OPT_VERIFY 0x02u
+#define OPT_TRACE 0x04u
+#define OPT_FORCE 0x08u
+#define OPT_DRY_RUN 0x10u
+
+static void
+push_seeds(void)
+{
+	uint8_t zero[2 * AUTH_NONCE_LEN] = { 0 };
+	const char *why = "seed: refused";
+	struct trace *t = trace_new(4);
+	struct wbuf w, tw;
+
+	trace_add(t, TR_SETUP, 1000, 2000, UINT32_MAX, 0);
+	trace_add(t, TR_RECV, 2000, 3000, 0, 0);
+	wbuf_init(&tw);
+	trace_encode(t, 1500, 2500, &tw);
+	trace_free(t);
+	wbuf_init(&w);
+
+	/* honest: the whole push; COMPLETE */
+	sc_frame(&w, MSG_ACCEPT, 0, 0, NULL, 0);
+	sc_op(&w, SC_WAIT, MSG_START);
+	sc_op(&w, SC_WAIT, MSG_CRC);
+	sc_frame(&w, MSG_PROGRESS, 0, 1, NULL, 0);
+	sc_frame(&w, MSG_COMPLETE, 0, 0, NULL, 0);
+	sc_op(&w, SC_WAIT, 0);
+	push_put("complete", 0x01, 0, &w);
+	push_put("complete-verify", 0x01, OPT_VERIFY, &w);
+	push_put("complete-small", 0x01, OPT_SMALL, &w);
+	sc_op(&w, SC_WAIT, MSG_TRACE);
+	sc_frame(&w, MSG_TRACE, 0, 0, tw.data, (uint16_t)tw.len);
+	sc_op(&w, SC_WAIT, 0);
+	push_put("complete-trace", 0x01, OPT_TRACE, &w);
+	w.len = 0;
+	/* honest: cut at the go, then the QUERY answered "landed" (with the
+	 * key; and without it, which must not count) */
+	sc_frame(&w, MSG_ACCEPT, 0, 0, NULL, 0);
+	sc_op(&w, SC_WAIT, MSG_START);
+	sc_op(&w, SC_WAIT, MSG_CRC);
+	sc_op(&w, SC_CLOSE, -1);
+	sc_frame(&w, MSG_OUTCOME, 0, OUTCOME_LANDED, NULL, 0);
+	sc_op(&w, SC_WAIT, 0);
+	push_put("query-landed", 0x03, 0, &w);
+	push_put("query-landed-unproved", 0x01, 0, &w);
+	w.len = 0;
+	sc_frame(&w, MSG_ACCEPT, 0, 0, NULL, 0);
+	sc_op(&w, SC_WAIT, MSG_CRC);
+	sc_op(&w, SC_CLOSE, -1);
+	sc_frame(&w, MSG_OUTCOME, 0, OUTCOME_DISCARDED, NULL, 0);
+	push_put("query-discarded", 0x03, 0, &w);
+	w.len = 0;
+	/* honest: the group breaks (data connections cut), ABORT, OUTCOME */
+	sc_frame(&w, MSG_ACCEPT, 0, 0, NULL, 0);
+	sc_op(&w, SC_WAIT, MSG_START);
+	sc_op(&w, SC_X6, -1);
+	sc_frame(&w, MSG_FAIL, 2, ECONNRESET, "lost", 4);
+	sc_op(&w, SC_WAIT, MSG_ABORT);
+	sc_frame(&w, MSG_OUTCOME, 0, OUTCOME_DISCARDED, NULL, 0);
+	push_put("abort", 0x01, OPT_SMALL, &w);
+	w.len = 0;
+	/* honest: the data connection cut, the group broken; kept alive
+	 * until the sender asks (ABORT), answered "discarded", "landed" */
+	{
+		int i;
+
+		sc_frame(&w, MSG_ACCEPT, 0, 0, NULL, 0);
+		sc_op(&w, SC_WAIT, MSG_START);
+		sc_op(&w, SC_PAUSE, 10);
+		sc_op(&w, SC_X6, -1);
+		for (i = 0; i < 9; i++) {
+			sc_op(&w, SC_X7, -1);
+			sc_op(&w, SC_PAUSE, 45);
+		}
+		sc_op(&w, SC_WAIT, MSG_ABORT);
+		sc_frame(&w, MSG_OUTCOME, 0, OUTCOME_DISCARDED, NULL, 0);
+		push_put("abort-discarded", 0x01, OPT_SMALL, &w);
+		w.data[w.len - 1] = OUTCOME_LANDED;	/* val's last byte */
+		push_put("abort-landed", 0x01, OPT_SMALL, &w);
+		w.len = 0;
+	}
+	/* honest: HAVE (identical by times; by crc), REFUSE, dry run */
+	sc_frame(&w, MSG_HAVE, HAVE_BY_TIMES, 0, NULL, 0);
+	push_put("have-times", 0x01, 0, &w);
+	w.len = 0;
+	sc_frame(&w, MSG_HAVE, 0, 0, NULL, 0);
+	sc_op(&w, SC_WAIT, MSG_REPLACE);
+	sc_frame(&w, MSG_ACCEPT, 0, 0, NULL, 0);
+	sc_op(&w, SC_WAIT, MSG_START);
+	push_put("have-replace", 0x01, OPT_FORCE | OPT_SMALL, &w);
+	w.len = 0;
+	sc_frame(&w, MSG_REFUSE, 0, EEXIST, why, (uint16_t)strlen(why));
+	push_put("refuse", 0x01, 0, &w);
+	w.len = 0;
+	sc_frame(&w, MSG_ACCEPT, 0, 0, NULL, 0);
+	push_put("dry-run", 0x01, OPT_DRY_RUN, &w);
+	w.len = 0;
+	/* honest, then a second CHALLENGE without a body (src/push.c once
+	 * pointed past its NULL body) */
+	sc_frame(&w, MSG_CHALLENGE, 0, 0, NULL, 0);
+	push_put("rechallenge", 0x01, 0, &w);
+	w.len = 0;
+	/* without the key: a wrong CHALLENGE, what only a proved daemon
+	 * may say, keepalives, garbage */
+	sc_frame(&w, MSG_CHALLENGE, 0, 0, zero, sizeof(zero));
+	push_put("wrong-challenge", 0x00, 0, &w);
+	w.len = 0;
+	sc_frame(&w, MSG_OUTCOME, 0, OUTCOME_LANDED, NULL, 0);
+	push_put("unproved-outcome", 0x00, 0, &w);
+	w.len = 0;
+	sc_frame(&w, MSG_COMPLETE, 0, 0, NULL, 0);
+	sc_frame(&w, MSG_ACCEPT, 0, 0, NULL, 0);
+	push_put("unproved-complete", 0x00, OPT_DRY_RUN, &w);
+	w.len = 0;
+	sc_frame(&w, MSG_NOP, 0, 0, NULL, 0);
+	sc_op(&w, SC_PAUSE, 30);
+	sc_frame(&w, MSG_NOP, 0, 0, NULL, 0);
+	sc_op(&w, SC_WAIT, 0);
+	push_put("unproved-nops", 0x00, 0, &w);
+	w.len = 0;
+	wput_u8(&w, SC_RAW);
+	wput_u16(&w, 30);
+	wput_bytes(&w, "\x0a\x07\x00\x00garbage garbage garbage!", 30);
+	push_put("unproved-garbage", 0x00, 0, &w);
+	wbuf_free(&w);
+	wbuf_free(&tw);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -434,5 +577,6 @@ main(int argc, char **argv)
 	top = argv[1];
 	decoders();
 	serve_seeds();
+	push_seeds();
 	return 0;
 }
