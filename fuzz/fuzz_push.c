@@ -75,8 +75,8 @@ static struct auth_key key;
 static int lfd = -1;		/* the fake daemon's listener */
 static int wake = -1;		/* an eventfd: the push is over */
 static char host[64];
-static char dir[64] = "/tmp/rdmcp-fuzz-push.XXXXXX";
-static char empty_path[128], small_path[128];
+static char dir[PATH_MAX - 16];
+static char empty_path[PATH_MAX], small_path[PATH_MAX];
 static int base_fds = -1;
 static bool verbose;		/* FUZZ_LOG: what the fake hears, too */
 
@@ -548,9 +548,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void
 cleanup(void)
 {
-	unlink(empty_path);
-	unlink(small_path);
-	rmdir(dir);
+	fuzz_rm_tree(dir);
 }
 
 static void
@@ -576,8 +574,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_logs();
 	verbose = getenv("FUZZ_LOG") != NULL;
 	fuzz_key(&key);
-	if (mkdtemp(dir) == NULL)
-		abort();
+	fuzz_tmpdir("push", dir, sizeof(dir));
 	snprintf(empty_path, sizeof(empty_path), "%s/empty", dir);
 	snprintf(small_path, sizeof(small_path), "%s/small", dir);
 	write_file(empty_path, 0);

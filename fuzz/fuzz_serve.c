@@ -89,8 +89,8 @@ static uv_loop_t loop;
 static struct serve *srv;
 static struct sockaddr_in dmn;	/* the daemon */
 static struct auth_key key;
-static char base[64] = "/tmp/rdmcp-fuzz-serve.XXXXXX";
-static char root[96], state[160];
+static char base[PATH_MAX - 64];
+static char root[PATH_MAX], state[PATH_MAX];
 static int base_fds;
 static unsigned base_handles;
 
@@ -1176,9 +1176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void
 cleanup_dirs(void)
 {
-	state[0] = '\0';
-	empty_dir(base);
-	rmdir(base);
+	fuzz_rm_tree(base);
 }
 
 int
@@ -1199,8 +1197,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	signal(SIGPIPE, SIG_IGN);
 	fuzz_logs();
 	fuzz_key(&key);
-	if (mkdtemp(base) == NULL)
-		abort();
+	fuzz_tmpdir("serve", base, sizeof(base));
 	atexit(cleanup_dirs);
 	snprintf(root, sizeof(root), "%s/root", base);
 	snprintf(state, sizeof(state), "%s/%s", root, SERVE_PREFIX_STATE);

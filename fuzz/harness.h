@@ -23,11 +23,16 @@
 #define RDMCP_FUZZ_HARNESS_H
 
 #include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -312,6 +317,56 @@ count_entries(const char *dir, const char *except)
 		     (except == NULL || strcmp(e->d_name, except) != 0);
 	closedir(d);
 	return n;
+}
+
+static inline int
+fuzz_rm_entry(const char *path, const struct stat *sb, int flag,
+	      struct FTW *ftw)
+{
+	if (flag == FTW_D || flag == FTW_DP)
+		chmod(path, 0700);
+	return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* Remove a tree (never following a link); 0 or -1. */
+static inline int
+fuzz_rm_tree(const char *dir)
+{
+	return nftw(dir, fuzz_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A new directory "rdmcp-fuzz-WHAT.PID.XXXXXX" in $TMPDIR (or /tmp) into
+ * out; first the ones of processes that are gone (a crash, a timeout:
+ * libFuzzer does not run atexit then) are removed. */
+static inline void
+fuzz_tmpdir(const char *what, char *out, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	char prefix[64], path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	long pid;
+
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	snprintf(prefix, sizeof(prefix), "rdmcp-fuzz-%s.", what);
+	d = opendir(tmp);
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		pid = strtol(e->d_name + strlen(prefix), NULL, 10);
+		if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+			snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name);
+			fuzz_rm_tree(path);
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	snprintf(out, len, "%s/%s%ld.XXXXXX", tmp, prefix, (long)getpid());
+	if (mkdtemp(out) == NULL) {
+		perror(out);
+		abort();
+	}
 }
 
 static inline void
