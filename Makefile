@@ -189,29 +189,81 @@ VALGRIND_TESTS := sizes auth sender_killed kill_daemon dest_errors flood force \
 check-valgrind: $(BIN) $(HELPER_BINS)
 	@RDMCP=$(abspath $(BIN)) tests/run-valgrind.sh $(VALGRIND_TESTS)
 
-# libFuzzer (clang) on every decoder of network and command-line input,
-# with ASan and UBSan, for FUZZ_SECONDS; crashes land in build-fuzz/ and
-# fail the target.
+# libFuzzer (clang) with ASan and UBSan on three targets, FUZZ_SECONDS in
+# all (a third each; CI gives 60):
+#   fuzz_decoders  every decoder of network and command-line input
+#   fuzz_serve     a real daemon on 127.0.0.1 and its loop: bytes and
+#                  frames from an endpoint without the key, honest
+#                  handshakes with hostile JOBs (set-up, START, blocks, the
+#                  go, ABORT) and QUERYs, tampered requests
+#   fuzz_push      push_run against a fake daemon, without the key, then
+#                  with it and saying anything (ACCEPT, OUTCOME, FAIL...),
+#                  the QUERY after a lost go included
+# Each checks properties (fuzz/fuzz_*.c say which: e.g. nothing from an
+# endpoint without the key makes a host ok or a file appear; descriptors
+# and loop handles come back), from the seeds of fuzz/mkseeds.c and its
+# corpus in build-fuzz/corpus/TARGET.  A crash, a property that does not
+# hold, a leak or a hang (-timeout) leaves the input in build-fuzz/crashes/
+# (TARGET-crash-..., -leak-, -timeout-) and fails the target; so does any
+# file left there before.  Reproduce one with
+#   build-fuzz/fuzz_TARGET build-fuzz/crashes/TARGET-crash-...
+# (FUZZ_LOG=1: the daemon's or the sender's log too).
 FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := decoders serve push
 FUZZ_CC ?= clang
-FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE \
-	-DRDMCP_VERSION='"$(VERSION)"' $(PKG_CFLAGS) $(INCLUDES)
-fuzz: | deps-test
-	@mkdir -p build-fuzz/corpus build-fuzz/crashes
-	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) \
-		$(PKG_CFLAGS) -o build-fuzz/mkseeds \
-		fuzz/mkseeds.c src/proto/proto.c src/util/wire.c src/util/net.c \
-		src/util/log.c src/sched/schedule.c src/sched/binomial.c \
-		src/sched/hybrid.c $(LIBS)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_BASE = -g -O1 -std=gnu11 -D_GNU_SOURCE -DRDMCP_VERSION='"$(VERSION)"' \
+	$(PKG_CFLAGS)
+FUZZ_OBJS := $(SRCS:src/%.c=build-fuzz/src/%.o)
+# max_len per target: a job's file list needs room, a script less
+FUZZ_LEN_decoders := 65536
+FUZZ_LEN_serve := 16384
+FUZZ_LEN_push := 4096
+
+build-fuzz/src/%.o: src/%.c Makefile | deps-test
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_BASE) $(INCLUDES) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+		-c -o $@ $<
+
+build-fuzz/librdmcp.a: $(FUZZ_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+build-fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/harness.h \
+		build-fuzz/librdmcp.a Makefile
+	$(FUZZ_CC) $(FUZZ_BASE) $(WARNINGS) $(FUZZ_SAN) -fsanitize=fuzzer \
+		$(INCLUDES) -o $@ $< build-fuzz/librdmcp.a $(LIBS) -lpthread
+
+build-fuzz/mkseeds: fuzz/mkseeds.c fuzz/harness.h $(SRCS) \
+		Makefile | deps-test
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_BASE) $(WARNINGS) $(INCLUDES) -o $@ fuzz/mkseeds.c \
+		src/proto/proto.c src/util/wire.c src/util/net.c src/util/log.c \
+		src/sched/schedule.c src/sched/binomial.c src/sched/hybrid.c \
+		src/proto/trace.c $(LIBS)
+
+fuzz: build-fuzz/mkseeds $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+	@mkdir -p build-fuzz/crashes $(FUZZ_TARGETS:%=build-fuzz/corpus/%)
 	build-fuzz/mkseeds build-fuzz/corpus
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o build-fuzz/fuzz_decoders \
-		fuzz/fuzz_decoders.c $(SRCS) $(LIBS)
-	build-fuzz/fuzz_decoders -max_total_time=$(FUZZ_SECONDS) \
-		-max_len=65536 -print_final_stats=1 \
-		-artifact_prefix=build-fuzz/crashes/ build-fuzz/corpus 2>&1 | \
-		grep -E "^(stat::|#[0-9]+ *DONE|==|SUMMARY|artifact|Done)" ; \
-	test -z "$$(ls build-fuzz/crashes)"
+	@each=$$(( $(FUZZ_SECONDS) / $(words $(FUZZ_TARGETS)) )); \
+	[ $$each -ge 1 ] || each=1; \
+	failed=; \
+	for t in $(FUZZ_TARGETS); do \
+		case $$t in decoders) len=$(FUZZ_LEN_decoders) ;; \
+			serve) len=$(FUZZ_LEN_serve) ;; \
+			*) len=$(FUZZ_LEN_push) ;; esac; \
+		echo "== fuzz_$$t for $$each s (log: build-fuzz/$$t.log)"; \
+		build-fuzz/fuzz_$$t -max_total_time=$$each -max_len=$$len \
+			-timeout=60 -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/crashes/$$t- \
+			build-fuzz/corpus/$$t >build-fuzz/$$t.log 2>&1 || \
+			failed="$$failed $$t"; \
+		grep -E "^(stat::|#[0-9]+[[:space:]]+DONE|==|SUMMARY|artifact|PROPERTY)" \
+			build-fuzz/$$t.log; \
+	done; \
+	if [ -n "$$failed" ] || [ -n "$$(ls build-fuzz/crashes)" ]; then \
+		echo "make fuzz: failed:$$failed; inputs in build-fuzz/crashes:"; \
+		ls build-fuzz/crashes; exit 1; fi
 
 # The RDMA tests, inside a VM with Soft-RoCE devices (root, QEMU).
 check-rdma: $(BIN)

@@ -294,14 +294,18 @@ static int
 on_challenge(struct phost *h, const struct frame *f, const uint8_t *body)
 {
 	struct push *p = h->p;
-	const uint8_t *nonce_d = body, *theirs = body + AUTH_NONCE_LEN;
+	const uint8_t *nonce_d, *theirs;
 	uint8_t want[AUTH_MAC_LEN];
 	bool expected = h->st == HS_AUTH ||
 			(h->st == HS_QUERY && h->qstep == QS_AUTH);
 	int rc;
 
+	/* the length first: a CHALLENGE after the handshake may have no
+	 * body at all (body NULL) */
 	if (!expected || f->len != 2 * AUTH_NONCE_LEN)
 		return -EPROTO;
+	nonce_d = body;
+	theirs = body + AUTH_NONCE_LEN;
 	rc = auth_daemon_mac(p->cfg->key, h->nonce, nonce_d, want);
 	if (rc == 0 && !auth_mac_equal(want, theirs)) {
 		h->refused = true;

@@ -12,9 +12,14 @@
  *       one that carries the go (CRC) instead of passing it on; then it
  *       answers the next AUTH itself with OUTCOME=LANDED, as a proxy
  *       without the key could: a sender must not believe it
+ *   fakepeer rechallenge ADDR PORT KEYFILE SECS
+ *       holds the key: answers AUTH with a right CHALLENGE, then at once
+ *       with a second CHALLENGE without a body; a sender must drop the
+ *       connection for it (a body-less frame once read past its NULL
+ *       body: undefined behaviour, caught under make check-asan)
  *
  * Prints "listening" once it accepts, and for each connection what it did
- * ("auth", "cut at the go", "answered landed").  Ends after SECS seconds
+ * ("auth", "cut at the go", "answered landed", "rechallenged").  Ends after SECS seconds
  * at most; each connection is served by a child of its own.
  */
 #include <arpa/inet.h>
@@ -29,9 +34,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proto/auth.h"
 #include "proto/proto.h"
 
 static struct sockaddr_in target;
+static struct auth_key key;	/* rechallenge */
 static char marker[64];	/* exists once a go was cut */
 
 static int
@@ -72,6 +79,29 @@ send_frame(int fd, uint8_t type, uint64_t val)
 
 	frame_encode(&f, hdr);
 	return write_full(fd, hdr, sizeof(hdr));
+}
+
+/* rechallenge: a right CHALLENGE, then one without a body. */
+static void
+serve_rechallenge(int c)
+{
+	uint8_t buf[PROTO_FRAME_LEN + AUTH_NONCE_LEN];
+	uint8_t reply[PROTO_FRAME_LEN + 2 * AUTH_NONCE_LEN];
+	struct frame f = { .type = MSG_CHALLENGE, .len = 2 * AUTH_NONCE_LEN };
+	uint8_t *nonce_d = reply + PROTO_FRAME_LEN;
+
+	if (read_full(c, buf, sizeof(buf)) < 0 || auth_nonce(nonce_d) < 0)
+		return;
+	frame_encode(&f, reply);
+	auth_daemon_mac(&key, buf + PROTO_FRAME_LEN, nonce_d,
+			nonce_d + AUTH_NONCE_LEN);
+	if (write_full(c, reply, sizeof(reply)) < 0 ||
+	    send_frame(c, MSG_CHALLENGE, 0) < 0)
+		return;
+	printf("rechallenged\n");
+	fflush(stdout);
+	while (read(c, buf, sizeof(buf)) > 0)
+		;
 }
 
 /* nop: keepalives until the peer leaves. */
@@ -207,10 +237,17 @@ int
 main(int argc, char **argv)
 {
 	bool proxy = argc == 7 && strcmp(argv[1], "proxy") == 0;
+	bool rechallenge = argc == 6 && strcmp(argv[1], "rechallenge") == 0;
+	struct rd_err err = { 0 };
 	int l, c;
 
-	if (!proxy && !(argc == 5 && strcmp(argv[1], "nop") == 0))
+	if (!proxy && !rechallenge &&
+	    !(argc == 5 && strcmp(argv[1], "nop") == 0))
 		return 2;
+	if (rechallenge && auth_load_key(argv[4], &key, &err) < 0) {
+		fprintf(stderr, "fakepeer: %s\n", err.msg);
+		return 2;
+	}
 	if (proxy) {
 		target.sin_family = AF_INET;
 		target.sin_port = htons((uint16_t)atoi(argv[5]));
@@ -221,7 +258,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_IGN);	/* children reap themselves */
 	setpgid(0, 0);		/* the children end with us */
-	alarm((unsigned)atoi(argv[proxy ? 6 : 4]));
+	alarm((unsigned)atoi(argv[proxy ? 6 : rechallenge ? 5 : 4]));
 	l = listen_on(argv[2], argv[3]);
 	if (l < 0)
 		return 1;
@@ -232,6 +269,8 @@ main(int argc, char **argv)
 			close(l);
 			if (proxy)
 				serve_proxy(c);
+			else if (rechallenge)
+				serve_rechallenge(c);
 			else
 				serve_nop(c);
 			_exit(0);

@@ -8,6 +8,11 @@
 #   - a proxy without the key that cut the control connection at the go
 #     and answered the sender's question with OUTCOME=LANDED made it print
 #     "ok" with nothing on that disk: now the host fails, and says why.
+# And one that holds the key but sends a second CHALLENGE, without a body,
+# after the handshake (found by make fuzz, fuzz_push): the sender drops
+# the connection; it once computed a pointer past that body, NULL
+# (undefined behaviour: clang's UBSan stops such a sender, e.g. make
+# check-asan CC=clang; gcc's does not check it).
 . "$(dirname "$0")/../lib.sh"
 FAKE=$TOP/build/tests/fakepeer
 src=$WORK/src
@@ -46,3 +51,14 @@ grep -q "^$(host_addr 3):$PORT *FAILED .*sent OUTCOME before it proved it holds 
 note "$(grep FAILED "$WORK/out" | head -1)"
 [ ! -e "$WORK/h2$WORK/stage/src" ] || fail "host 2 holds the file it was reported failed for"
 [ "$(host_lines ok "$WORK/out")" -eq 0 ] || fail "a host reported ok: $(cat "$WORK/out")"
+
+# 3. a second CHALLENGE, without a body, from an endpoint with the key:
+# a protocol error that fails the host, nothing worse
+start_fake rechallenge "$(host_addr 4)" "$PORT" "$RDMCP_KEY" 120
+RDMCP_CMD_LIMIT=30 expect_status 1 "$RDMCP" -v --retries 0 -t 5 \
+	"$src" "$(host_addr 4):$PORT"
+grep -q '^rechallenged' "$WORK/fake-rechallenge.log" ||
+	fail "the fake never sent its second CHALLENGE: $(cat "$WORK/out" "$WORK/err")"
+grep -q "^$(host_addr 4):$PORT *FAILED .*Protocol error" "$WORK/out" ||
+	fail "report: $(cat "$WORK/out" "$WORK/err")"
+note "$(grep FAILED "$WORK/out" | head -1)"
