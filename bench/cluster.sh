@@ -295,7 +295,7 @@ run_rdmcp() {
 		${TRACE_TO:+--trace "$TRACE_TO"} \
 		"$DATA/file" "$hosts" 2>&1) || true
 	last=$(echo "$out" | sed -n 's/.*"event":"summary".*"last":\([0-9.]*\).*/\1/p')
-	echo "$out" | grep "^rdmcp: slow:" | sed "s/^/bench/cluster.sh: $n hosts, rdmcp $*: /" >&2 || true
+	echo "$out" | grep "^rdmcp: slow:" | sed "s|^|bench/cluster.sh: $n hosts, rdmcp $*: |" >&2 || true
 	if [ -z "$last" ] || ! echo "$out" | grep -q "\"complete\":$((n - 1)),\"failed\":0"; then
 		echo "bench/cluster.sh: rdmcp $* failed: $(echo "$out" | tail -3)" >&2
 		last=NA

@@ -65,7 +65,7 @@ one_push() {
 		"$DATA/src/data.bin" "$list" 2>&1) ||
 		{ echo "bench/racks.sh: $kind push failed: $out" >&2; return 1; }
 	read -r -a after <<<"$(uplinks)"
-	echo "$out" | grep "^rdmcp: slow:" | sed "s/^/bench/racks.sh: $kind: /" >&2 || true
+	echo "$out" | grep "^rdmcp: slow:" | sed "s|^|bench/racks.sh: $kind: |" >&2 || true
 	secs=$(seconds_of "$out")
 	awk -v s="$secs" -v m=$((after[0] - before[0])) \
 		-v t=$((after[1] - before[1])) -v f="$BYTES" \
