@@ -239,7 +239,8 @@ build-fuzz/mkseeds: fuzz/mkseeds.c fuzz/harness.h $(SRCS) \
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_BASE) $(WARNINGS) $(INCLUDES) -o $@ fuzz/mkseeds.c \
 		src/proto/proto.c src/util/wire.c src/util/net.c src/util/log.c \
-		src/sched/schedule.c src/sched/binomial.c src/sched/hybrid.c \
+		src/sched/schedule.c src/sched/auto.c src/sched/binomial.c \
+		src/sched/hybrid.c \
 		src/proto/trace.c $(LIBS)
 
 fuzz: build-fuzz/mkseeds $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
