@@ -76,6 +76,16 @@ note "logged: $(grep -m1 "dropped unauthenticated" "$WORK/daemon1.log" | cut -d'
 restart_daemon 2 -t 2
 "$FLOOD" "$(host_addr 2)" "$PORT" 5 5 - hold >"$WORK/flood.out"
 grep -q "dropped 5 " "$WORK/flood.out" || fail "trickling: $(cat "$WORK/flood.out")"
-wait_event "5 not authenticated within 2000 ms" "$WORK/daemon2.log" 5 \
-	"the report of the dropped connections"
+# the gate reports its drops at most once a second: on a loaded machine
+# the five may be counted over two reports
+deadline_drops() {
+	sed -n 's/.* \([0-9]*\) not authenticated within 2000 ms.*/\1/p' \
+		"$WORK/daemon2.log" | awk '{ n += $1 } END { print n + 0 }'
+}
+for t in $(seq 1 100); do
+	[ "$(deadline_drops)" -ge 5 ] && break
+	sleep 0.1
+done
+[ "$(deadline_drops)" -eq 5 ] ||
+	fail "the report of the dropped connections: $(deadline_drops) of 5 reported within 10 s: $(grep 'dropped unauth' "$WORK/daemon2.log" | tail -3)"
 note "5 trickling connections dropped after the 2 s deadline"
