@@ -19,8 +19,10 @@
 #           valgrind (make check-valgrind), gnuplot-nox (the plots of
 #           make bench: bench/plot.sh),
 #           openssh-server and openssh-client (tests/cluster/rsh.sh runs sshd
-#           on the emulated hosts for --rsh), and QEMU with what
-#           scripts/rxe-vm.sh builds the Soft-RoCE VM from
+#           on the emulated hosts for --rsh), slurmctld, slurmd,
+#           slurm-client and munge (scripts/slurm-cluster.sh: make
+#           check-slurm, make bench-slurm; their services are not used),
+#           and QEMU with what scripts/rxe-vm.sh builds the Soft-RoCE VM from
 set -euo pipefail
 
 list_only=0
@@ -63,6 +65,12 @@ PACKAGES=(
 	# --rsh over real ssh (tests/cluster/rsh.sh)
 	openssh-server
 	openssh-client
+	# a real Slurm on the emulated hosts (scripts/slurm-cluster.sh): the
+	# daemons run from there with a configuration of their own
+	slurmctld
+	slurmd
+	slurm-client
+	munge
 	# the Soft-RoCE VM of make check-rdma (scripts/rxe-vm.sh)
 	qemu-system-x86
 	busybox-static
