@@ -11,10 +11,16 @@
 #   STAGE_DIR=$stage slurm-prolog-example.sh ./solver ./input.dat
 #   case $? in
 #   0) srun "$stage/solver" "$stage/input.dat" ;;
-#   1) srun --exclude="$(cat "rdmcp-failed.$SLURM_JOB_ID")" \
+#   1) bad=$(cat "rdmcp-failed.$SLURM_JOB_ID")
+#      srun --exclude="$bad" \
+#          --nodes=$((SLURM_JOB_NUM_NODES - $(scontrol show hostnames "$bad" | wc -l))) \
 #          "$stage/solver" "$stage/input.dat" ;;
 #   *) exit 1 ;;
 #   esac
+#
+# A step takes its node count from the allocation (SLURM_NNODES): with
+# --exclude alone srun fails ("Only allocated 3 nodes asked for 4"), so
+# --nodes says how many are left.
 #
 # Every node must run the daemon (rdmcp --serve, see rdmcp.service) with
 # a root that holds STAGE_DIR, and the sender needs the cluster's key
@@ -120,7 +126,8 @@ case $rc in
 		exit 3
 	fi
 	say "nodes without a copy: $failed (listed in $FAILED_FILE)"
-	say "run the job without them: srun --exclude=$failed ..."
+	left=$((${SLURM_JOB_NUM_NODES:-0} - $(scontrol show hostnames "$failed" 2>/dev/null | wc -l)))
+	say "run the job without them: srun --exclude=$failed --nodes=$left ..."
 	if [ "$STAGE_DRAIN" = 1 ]; then
 		if scontrol update NodeName="$failed" State=DRAIN \
 			Reason="rdmcp staging failed (job ${SLURM_JOB_ID:-?})"; then
