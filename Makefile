@@ -6,6 +6,9 @@
 #                   RDMA in a Soft-RoCE VM, docs), the suites at once
 #   make check-all  make check, then the long soaks (tests/soak): CI
 #   make check-valgrind  integration tests with the daemons under valgrind
+#   make check-slurm  a real Slurm (slurmctld, slurmd, munge) on network
+#                   namespaces (root): the stage-in example in sbatch jobs
+#                   (tests/slurm, scripts/slurm-cluster.sh); CI runs it
 #   make demo       8 daemons on 127.0.0.2-9, push a file to 1 host and to
 #                   8, side by side (scripts/demo.sh; RDMCP_DEMO_ADDRS,
 #                   RDMCP_DEMO_PORT, RDMCP_DEMO_MIB)
@@ -76,7 +79,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
-.PHONY: all check check-all check-soak check-unit check-integration check-cluster check-docs \
+.PHONY: all check check-all check-soak check-unit check-integration check-cluster check-slurm check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
 	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma fuzz clean install uninstall deps-build deps-test
 
@@ -153,6 +156,14 @@ check-integration: $(BIN) $(HELPER_BINS)
 
 check-cluster: $(BIN)
 	@RDMCP=$(abspath $(BIN)) RDMCP_TEST_JOBS=1 tests/run-integration.sh tests/cluster
+
+# A real Slurm (Debian's slurmctld, slurmd, munge) on network namespaces
+# (root): the stage-in example in sbatch jobs, the Spark/Hadoop example
+# by node names (tests/slurm, scripts/slurm-cluster.sh).  CI runs it
+# after check-all.
+check-slurm: deps-test
+	@$(MAKE) --no-print-directory DEPS=no $(BIN)
+	@RDMCP=$(abspath $(BIN)) RDMCP_TEST_JOBS=1 tests/run-integration.sh tests/slurm
 
 check-docs: $(BIN)
 	@tests/check-docs.sh
