@@ -4,9 +4,11 @@
  * Slurm's allocation; minus excluded hosts (-x); duplicates dropped.  And
  * the host lists written back: the failed line, --ok-file, --failed-file.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "cmd.h"
 #include "util/log.h"
 #include "hosts/topo.h"
+#include "util/path.h"
 
 #define MAX_HOSTFILE (64u << 20)
 
@@ -86,11 +89,39 @@ never_a_host(const char *arg)
 	return strcmp(arg, "-") == 0 || strchr(arg, '/') != NULL;
 }
 
+/* Does the resolver know no host of this name?  Only a definite answer
+ * counts: a resolver that cannot tell (no DNS server) says nothing. */
+static bool
+no_such_name(const char *name)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int rc = getaddrinfo(name, NULL, &hints, &res);
+
+	if (res != NULL)
+		freeaddrinfo(res);
+	return rc == EAI_NONAME || rc == EAI_NODATA;
+}
+
+/* Is `arg`, where the hosts go, rather a file name with a typo: one plain
+ * name (no list, range or port) with a '.', no address, and no host's
+ * name?  (One lookup, for this one argument.) */
+static bool
+mistyped_file(const char *arg)
+{
+	struct in_addr a;
+
+	if (strpbrk(arg, ",[]: \t") != NULL || strchr(arg, '.') == NULL ||
+	    inet_pton(AF_INET, arg, &a) == 1)
+		return false;
+	return no_such_name(arg);
+}
+
 /* Is the last argument a host list rather than a file?  Without -f, -w
  * or Slurm it must be; inside an allocation, a lone argument, an
- * existing local path or a name that cannot be a host is a file and the
- * hosts come from SLURM_JOB_NODELIST.  Returns the host list, or NULL
- * if there is none in the arguments; *nfiles is how many are files. */
+ * existing local path, a name that cannot be a host or a mistyped file
+ * name (mistyped_file) is a file and the hosts come from
+ * SLURM_JOB_NODELIST.  Returns the host list, or NULL if there is none in
+ * the arguments; *nfiles is how many are files. */
 static const char *
 hosts_source(const struct opts *o, int *nfiles)
 {
@@ -102,7 +133,7 @@ hosts_source(const struct opts *o, int *nfiles)
 		return NULL;
 	if (slurm != NULL && slurm[0] != '\0' && last != NULL &&
 	    (o->nargs == 1 || access(last, F_OK) == 0 ||
-	     never_a_host(last))) {
+	     never_a_host(last) || mistyped_file(last))) {
 		if (o->verbose > 0)
 			warnx_("hosts from SLURM_JOB_NODELIST: %s", slurm);
 		return slurm;
@@ -135,6 +166,60 @@ parse_hosts(const struct opts *o, const char *spec, struct hostlist *hl,
 	return rc;
 }
 
+/* The last argument, where the hosts go, is a file here, or a mistyped
+ * file name: the host list was forgotten.  -EINVAL after a message; 0 if
+ * it may be hosts. */
+static int
+check_last_is_hosts(const char *spec)
+{
+	struct stat st;
+
+	if (never_a_host(spec)) {
+		warnx_("'%s' is not a host list but a file name (hosts hold "
+		       "no '/'): give the hosts last, or with -w or -f", spec);
+		return -EINVAL;
+	}
+	if (lstat(spec, &st) == 0) {
+		warnx_("'%s', last, is where the hosts go, but it is %s here: "
+		       "are the hosts missing? Give them last, or with -w or "
+		       "-f (-w %s if a host has that name)", spec,
+		       path_kind(st.st_mode), spec);
+		return -EINVAL;
+	}
+	if (mistyped_file(spec)) {
+		warnx_("'%s', last, is where the hosts go, but no host has "
+		       "that name, and no file here either: a mistyped FILE, "
+		       "and the hosts missing? Give them last, or with -w or "
+		       "-f", spec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* pdcp's habit, 'pdcp -w HOSTS -r SRC DEST': with the hosts given
+ * otherwise (-w, -f, Slurm) and no -d, a last argument that is a
+ * directory here is taken for a destination, which rdmcp would copy as a
+ * source (each source lands at its own path).  -EINVAL after a message;
+ * "DIR/." names the directory as a source on purpose. */
+static int
+check_pdcp_dest(const struct opts *o, int nfiles)
+{
+	const char *last = nfiles > 0 ? o->args[nfiles - 1] : NULL;
+	size_t len = last != NULL ? strlen(last) : 0;
+	struct stat st;
+
+	if (o->dest_dir != NULL || nfiles < 2 || nfiles != o->nargs ||
+	    (len >= 2 && strcmp(last + len - 2, "/.") == 0) ||
+	    stat(last, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	warnx_("'%s', last, is a directory here: did you mean -d %s%s? "
+	       "rdmcp takes the destination with -d only, and would copy "
+	       "'%s' as a source too, every source to its own path (to mean "
+	       "that, name it other than last, or as '%s/.')", last, last,
+	       last[len - 1] == '/' ? "" : "/", last, last);
+	return -EINVAL;
+}
+
 /* Usage errors in where the hosts come from: -EINVAL after a message. */
 static int
 check_hosts_source(const struct opts *o, const char *spec, int nfiles)
@@ -145,12 +230,9 @@ check_hosts_source(const struct opts *o, const char *spec, int nfiles)
 		       "-w HOSTS, -f FILE, or a Slurm allocation)");
 		return -EINVAL;
 	}
-	if (spec != NULL && never_a_host(spec)) {
-		warnx_("'%s' is not a host list but a file name (hosts hold "
-		       "no '/'): give the hosts last, or with -w or -f", spec);
+	if (spec != NULL && nfiles < o->nargs && check_last_is_hosts(spec) < 0)
 		return -EINVAL;
-	}
-	return 0;
+	return check_pdcp_dest(o, nfiles);
 }
 
 /* The rack of this machine in t, by its host name; -1 if not listed. */

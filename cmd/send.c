@@ -73,6 +73,8 @@ struct sender {
 	bool *ok;		/* holds a complete copy */
 	bool *failed;		/* failed for good, for reasons of its own */
 	bool *retry;		/* failed in this attempt, may be retried */
+	uint8_t *bound;		/* ... using one of its push_retry_bound()
+				 * retries (0: uncounted) */
 	uint8_t *faults;	/* attempts it failed for reasons of its own */
 	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
 	enum slow_verdict *slow;	/* found slow (--slow last) */
@@ -127,6 +129,7 @@ on_push_report(void *ctx, const struct push_report *r)
 	struct sender *sd = ctx;
 	struct push_report out = *r;
 	size_t idx = sd->pending[r->index];
+	uint8_t faults = sd->faults[idx];
 	char why[512];
 
 	if (r->regroup) {	/* not an outcome: sent again, in order */
@@ -157,6 +160,8 @@ on_push_report(void *ctx, const struct push_report *r)
 	} else if (push_may_retry(r, sd->last, sd->o->retries,
 				  &sd->faults[idx])) {
 		sd->retry[idx] = true;
+		sd->bound[idx] = sd->faults[idx] == faults ? 0
+			: (uint8_t)push_retry_bound(r, sd->o->retries);
 		if (sd->o->verbose > 0)
 			warnx_("%s failed (%s); will retry", r->host, r->reason);
 		return;
@@ -326,23 +331,41 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	return rc;
 }
 
+/* "retrying 3 hosts that failed (retry 1 of at most 1; 2 only lost
+ * their group, not counted): LIST": the bound a host's own failures
+ * have, not the push's (casualties are sent to again uncounted). */
 static void
-announce_retry(const struct sender *sd, int round)
+announce_retry(const struct sender *sd)
 {
 	bool *pick = calloc(sd->hl->n, sizeof(*pick));
-	char *list = NULL;
-	size_t i;
+	char *list = NULL, used[96] = "";
+	size_t i, j, own = 0, n = sd->npending;
+	int most = 0, bound = 0;
 
-	for (i = 0; pick != NULL && i < sd->npending; i++)
-		pick[sd->pending[i]] = true;
+	for (i = 0; pick != NULL && i < n; i++) {
+		j = sd->pending[i];
+		pick[j] = true;
+		own += sd->bound[j] > 0;
+		if (sd->bound[j] > 0 && sd->faults[j] > most)
+			most = sd->faults[j];
+		if (sd->bound[j] > bound)
+			bound = sd->bound[j];
+	}
 	if (pick != NULL)
 		list = hosts_compressed(sd->hl, pick, true);
 	free(pick);
+	if (own > 0)
+		snprintf(used, sizeof(used), "retry %d of at most %d%s", most,
+			 bound, own < n ? "; " : "");
 	progress_clear();
-	if (sd->o->verbose >= 0 && list != NULL)
-		warnx_("retrying %zu host%s that failed (attempt %d, at most "
-		       "%d): %s", sd->npending, sd->npending > 1 ? "s" : "",
-		       round + 1, sd->max_attempts, list);
+	if (sd->o->verbose >= 0 && list != NULL && own == n)
+		warnx_("retrying %zu host%s that failed (%s): %s", n,
+		       n > 1 ? "s" : "", used, list);
+	else if (sd->o->verbose >= 0 && list != NULL)
+		warnx_("retrying %zu host%s that failed (%s%zu only lost %s "
+		       "group, not counted against --retries %d): %s", n,
+		       n > 1 ? "s" : "", used, n - own, n - own > 1 ? "their"
+		       : "its", sd->o->retries, list);
 	free(list);
 }
 
@@ -372,7 +395,7 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		}
 		round++;
 		if (rc == 0 && next_pending(sd) > 0)
-			announce_retry(sd, round);
+			announce_retry(sd);
 	}
 	sd->total.seconds = now_seconds() - start;
 	free(hosts);
@@ -515,6 +538,7 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->ok = calloc(n, sizeof(bool));
 	sd->failed = calloc(n, sizeof(bool));
 	sd->retry = calloc(n, sizeof(bool));
+	sd->bound = calloc(n, sizeof(*sd->bound));
 	sd->faults = calloc(n, sizeof(*sd->faults));
 	sd->maybe_landed = calloc(n, sizeof(bool));
 	sd->slow = calloc(n, sizeof(*sd->slow));
@@ -525,8 +549,8 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
 	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
 	sd->outcomes = outcomes_new(sd->hl);
-	if (!sd->ok || !sd->failed || !sd->retry || !sd->faults ||
-	    !sd->maybe_landed ||
+	if (!sd->ok || !sd->failed || !sd->retry || !sd->bound ||
+	    !sd->faults || !sd->maybe_landed ||
 	    !sd->slow || !sd->rate || !sd->pending ||
 	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
@@ -553,6 +577,7 @@ sender_free(struct sender *sd)
 	free(sd->ok);
 	free(sd->failed);
 	free(sd->retry);
+	free(sd->bound);
 	free(sd->faults);
 	free(sd->maybe_landed);
 	free(sd->slow);

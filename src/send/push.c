@@ -409,6 +409,9 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 	struct phost *h = req->data;
 
 	if (status < 0 || res == NULL) {
+		/* no such name: asking again cannot help; a resolver that
+		 * could not answer (UV_EAI_AGAIN...) may next time */
+		h->refused = status == UV_EAI_NONAME || status == UV_EAI_NODATA;
 		push_host_failed(h, -EHOSTUNREACH, PROTO_NO_PEER,
 				 "cannot resolve %s: %s", h->host,
 				 uv_strerror(status));
