@@ -82,11 +82,22 @@ slurp(const char *path, const char *what)
 }
 
 /* A file name, never a host: "-" (standard input) or a name with a '/'
- * (no host name or address holds one). */
+ * outside brackets (no host name or address holds one; a step range,
+ * node[1-30/4], does). */
 static bool
 never_a_host(const char *arg)
 {
-	return strcmp(arg, "-") == 0 || strchr(arg, '/') != NULL;
+	bool in = false;
+
+	if (strcmp(arg, "-") == 0)
+		return true;
+	for (; *arg != '\0'; arg++) {
+		if (*arg == '[' || *arg == ']')
+			in = *arg == '[';
+		else if (*arg == '/' && !in)
+			return true;
+	}
+	return false;
 }
 
 /* Does the resolver know no host of this name?  Only a definite answer
@@ -142,28 +153,95 @@ hosts_source(const struct opts *o, int *nfiles)
 	return last;
 }
 
+/* pdsh's -f N (its fanout) given to rdmcp, whose -f is a host file: a
+ * number that names no file.  -EINVAL after a message; else 0. */
+static int
+check_fanout_habit(const char *hostfile)
+{
+	if (hostfile[strspn(hostfile, "0123456789")] != '\0' ||
+	    access(hostfile, F_OK) == 0)
+		return 0;
+	warnx_("-f %s: no host file '%s'. rdmcp's -f reads the hosts from a "
+	       "file (pdsh's -w ^FILE); there is no fanout to set: every host "
+	       "receives at once and passes blocks on (--fanout is --rsh's, "
+	       "for the remote commands)", hostfile, hostfile);
+	return -EINVAL;
+}
+
+/* The hosts of a host file appended to hl.  0, or -errno with err set
+ * (-EINVAL with err clear: slurp said why). */
+static int
+parse_host_file(const char *path, struct hostlist *hl, struct rd_err *err)
+{
+	char *text = slurp(path, "host file");
+	int rc;
+
+	if (text == NULL)
+		return -EINVAL;
+	rc = hostlist_parse_file(hl, text, path, err);
+	free(text);
+	return rc;
+}
+
+/* The hosts of a -w or -x value appended to hl: a host list, or with a
+ * '^' a host file (pdsh's and clush's -w ^FILE).  As parse_host_file. */
+static int
+parse_host_arg(const char *arg, struct hostlist *hl, struct rd_err *err)
+{
+	if (arg[0] == '^')
+		return parse_host_file(arg + 1, hl, err);
+	return hostlist_parse(hl, arg, err);
+}
+
 /* The hosts of -f and every -w, or of spec, appended to hl.  Returns 0,
- * or -errno with err set. */
+ * or -errno with err set (-EINVAL with err clear: said why). */
 static int
 parse_hosts(const struct opts *o, const char *spec, struct hostlist *hl,
 	    struct rd_err *err)
 {
-	char *text;
 	size_t i;
 	int rc = 0;
 
 	if (spec != NULL)
 		return hostlist_parse(hl, spec, err);
 	if (o->hostfile != NULL) {
-		text = slurp(o->hostfile, "host file");
-		if (text == NULL)
-			return -EINVAL;	/* slurp said why */
-		rc = hostlist_parse_file(hl, text, o->hostfile, err);
-		free(text);
+		rc = check_fanout_habit(o->hostfile);
+		if (rc == 0)
+			rc = parse_host_file(o->hostfile, hl, err);
 	}
 	for (i = 0; rc == 0 && i < o->nwlists; i++)
-		rc = hostlist_parse(hl, o->wlists[i], err);
+		rc = parse_host_arg(o->wlists[i], hl, err);
 	return rc;
+}
+
+/* -x: leave out the hosts its entries name (hostlist_leave_out), and warn
+ * of each entry that names none (a typo, or a host not in the list).
+ * 0, or -ENOMEM after a message. */
+static int
+leave_out(const struct opts *o, struct hostlist *hl, const struct hostlist *ex)
+{
+	bool *matched = calloc(ex->n ? ex->n : 1, sizeof(*matched));
+	char *list = NULL;
+	size_t i, n = 0;
+
+	if (matched == NULL || hostlist_leave_out(hl, ex, o->port,
+						  matched) < 0) {
+		free(matched);
+		warnx_("-x: out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < ex->n; i++) {
+		matched[i] = !matched[i];	/* now: names no host */
+		n += matched[i];
+	}
+	if (n > 0)
+		list = hosts_compressed(ex, matched, true);
+	if (list != NULL)
+		warnx_("warning: -x %s: %s in the host list, not left out",
+		       list, n > 1 ? "none of these is" : "no such host");
+	free(list);
+	free(matched);
+	return 0;
 }
 
 /* The last argument, where the hosts go, is a file here, or a mistyped
@@ -338,16 +416,20 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles,
 		return rc;
 	rc = parse_hosts(o, spec, hl, &err);
 	if (rc == 0 && o->exclude != NULL)
-		rc = hostlist_parse(&ex, o->exclude, &err);
-	if (rc == -EINVAL && err.code == 0)
-		return rc;	/* slurp said why */
+		rc = parse_host_arg(o->exclude, &ex, &err);
+	if (rc == -EINVAL && err.code == 0) {
+		hostlist_clear(&ex);
+		return rc;	/* said why */
+	}
 	if (rc < 0) {
 		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
 		hostlist_clear(&ex);
 		return rc == -ENOMEM ? rc : -EINVAL;
 	}
-	hostlist_exclude(hl, &ex);
+	rc = leave_out(o, hl, &ex);
 	hostlist_clear(&ex);
+	if (rc < 0)
+		return rc;
 	dups = hostlist_dedupe(hl);
 	if (dups > 0)
 		warnx_("warning: %zu duplicate host%s ignored", dups,

@@ -26,6 +26,7 @@
 
 struct range {
 	uint64_t lo, hi;
+	uint64_t step;		/* clush's lo-hi/step, else 1 */
 	int width;		/* zero padding, 0: none */
 };
 
@@ -123,7 +124,7 @@ parse_bound(struct parser *ps, const char *p, uint64_t *v, size_t *ndig)
 	while (isalnum((unsigned char)*word))
 		word++;
 	if (word > end || (*ndig == 0 && isgraph((unsigned char)*end) &&
-			   !strchr(",-]", *end))) {
+			   !strchr(",-]/", *end))) {
 		quoted_error(ps, p, word > end ? word : end + 1, "",
 			     " is not a number");
 		return NULL;
@@ -136,7 +137,24 @@ parse_bound(struct parser *ps, const char *p, uint64_t *v, size_t *ndig)
 	return end;
 }
 
-/* One "lo" or "lo-hi" at p; returns the character after it or NULL. */
+/* The "/step" of a range at p (clush's node[1-30/4]): the character
+ * after it, or NULL after saying what is wrong. */
+static const char *
+parse_step(struct parser *ps, const char *p, struct range *r)
+{
+	const char *at = p;
+	size_t n;
+
+	p = parse_bound(ps, p + 1, &r->step, &n);
+	if (p != NULL && r->step == 0) {
+		quoted_error(ps, at, p, "step ", " is not a number of 1 or more");
+		return NULL;
+	}
+	return p;
+}
+
+/* One "lo", "lo-hi" or "lo-hi/step" at p; returns the character after
+ * it or NULL. */
 static const char *
 parse_range(struct parser *ps, const char *p, struct range *r)
 {
@@ -148,6 +166,11 @@ parse_range(struct parser *ps, const char *p, struct range *r)
 		return NULL;
 	r->width = (nlo > 1 && *start == '0') ? (int)nlo : 0;
 	r->hi = r->lo;
+	r->step = 1;
+	if (*p == '/') {
+		syntax_error(ps, p, "a step ('/') needs a range (lo-hi/step)");
+		return NULL;
+	}
 	if (*p != '-')
 		return p;
 	p = parse_bound(ps, p + 1, &r->hi, &nhi);
@@ -157,7 +180,7 @@ parse_range(struct parser *ps, const char *p, struct range *r)
 		quoted_error(ps, start, p, "range ", " goes backwards");
 		return NULL;
 	}
-	return p;
+	return *p == '/' ? parse_step(ps, p, r) : p;
 }
 
 static int
@@ -260,8 +283,8 @@ count_hosts(const struct parser *ps)
 		for (j = 0; j < ps->parts[i].nranges; j++) {
 			const struct range *r = &ps->parts[i].ranges[j];
 
-			sum += r->hi - r->lo + 1;
-			if (r->hi - r->lo >= HOSTLIST_MAX || sum > HOSTLIST_MAX)
+			sum += (r->hi - r->lo) / r->step + 1;
+			if (sum > HOSTLIST_MAX)
 				return HOSTLIST_MAX + 1;
 		}
 		total *= sum;
@@ -379,7 +402,7 @@ expand(struct parser *ps, const char *entry, size_t i, size_t len)
 		return expand(ps, entry, i + 1, len + pt->len);
 	}
 	for (j = 0; j < pt->nranges; j++) {
-		for (v = pt->ranges[j].lo; v <= pt->ranges[j].hi; v++) {
+		for (v = pt->ranges[j].lo;; v += pt->ranges[j].step) {
 			n = snprintf(ps->host + len, sizeof(ps->host) - len,
 				     "%0*" PRIu64, pt->ranges[j].width, v);
 			if (n < 0 || len + (size_t)n >= sizeof(ps->host))
@@ -388,6 +411,8 @@ expand(struct parser *ps, const char *entry, size_t i, size_t len)
 			rc = expand(ps, entry, i + 1, len + (size_t)n);
 			if (rc < 0)
 				return rc;
+			if (pt->ranges[j].hi - v < pt->ranges[j].step)
+				break;	/* the last: no overflow past hi */
 		}
 	}
 	return 0;
@@ -422,13 +447,16 @@ parse_entry(struct parser *ps, const char *p, const char *end)
 	return rc;
 }
 
-/* The end of the entry at p: a ',' outside brackets, or the end. */
+/* The end of the entry at p: a ',' (or with `blanks` a blank) outside
+ * brackets, or the end. */
 static const char *
-entry_end(struct parser *ps, const char *p)
+entry_end(struct parser *ps, const char *p, bool blanks)
 {
 	const char *open = NULL;
 
 	for (; *p != '\0'; p++) {
+		if (blanks && open == NULL && isspace((unsigned char)*p))
+			break;
 		if (*p == '[') {
 			if (open != NULL) {
 				syntax_error(ps, p, "'[' inside '[...]'");
@@ -448,8 +476,11 @@ entry_end(struct parser *ps, const char *p)
 	return p;
 }
 
-int
-hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err)
+/* The entries of spec, separated by commas, and with `blanks` by blanks
+ * too. */
+static int
+parse_list(struct hostlist *hl, const char *spec, bool blanks,
+	   struct rd_err *err)
 {
 	struct parser ps = { .hl = hl, .spec = spec, .err = err };
 	const char *p = spec, *end, *last;
@@ -458,7 +489,7 @@ hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err)
 	for (;;) {
 		while (isspace((unsigned char)*p))
 			p++;
-		end = entry_end(&ps, p);
+		end = entry_end(&ps, p, blanks);
 		if (end == NULL)
 			return err->code;
 		last = end;
@@ -467,10 +498,25 @@ hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err)
 		rc = parse_entry(&ps, p, last);
 		if (rc < 0)
 			return rc;
+		while (blanks && isspace((unsigned char)*end))
+			end++;	/* "a b", "a , b": one separator */
 		if (*end == '\0')
 			return 0;
-		p = end + 1;
+		p = *end == ',' ? end + 1 : end;
 	}
+}
+
+int
+hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err)
+{
+	return parse_list(hl, spec, false, err);
+}
+
+int
+hostlist_parse_line(struct hostlist *hl, const char *line,
+		    struct rd_err *err)
+{
+	return parse_list(hl, line, true, err);
 }
 
 int
@@ -494,7 +540,7 @@ hostlist_parse_file(struct hostlist *hl, const char *text, const char *name,
 		line[n] = '\0';
 		if (line[strspn(line, " \t\r")] == '\0')
 			continue;
-		rc = hostlist_parse(hl, line, err);
+		rc = hostlist_parse_line(hl, line, err);
 		if (rc < 0) {
 			snprintf(msg, sizeof(msg), "%s", err->msg);
 			rd_err_clear(err);

@@ -13,8 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/types.h>
+
+#include "util/net.h"
 
 #define MAX_DIGITS 18		/* as hostlist.c: numbers fit in uint64_t */
+#define MAX_HOST 300		/* as hostlist.c: an entry, with its port */
 
 /* ---------------------------------------------------------------------
  * Set operations
@@ -48,6 +53,83 @@ hostlist_exclude(struct hostlist *hl, const struct hostlist *ex)
 	}
 	hl->n = kept;
 	free(sorted);
+}
+
+/* An entry of -x: its name and port (0: none), its index. */
+struct named {
+	char name[MAX_HOST];
+	uint16_t port;
+	size_t i;
+};
+
+static int
+cmp_named(const void *a, const void *b)
+{
+	return strcasecmp(((const struct named *)a)->name,
+			  ((const struct named *)b)->name);
+}
+
+/* host (a list entry) as a name and a port (0: none); -EINVAL if it is
+ * not one (hostlist_parse made it: never). */
+static int
+split_named(const char *host, struct named *out)
+{
+	return net_split_hostport(host, out->name, sizeof(out->name),
+				  &out->port, 0);
+}
+
+/* Does some entry of ex (sorted by name) name host?  Marks each that
+ * does in matched. */
+static bool
+named_by(const struct named *ex, size_t n, const char *host,
+	 uint16_t default_port, bool *matched)
+{
+	struct named h;
+	const struct named *at;
+	size_t i;
+	bool hit = false;
+
+	if (split_named(host, &h) < 0)
+		return false;
+	at = bsearch(&h, ex, n, sizeof(*ex), cmp_named);
+	if (at == NULL)
+		return false;
+	while (at > ex && cmp_named(at - 1, &h) == 0)
+		at--;
+	for (i = (size_t)(at - ex); i < n && cmp_named(&ex[i], &h) == 0; i++) {
+		if (ex[i].port != 0 &&
+		    ex[i].port != (h.port != 0 ? h.port : default_port))
+			continue;
+		hit = true;
+		if (matched != NULL)
+			matched[ex[i].i] = true;
+	}
+	return hit;
+}
+
+ssize_t
+hostlist_leave_out(struct hostlist *hl, const struct hostlist *ex,
+		   uint16_t default_port, bool *matched)
+{
+	struct named *k = calloc(ex->n ? ex->n : 1, sizeof(*k));
+	size_t i, n = 0, kept = 0;
+
+	if (k == NULL)
+		return -ENOMEM;
+	for (i = 0; i < ex->n; i++)
+		if (split_named(ex->hosts[i], &k[n]) == 0)
+			k[n++].i = i;
+	qsort(k, n, sizeof(*k), cmp_named);
+	for (i = 0; i < hl->n; i++) {
+		if (named_by(k, n, hl->hosts[i], default_port, matched))
+			free(hl->hosts[i]);
+		else
+			hl->hosts[kept++] = hl->hosts[i];
+	}
+	free(k);
+	i = hl->n - kept;
+	hl->n = kept;
+	return (ssize_t)i;
 }
 
 struct keyed {
