@@ -313,18 +313,6 @@ check_hosts_source(const struct opts *o, const char *spec, int nfiles)
 	return check_pdcp_dest(o, nfiles);
 }
 
-/* The rack of this machine in t, by its host name; -1 if not listed. */
-static int
-own_rack(const struct topo *t)
-{
-	char name[256];
-
-	if (gethostname(name, sizeof(name) - 1) < 0)
-		return -1;
-	name[sizeof(name) - 1] = '\0';
-	return topo_rack_of(t, name);
-}
-
 /* Say (-v) which racks the hosts are in, in the order they will go. */
 static void
 tell_racks(const struct topo *t, const char *file, const int *rack_of,
@@ -386,7 +374,7 @@ apply_topology(const struct opts *o, struct hostlist *hl,
 	if (rc == 0 && (rc = topo_parse(text, o->topology, &t, &err)) < 0)
 		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
 	if (rc == 0) {
-		hr->own = own_rack(t);
+		hr->own = own_rack(t, o->bind);
 		rc = topo_order(t, hr->own, hl->hosts, hl->n, rack_of);
 		if (rc < 0)
 			warnx_("--topology: %s", strerror(-rc));

@@ -736,7 +736,7 @@ run_push(const struct opts *o)
 	struct rsh *rsh = NULL;
 	int nfiles, rc, status = EXIT_SENDER;
 
-	setup_logging(o->verbose, LOG_WARN, false);
+	setup_logging(o->verbose, LOG_WARN, false, o->log_epoch);
 	signal(SIGBUS, on_sigbus);
 	progress_start(o);
 	rc = gather_hosts(o, &hl, &nfiles, &sd.racks);
@@ -754,8 +754,9 @@ run_push(const struct opts *o)
 			fprintf(stderr, "Try 'rdmcp --help'.\n");
 		goto out;
 	}
-	if (build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests,
-			   &mf) < 0) {
+	rc = build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests, &mf);
+	if (rc < 0) {	/* a directory without -r is a usage error */
+		status = rc == -EISDIR ? EXIT_USAGE : EXIT_SENDER;
 		finish(&sd, false);	/* no host failed: nothing was sent */
 		goto report;
 	}
@@ -770,6 +771,10 @@ run_push(const struct opts *o)
 			goto out;
 		}
 	} else {
+		if (o->fanout_given)
+			warnx_("warning: --fanout bounds the remote commands of "
+			       "--rsh, and does nothing without it: every host "
+			       "receives at once and passes blocks on");
 		free(sd.targets);
 		sd.targets = NULL;
 	}
