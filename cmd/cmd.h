@@ -147,6 +147,10 @@ int add_libs(struct manifest *m, const char *exe, const char *dest);
 int destinations(const struct opts *o, char **sources, size_t n,
 		 char **dests);
 
+/* -d DIR/, with a trailing slash: DIR is made where it is missing, with
+ * its missing parents, as mkdir -p (sources.c). */
+bool dest_dir_made(const struct opts *o);
+
 /* The manifest of the sources, landing at dests: -d DIR/, every file,
  * with -r every tree, with --send-libs the libraries.  Returns 0, or
  * -errno after a message (a source that cannot be read...). */

@@ -92,16 +92,24 @@ destinations(const struct opts *o, char **sources, size_t n, char **dests)
 	return rc;
 }
 
-/* -d DIR/ (a trailing slash): DIR is made where it is missing.  Returns 0
+bool
+dest_dir_made(const struct opts *o)
+{
+	size_t len = o->dest_dir ? strlen(o->dest_dir) : 0;
+
+	return len >= 2 && o->dest_dir[len - 1] == '/';
+}
+
+/* -d DIR/ (a trailing slash): DIR is made where it is missing, the first
+ * entry (the daemons make its missing parents: JOB_PARENTS).  Returns 0
  * or -errno after a message. */
 static int
 add_dest_dir(const struct opts *o, struct manifest *m)
 {
-	size_t len = o->dest_dir ? strlen(o->dest_dir) : 0;
 	char *dir;
 	int rc;
 
-	if (len < 2 || o->dest_dir[len - 1] != '/')
+	if (!dest_dir_made(o))
 		return 0;
 	dir = path_absolute("/", o->dest_dir);
 	rc = dir ? mf_add_dir(m, dir, 0755) : -ENOMEM;

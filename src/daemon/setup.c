@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * setup - a transfer set up in the daemon's thread pool (see
- * transfer_int.h): its entries checked against what is there, created as
- * temporaries, or, in a dry run, only checked.
+ * transfer_int.h): the parents of -d DIR/ added to its entries, which
+ * are checked against what is there, created as temporaries, or, in a dry
+ * run, only checked.
  */
 #include "daemon/transfer.h"
 
@@ -29,6 +30,9 @@ transfer_setup_run(uv_work_t *w)
 	};
 
 	j->t_setup0 = trace_now();
+	j->work_rc = dest_add_parents(j->job, &pol, &j->work_err);
+	if (j->work_rc < 0)
+		return;
 	if (!j->replace) {
 		j->work_rc = store_probe(j->job, &pol, &j->have_crc,
 					 &j->have_by_times);

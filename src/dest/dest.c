@@ -249,7 +249,7 @@ no_parent(const char *parent, int e, struct rd_err *err)
 {
 	return rd_errf(err, -e, "destination directory %s: %s%s", parent,
 		       strerror(e), e != ENOENT ? "" : " (-d DIR/, with a "
-		       "trailing slash, makes it where it is missing)");
+		       "trailing slash, makes it and its parents)");
 }
 
 /* Entry i's parent exists on disk: resolve it to a root. */

@@ -466,7 +466,8 @@ build_job(struct push *p, struct rd_err *err)
 			 (cfg->times ? JOB_TIMES | JOB_OWNERS : 0) |
 			 (cfg->trace ? JOB_TRACE : 0) |
 			 (cfg->sparse ? JOB_SPARSE : 0) |
-			 (cfg->dry_run ? JOB_DRY_RUN : 0),
+			 (cfg->dry_run ? JOB_DRY_RUN : 0) |
+			 (cfg->parents ? JOB_PARENTS : 0),
 		.bwlimit = cfg->bwlimit,
 		.nfiles = (uint32_t)cfg->nfiles,
 	};

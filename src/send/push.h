@@ -108,6 +108,9 @@ struct push_cfg {
 	bool verify;
 	bool force;
 	bool sparse;			/* copies keep holes (JOB_SPARSE) */
+	bool parents;			/* files[0] is a directory whose missing
+					 * parents the daemons make (-d DIR/:
+					 * JOB_PARENTS) */
 	/* Contact, authenticate and ask every host whether it would take
 	 * the job (JOB_DRY_RUN), run nothing: hosts that would are reported
 	 * ok with `dry_run` set. */
