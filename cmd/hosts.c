@@ -114,17 +114,23 @@ no_such_name(const char *name)
 }
 
 /* Is `arg`, where the hosts go, rather a file name with a typo: one plain
- * name (no list, range or port) with a '.', no address, and no host's
- * name?  (One lookup, for this one argument.) */
+ * name (no list, range or port) with a '.', that could be a host's (what
+ * could not is for the host list's parser to say), no address, and no
+ * host's name?  (One lookup, for this one argument.) */
 static bool
 mistyped_file(const char *arg)
 {
+	struct hostlist one = { .max = 1 };
+	struct rd_err err = { 0 };
 	struct in_addr a;
+	bool plain;
 
 	if (strpbrk(arg, ",[]: \t") != NULL || strchr(arg, '.') == NULL ||
 	    inet_pton(AF_INET, arg, &a) == 1)
 		return false;
-	return no_such_name(arg);
+	plain = hostlist_parse(&one, arg, &err) == 0;
+	hostlist_clear(&one);
+	return plain && no_such_name(arg);
 }
 
 /* Is the last argument a host list rather than a file?  Without -f, -w
