@@ -157,6 +157,10 @@ bool dest_dir_made(const struct opts *o);
 int build_manifest(const struct opts *o, char **sources, char **dests,
 		   size_t n, struct manifest **out);
 
+/* The bytes of the regular files in mf; *nfiles (unless NULL) gets how
+ * many there are (sources.c). */
+uint64_t manifest_bytes(const struct manifest *mf, size_t *nfiles);
+
 /* The distinct directories the manifest's entries land in that it does
  * not make itself (the parents of entries not inside one of its
  * directories): where --rsh receivers are rooted.  *n of them, each and

@@ -331,41 +331,41 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	return rc;
 }
 
-/* "retrying 3 hosts that failed (retry 1 of at most 1; 2 only lost
- * their group, not counted): LIST": the bound a host's own failures
- * have, not the push's (casualties are sent to again uncounted). */
+/* "retrying 3 hosts that failed (attempt 2: retry 1 of at most 1; 2 only
+ * lost their group, not counted against --retries 1): LIST": the bound a
+ * host's own failures have, not the push's (casualties are sent to again
+ * uncounted). */
 static void
-announce_retry(const struct sender *sd)
+announce_retry(const struct sender *sd, int round)
 {
 	bool *pick = calloc(sd->hl->n, sizeof(*pick));
-	char *list = NULL, used[96] = "";
+	char *list = NULL, why[200];
 	size_t i, j, own = 0, n = sd->npending;
-	int most = 0, bound = 0;
+	int most = 0, bound = 0, len;
 
 	for (i = 0; pick != NULL && i < n; i++) {
 		j = sd->pending[i];
 		pick[j] = true;
 		own += sd->bound[j] > 0;
-		if (sd->bound[j] > 0 && sd->faults[j] > most)
-			most = sd->faults[j];
-		if (sd->bound[j] > bound)
-			bound = sd->bound[j];
+		most = sd->bound[j] > 0 && sd->faults[j] > most ? sd->faults[j]
+								: most;
+		bound = sd->bound[j] > bound ? sd->bound[j] : bound;
 	}
-	if (pick != NULL)
-		list = hosts_compressed(sd->hl, pick, true);
+	list = pick != NULL ? hosts_compressed(sd->hl, pick, true) : NULL;
 	free(pick);
+	len = snprintf(why, sizeof(why), "attempt %d", round + 1);
 	if (own > 0)
-		snprintf(used, sizeof(used), "retry %d of at most %d%s", most,
-			 bound, own < n ? "; " : "");
+		len += snprintf(why + len, sizeof(why) - (size_t)len, ": retry "
+				"%d of at most %d", most, bound);
+	if (own < n)
+		snprintf(why + len, sizeof(why) - (size_t)len, "%s%zu only lost "
+			 "%s group, not counted against --retries %d", own > 0 ?
+			 "; " : ": ", n - own, n - own > 1 ? "their" : "its",
+			 sd->o->retries);
 	progress_clear();
-	if (sd->o->verbose >= 0 && list != NULL && own == n)
+	if (sd->o->verbose >= 0 && list != NULL)
 		warnx_("retrying %zu host%s that failed (%s): %s", n,
-		       n > 1 ? "s" : "", used, list);
-	else if (sd->o->verbose >= 0 && list != NULL)
-		warnx_("retrying %zu host%s that failed (%s%zu only lost %s "
-		       "group, not counted against --retries %d): %s", n,
-		       n > 1 ? "s" : "", used, n - own, n - own > 1 ? "their"
-		       : "its", sd->o->retries, list);
+		       n > 1 ? "s" : "", why, list);
 	free(list);
 }
 
@@ -395,7 +395,7 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		}
 		round++;
 		if (rc == 0 && next_pending(sd) > 0)
-			announce_retry(sd);
+			announce_retry(sd, round);
 	}
 	sd->total.seconds = now_seconds() - start;
 	free(hosts);
@@ -603,25 +603,6 @@ read_sources(struct sender *sd)
 		sd->sources[i] = sd->spooled;
 	}
 	return rc;
-}
-
-/* The bytes of the regular files in mf; *nfiles (unless NULL) gets how
- * many there are. */
-static uint64_t
-manifest_bytes(const struct manifest *mf, size_t *nfiles)
-{
-	const struct job_file *e = mf_entries(mf);
-	size_t i, n = mf_count(mf), files = 0;
-	uint64_t bytes = 0;
-
-	for (i = 0; i < n; i++)
-		if (e[i].type == JF_FILE) {
-			files++;
-			bytes += e[i].size;
-		}
-	if (nfiles != NULL)
-		*nfiles = files;
-	return bytes;
 }
 
 /* What links the pending hosts are reached over (push_link); without

@@ -153,6 +153,23 @@ out:
 	return rc;
 }
 
+uint64_t
+manifest_bytes(const struct manifest *mf, size_t *nfiles)
+{
+	const struct job_file *e = mf_entries(mf);
+	size_t i, n = mf_count(mf), files = 0;
+	uint64_t bytes = 0;
+
+	for (i = 0; i < n; i++)
+		if (e[i].type == JF_FILE) {
+			files++;
+			bytes += e[i].size;
+		}
+	if (nfiles != NULL)
+		*nfiles = files;
+	return bytes;
+}
+
 static int
 cmp_strp(const void *a, const void *b)
 {

@@ -81,6 +81,6 @@ else
 fi
 expect_status 1 "$RDMCP" --retries 3 --json "$job/solver" "127.0.0.9:$P"
 [ "$(grep -c retrying "$WORK/err")" -eq 1 ] || fail "refused: $(cat "$WORK/err")"
-grep -qF "retrying 1 host that failed (retry 1 of at most 1): 127.0.0.9:$P" \
+grep -qF "retrying 1 host that failed (attempt 2: retry 1 of at most 1): 127.0.0.9:$P" \
 	"$WORK/err" || fail "the bound: $(cat "$WORK/err")"
 tail -1 "$WORK/out" | jq -e '.attempts == 2' >/dev/null || fail "$(tail -1 "$WORK/out")"

@@ -31,9 +31,9 @@ wait "$pid" || rc=$?
 # hosts were not counted
 [ "$(grep -c "retrying" "$WORK/err")" -eq 2 ] ||
 	fail "not two retries: $(cat "$WORK/err")"
-grep -q "retrying 8 hosts that failed (retry 1 of at most 1; 7 only lost their group, not counted against --retries 1)" \
+grep -q "retrying 8 hosts that failed (attempt 2: retry 1 of at most 1; 7 only lost their group, not counted against --retries 1)" \
 	"$WORK/err" || fail "second attempt: $(cat "$WORK/err")"
-grep -q "retrying 7 hosts that failed (retry 1 of at most 1; 6 only lost their group, not counted against --retries 1)" \
+grep -q "retrying 7 hosts that failed (attempt 3: retry 1 of at most 1; 6 only lost their group, not counted against --retries 1)" \
 	"$WORK/err" || fail "third attempt: $(cat "$WORK/err")"
 jq -es '.[-1] | .event == "summary" and .attempts == 3 and .complete == 6
 	and .failed == 2' "$WORK/out" >/dev/null || fail "summary: $(tail -1 "$WORK/out")"
