@@ -16,17 +16,23 @@
 
 /* Is the sender's path p there on this daemon (below its prefix, if it
  * has one)?  Anything there counts, a link or a file too: what is wrong
- * with it is for dest_prepare to say. */
+ * with it is for dest_prepare to say.  So does a root, and anything not
+ * below one, which is not looked at: it is no daemon's to make. */
 static int
 there(const struct dest_policy *pol, const char *p, bool *yes)
 {
 	char *lex = pol->prefix ? path_absolute(pol->prefix, p + 1)
 				: strdup(p);
 	struct stat sb;
+	size_t i;
 
 	if (lex == NULL)
 		return -ENOMEM;
-	*yes = lstat(lex, &sb) == 0 || errno != ENOENT;
+	*yes = true;
+	for (i = 0; i < pol->nroots; i++)
+		if (path_under(pol->roots[i], lex) &&
+		    strcmp(pol->roots[i], lex) != 0)
+			*yes = lstat(lex, &sb) == 0 || errno != ENOENT;
 	free(lex);
 	return 0;
 }
