@@ -20,6 +20,7 @@
 #include "unit.h"
 #include "transport/tcp/conn.h"
 #include "engine/engine.h"
+#include "engine/engine_int.h"	/* the signals, to play a sender */
 #include "util/net.h"
 #include "transport/tcp/tcp.h"
 
@@ -636,8 +637,9 @@ START_TEST(frozen_member_fails_neighbours)
 }
 END_TEST
 
-/* Rank 0 played by hand: HELLO, then every block of the push sent at
- * once, none of them granted. */
+/* Rank 0 played by hand: HELLO, an OFFER of block 0 and, once it is
+ * granted (the member's receives are posted), every block of the push at
+ * once: the first granted, none of the others. */
 struct ungranted {
 	struct sockaddr_storage to;
 	uint64_t blocks, bsize;
@@ -654,13 +656,49 @@ write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+static int
+read_all(int fd, void *p, size_t n)
+{
+	ssize_t r;
+
+	for (; n > 0; p = (char *)p + r, n -= (size_t)r)
+		if ((r = read(fd, p, n)) <= 0)
+			return -1;
+	return 0;
+}
+
+static int
+send_frame(int fd, const struct frame *f, const void *body)
+{
+	uint8_t hdr[PROTO_FRAME_LEN];
+
+	frame_encode(f, hdr);
+	return write_all(fd, hdr, sizeof(hdr)) < 0 ||
+	       (f->len > 0 && write_all(fd, body, (size_t)f->len) < 0) ? -1 : 0;
+}
+
+/* Until the member grants block 0 (its frames carry no payload). */
+static int
+await_grant(int fd)
+{
+	uint8_t hdr[PROTO_FRAME_LEN];
+	struct frame f;
+
+	do {
+		if (read_all(fd, hdr, sizeof(hdr)) < 0 ||
+		    frame_decode(hdr, &f) < 0 || f.len > 0)
+			return -1;
+	} while (f.type != MSG_SIGNAL || f.val >> SIG_KIND_SHIFT != SIG_GRANT);
+	return 0;
+}
+
 static void *
 send_ungranted(void *arg)
 {
 	struct ungranted *u = arg;
 	struct hello h = { .from = 0, .to = 1 };
 	struct frame f = { .type = MSG_HELLO };
-	uint8_t hdr[PROTO_FRAME_LEN], *block = calloc(1, u->bsize), sink[256];
+	uint8_t *block = calloc(1, u->bsize), sink[256];
 	struct wbuf w;
 	uint64_t b;
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -668,18 +706,19 @@ send_ungranted(void *arg)
 	wbuf_init(&w);
 	hello_encode(&h, &w);
 	f.len = w.len;
-	frame_encode(&f, hdr);
 	if (fd < 0 || block == NULL ||
-	    connect(fd, (struct sockaddr *)&u->to, sizeof(struct sockaddr_in)) < 0 ||
-	    write_all(fd, hdr, sizeof(hdr)) < 0 || write_all(fd, w.data, w.len) < 0)
+	    connect(fd, (struct sockaddr *)&u->to,
+		    sizeof(struct sockaddr_in)) < 0 ||
+	    send_frame(fd, &f, w.data) < 0)
 		goto out;
-	usleep(100 * 1000);	/* its receives are posted */
+	f = (struct frame){ .type = MSG_SIGNAL,
+			    .val = SIG_OFFER << SIG_KIND_SHIFT };
+	if (send_frame(fd, &f, NULL) < 0 || await_grant(fd) < 0)
+		goto out;
 	for (b = 0; b < u->blocks; b++) {
 		f = (struct frame){ .type = MSG_BLOCK, .arg = (uint32_t)b,
 				    .val = b, .len = u->bsize };
-		frame_encode(&f, hdr);
-		if (write_all(fd, hdr, sizeof(hdr)) < 0 ||
-		    write_all(fd, block, u->bsize) < 0)
+		if (send_frame(fd, &f, block) < 0)
 			break;	/* dropped */
 	}
 	while (read(fd, sink, sizeof(sink)) > 0)
@@ -697,7 +736,7 @@ out:
  * was posted, and past the window the pending receives overflowed their
  * array (a heap overflow that fuzz_serve found through a member's data
  * connection, which needs only the job's token).  The member fails at the
- * first such block, blaming the sender. */
+ * first such block (block 1: block 0 was granted), blaming the sender. */
 START_TEST(block_before_grant)
 {
 	const uint64_t blocks = 4 * ENG_DEFAULT_WINDOW, bsize = 4096;
