@@ -73,6 +73,8 @@ struct sender {
 	bool *ok;		/* holds a complete copy */
 	bool *failed;		/* failed for good, for reasons of its own */
 	bool *retry;		/* failed in this attempt, may be retried */
+	uint8_t *bound;		/* ... using one of its push_retry_bound()
+				 * retries (0: uncounted) */
 	uint8_t *faults;	/* attempts it failed for reasons of its own */
 	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
 	enum slow_verdict *slow;	/* found slow (--slow last) */
@@ -127,6 +129,7 @@ on_push_report(void *ctx, const struct push_report *r)
 	struct sender *sd = ctx;
 	struct push_report out = *r;
 	size_t idx = sd->pending[r->index];
+	uint8_t faults = sd->faults[idx];
 	char why[512];
 
 	if (r->regroup) {	/* not an outcome: sent again, in order */
@@ -157,6 +160,8 @@ on_push_report(void *ctx, const struct push_report *r)
 	} else if (push_may_retry(r, sd->last, sd->o->retries,
 				  &sd->faults[idx])) {
 		sd->retry[idx] = true;
+		sd->bound[idx] = sd->faults[idx] == faults ? 0
+			: (uint8_t)push_retry_bound(r, sd->o->retries);
 		if (sd->o->verbose > 0)
 			warnx_("%s failed (%s); will retry", r->host, r->reason);
 		return;
@@ -326,23 +331,41 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	return rc;
 }
 
+/* "retrying 3 hosts that failed (attempt 2: retry 1 of at most 1; 2 only
+ * lost their group, not counted against --retries 1): LIST": the bound a
+ * host's own failures have, not the push's (casualties are sent to again
+ * uncounted). */
 static void
 announce_retry(const struct sender *sd, int round)
 {
 	bool *pick = calloc(sd->hl->n, sizeof(*pick));
-	char *list = NULL;
-	size_t i;
+	char *list = NULL, why[200];
+	size_t i, j, own = 0, n = sd->npending;
+	int most = 0, bound = 0, len;
 
-	for (i = 0; pick != NULL && i < sd->npending; i++)
-		pick[sd->pending[i]] = true;
-	if (pick != NULL)
-		list = hosts_compressed(sd->hl, pick, true);
+	for (i = 0; pick != NULL && i < n; i++) {
+		j = sd->pending[i];
+		pick[j] = true;
+		own += sd->bound[j] > 0;
+		most = sd->bound[j] > 0 && sd->faults[j] > most ? sd->faults[j]
+								: most;
+		bound = sd->bound[j] > bound ? sd->bound[j] : bound;
+	}
+	list = pick != NULL ? hosts_compressed(sd->hl, pick, true) : NULL;
 	free(pick);
+	len = snprintf(why, sizeof(why), "attempt %d", round + 1);
+	if (own > 0)
+		len += snprintf(why + len, sizeof(why) - (size_t)len, ": retry "
+				"%d of at most %d", most, bound);
+	if (own < n)
+		snprintf(why + len, sizeof(why) - (size_t)len, "%s%zu only lost "
+			 "%s group, not counted against --retries %d", own > 0 ?
+			 "; " : ": ", n - own, n - own > 1 ? "their" : "its",
+			 sd->o->retries);
 	progress_clear();
 	if (sd->o->verbose >= 0 && list != NULL)
-		warnx_("retrying %zu host%s that failed (attempt %d, at most "
-		       "%d): %s", sd->npending, sd->npending > 1 ? "s" : "",
-		       round + 1, sd->max_attempts, list);
+		warnx_("retrying %zu host%s that failed (%s): %s", n,
+		       n > 1 ? "s" : "", why, list);
 	free(list);
 }
 
@@ -515,6 +538,7 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->ok = calloc(n, sizeof(bool));
 	sd->failed = calloc(n, sizeof(bool));
 	sd->retry = calloc(n, sizeof(bool));
+	sd->bound = calloc(n, sizeof(*sd->bound));
 	sd->faults = calloc(n, sizeof(*sd->faults));
 	sd->maybe_landed = calloc(n, sizeof(bool));
 	sd->slow = calloc(n, sizeof(*sd->slow));
@@ -525,8 +549,8 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
 	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
 	sd->outcomes = outcomes_new(sd->hl);
-	if (!sd->ok || !sd->failed || !sd->retry || !sd->faults ||
-	    !sd->maybe_landed ||
+	if (!sd->ok || !sd->failed || !sd->retry || !sd->bound ||
+	    !sd->faults || !sd->maybe_landed ||
 	    !sd->slow || !sd->rate || !sd->pending ||
 	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
@@ -553,6 +577,7 @@ sender_free(struct sender *sd)
 	free(sd->ok);
 	free(sd->failed);
 	free(sd->retry);
+	free(sd->bound);
 	free(sd->faults);
 	free(sd->maybe_landed);
 	free(sd->slow);
@@ -578,25 +603,6 @@ read_sources(struct sender *sd)
 		sd->sources[i] = sd->spooled;
 	}
 	return rc;
-}
-
-/* The bytes of the regular files in mf; *nfiles (unless NULL) gets how
- * many there are. */
-static uint64_t
-manifest_bytes(const struct manifest *mf, size_t *nfiles)
-{
-	const struct job_file *e = mf_entries(mf);
-	size_t i, n = mf_count(mf), files = 0;
-	uint64_t bytes = 0;
-
-	for (i = 0; i < n; i++)
-		if (e[i].type == JF_FILE) {
-			files++;
-			bytes += e[i].size;
-		}
-	if (nfiles != NULL)
-		*nfiles = files;
-	return bytes;
 }
 
 /* What links the pending hosts are reached over (push_link); without
@@ -632,6 +638,7 @@ push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
 		.block_size = o->block_size, .verify = o->verify,
 		.force = o->force, .timeout_ms = o->timeout_ms,
 		.sparse = o->sparse, .dry_run = o->dry_run,
+		.parents = dest_dir_made(o),
 		.bwlimit = o->bwlimit,
 		.connect_timeout_ms = o->connect_timeout_ms,
 		.window = o->window, .report = on_push_report,
@@ -711,7 +718,7 @@ run_push(const struct opts *o)
 	struct rsh *rsh = NULL;
 	int nfiles, rc, status = EXIT_SENDER;
 
-	setup_logging(o->verbose, LOG_WARN, false);
+	setup_logging(o->verbose, LOG_WARN, false, o->log_epoch);
 	signal(SIGBUS, on_sigbus);
 	progress_start(o);
 	rc = gather_hosts(o, &hl, &nfiles, &sd.racks);
@@ -729,8 +736,9 @@ run_push(const struct opts *o)
 			fprintf(stderr, "Try 'rdmcp --help'.\n");
 		goto out;
 	}
-	if (build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests,
-			   &mf) < 0) {
+	rc = build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests, &mf);
+	if (rc < 0) {	/* a directory without -r is a usage error */
+		status = rc == -EISDIR ? EXIT_USAGE : EXIT_SENDER;
 		finish(&sd, false);	/* no host failed: nothing was sent */
 		goto report;
 	}
@@ -745,6 +753,10 @@ run_push(const struct opts *o)
 			goto out;
 		}
 	} else {
+		if (o->fanout_given)
+			warnx_("warning: --fanout bounds the remote commands of "
+			       "--rsh, and does nothing without it: every host "
+			       "receives at once and passes blocks on");
 		free(sd.targets);
 		sd.targets = NULL;
 	}

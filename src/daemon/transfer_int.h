@@ -80,6 +80,13 @@ struct transfer {
 	int handles;		/* reaper and idle, until both are closed */
 };
 
+/* The set-up of j, in the thread pool (setup.c): unless REPLACE asked
+ * for it again (j->replace), is every entry there already
+ * (j->work_rc 1, j->have_crc)?  Then, in a dry run, would the job be
+ * taken; else its temporaries created (j->st).  j->work_rc and
+ * j->work_err say how it went; j->t_setup0 and t_setup1 when. */
+void transfer_setup_run(uv_work_t *w);
+
 /* Hand over to the engine what came before START (data connections or
  * RDMA requests): 0, or -errno (what is left is dropped at release). */
 int transfer_adopt_parked(struct transfer *j);

@@ -249,7 +249,7 @@ no_parent(const char *parent, int e, struct rd_err *err)
 {
 	return rd_errf(err, -e, "destination directory %s: %s%s", parent,
 		       strerror(e), e != ENOENT ? "" : " (-d DIR/, with a "
-		       "trailing slash, makes it where it is missing)");
+		       "trailing slash, makes it and its parents)");
 }
 
 /* Entry i's parent exists on disk: resolve it to a root. */
@@ -658,7 +658,7 @@ dest_prepare(const struct job *job, const struct dest_policy *pol,
 			rc = create_entry(d, i, &job->files[i], file, ctx, err);
 	if (rc < 0) {
 		dest_free(d);
-		return rc;
+		return dest_access_hint(rc, err);
 	}
 	*out = d;
 	return 0;
@@ -722,7 +722,7 @@ dest_check(const struct job *job, const struct dest_policy *pol,
 	if (rc == 0)
 		rc = check_space(d, err);
 	dest_free(d);
-	return rc;
+	return dest_access_hint(rc, err);
 }
 
 /* Every entry resolved is there as the job describes it: directories

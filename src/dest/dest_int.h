@@ -90,6 +90,12 @@ int dest_open_made(struct dest *d, const struct dent *e, int *holder);
 /* Is `name` in `holder` entry e as made?  0, -ESTALE, or -errno. */
 int dest_is_made_at(const struct dent *e, int holder, const char *name);
 
+/* rc, a job's failure with err saying why: if it is "Permission denied"
+ * (-EACCES) where a daemon without CAP_DAC_OVERRIDE may not write, or
+ * "Read-only file system" (-EROFS, a root systemd keeps read-only), say
+ * in err how to deploy it so that it may (access.c).  Returns rc. */
+int dest_access_hint(int rc, struct rd_err *err);
+
 /* Mode, times, owner of what dest_open_made()'s `fd` refers to (a file
  * or directory for the first two; any entry for the owner).  0 or
  * -errno. */
