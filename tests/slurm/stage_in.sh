@@ -11,7 +11,8 @@
 #         the example exits 1, names node11 in its failed file, Slurm
 #         drains node11 with the example's reason, and the job goes on
 #         without it (srun --exclude), as the example documents; its report
-#         agrees with every node's disk.
+#         agrees with every node's disk.  Then node11 is 'drained' and a
+#         job that asks for it pends (ReqNodeNotAvail).
 #   D     a job whose source cannot be read: the example exits 3, the job
 #         fails, no node is drained.
 #   E     the Spark/Hadoop example from the login node, with a workers
@@ -19,8 +20,8 @@
 . "$(dirname "$0")/../lib.sh"
 need_root
 # The example under test: the one variable to change if it is renamed.
-STAGE_SCRIPT=${STAGE_SCRIPT:-$TOP/contrib/slurm-prolog-example.sh}
-SPARK_SCRIPT=${SPARK_SCRIPT:-$TOP/contrib/spark-hadoop-prolog-example.sh}
+STAGE_SCRIPT=${STAGE_SCRIPT:-$TOP/contrib/slurm-stage-example.sh}
+SPARK_SCRIPT=${SPARK_SCRIPT:-$TOP/contrib/spark-hadoop-stage-example.sh}
 SLURM=$TOP/scripts/slurm-cluster.sh
 
 for c in slurmctld slurmd sbatch munged; do
@@ -59,7 +60,7 @@ done
 for k in $(seq 1 12); do
 	listening=0
 	for _ in $(seq 1 100); do
-		if slurm bash -c "exec 3<>/dev/tcp/$(node "$k")/7471" 2>/dev/null; then
+		if slurm timeout 5 bash -c "exec 3<>/dev/tcp/$(node "$k")/7471" 2>/dev/null; then
 			listening=1
 			break
 		fi
@@ -230,13 +231,26 @@ state=$(slurm scontrol -o show node node11)
 [ "$(slurm sinfo -h -t drain -o '%N')" = node11 ] ||
 	fail "drained: $(slurm sinfo -h -t drain -o '%N')"
 check_result C "$WORK/src/dataA" node09 node10 node12
+# Slurm acts on the drain: node11 is drained once C has ended, and a job
+# that asks for it is held, not started there
+[ "$(slurm sinfo -h -n node11 -o '%T')" = drained ] ||
+	fail "node11 after C: $(slurm sinfo -h -n node11 -o '%T')"
+p=$(slurm sbatch --parsable -J P -w node11 -N 1 --time=1 -o /dev/null --wrap true) ||
+	fail "sbatch of a job on node11"
+for _ in $(seq 1 100); do
+	[[ $(job_field "$p" Reason) == ReqNodeNotAvail* ]] && break
+	sleep 0.2
+done
+why="$(job_field "$p" JobState) $(job_field "$p" Reason)"
+slurm scancel "$p"
+[[ $why == "PENDING ReqNodeNotAvail"*node11* ]] || fail "a job on drained node11: $why"
 # rdmcp's report in the job's output, against the disks
 ok=$(sed -n 's/^\([^ ]*\): ok.*/\1/p' out.C)
 bad=$(sed -n 's/^\([^ ]*\): FAILED.*/\1/p' out.C)
 [ "$(hostnames "$ok" | tr '\n' ' ')/$bad" = "node10 node12 /node11" ] ||
 	fail "C: the report says ok '$ok', FAILED '$bad': $(cat out.C)"
 check_disks "$c" "$WORK/src/dataA" node09 node10 node12
-note "C: node11 without a daemon: status 1, listed, drained by the example, the job ran on the 3 others; report = disks"
+note "C: node11 without a daemon: status 1, listed, drained by the example (Slurm then holds a job that asks for it), the job ran on the 3 others; report = disks"
 
 # --- D: a source that cannot be read --------------------------------------
 d=$(STAGE_DRAIN=1 submit D -N 2 -w 'node[09-10]' -- "" "$WORK/src/nonexistent")
