@@ -37,6 +37,11 @@
 #                   the busiest links' limit, retransmissions; default, chain
 #                   and one push after the other (bench/senders.sh;
 #                   BENCH_SENDERS_SCENARIOS, BENCH_RUNS)
+#   make bench-slurm rdmcp beside sbcast and srun --bcast in jobs of a real
+#                   Slurm (root, netns + tc, Debian's slurmctld and slurmd):
+#                   16 and 64 nodes, ratios to one plain copy, every copy
+#                   checked (bench/slurm.sh; BENCH_SLURM_SCENARIOS,
+#                   BENCH_SBCAST_FANOUTS, BENCH_RUNS...)
 #   make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 
 PREFIX ?= /usr/local
@@ -81,7 +86,8 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-all check-soak check-unit check-integration check-cluster check-slurm check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
-	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma fuzz clean install uninstall deps-build deps-test
+	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma bench-slurm fuzz clean install uninstall \
+	deps-build deps-test
 
 all: $(BIN)
 
@@ -314,6 +320,11 @@ bench-racks: rdmcp
 
 bench-senders: rdmcp
 	@bench/senders.sh
+
+# Slurm's packages are those of make check (deps-test installs them)
+bench-slurm: deps-test
+	@$(MAKE) --no-print-directory DEPS=no rdmcp $(HELPER_BINS)
+	@bench/slurm.sh
 
 bench-rdma: rdmcp
 	@bench/rdma.sh
