@@ -387,6 +387,7 @@ scenario() {
 		exit 1
 	fi
 	echo "== $N nodes, every NIC at $rate both ways, $mib MiB, $RUNS runs"
+	printf '# %s from %s, load %s\n' "$s" "$(date -u +%H:%M:%SZ)" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT"
 	# an executable (for srun --bcast) that exits at once, then data
 	{ printf '#!/bin/sh\nexit 0\n'; head -c $((SIZE - 17)) /dev/urandom; } >"$DATA/file"
 	chmod 755 "$DATA/file"
@@ -451,6 +452,7 @@ started=$SECONDS
 for s in $SCENARIOS; do
 	scenario "$s"
 done
+printf '# the end %s, load %s\n' "$(date -u +%H:%M:%SZ)" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT"
 rm -f "$RAW" "$RAW.t" "$RAW.one"
 tables "$OUT"
 echo
