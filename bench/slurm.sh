@@ -45,7 +45,9 @@
 # Prints, per scenario, the medians of the runs and their ratio to
 # tcpcopy, and the best sbcast column; then a summary with a column per
 # tool; writes one line per run to the TSV BENCH_OUT (scenario, n, rate,
-# mib, tool, run, seconds, ratio, upload; '#' lines say when and what).
+# mib, tool, run, seconds, ratio, upload, the 1-minute load average after
+# the run: other work on the machine shows there; '#' lines say when and
+# what).
 # 'slurm.sh --table TSV' prints the summary of an earlier run.
 #
 # Settings (environment):
@@ -326,8 +328,8 @@ run_job() {
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
 
-# measure TOOL RUN CMD...: run CMD, append "TOOL RUN SECONDS UPLOAD" to
-# $RAW
+# measure TOOL RUN CMD...: run CMD, append "TOOL RUN SECONDS UPLOAD
+# LOAD" to $RAW (LOAD: the 1-minute load average after it)
 measure() {
 	local tool=$1 run=$2 t b a
 	shift 2
@@ -339,7 +341,8 @@ measure() {
 	BG=
 	t=$(cat "$RAW.t")
 	a=$(tx_bytes)
-	echo "$tool $run ${t:-NA} $(awk -v a="$a" -v b="$b" -v s="$SIZE" 'BEGIN { printf "%.3f", (a - b) / s }')" >>"$RAW"
+	echo "$tool $run ${t:-NA} $(awk -v a="$a" -v b="$b" -v s="$SIZE" 'BEGIN { printf "%.3f", (a - b) / s }')" \
+		"$(cut -d' ' -f1 /proc/loadavg)" >>"$RAW"
 	printf '.' >&2
 }
 
@@ -425,7 +428,7 @@ scenario() {
 	BEGIN { OFS = "\t" }
 	{
 		ratio = $3 == "NA" ? "NA" : sprintf("%.4f", $3 / uni)
-		print s, n, rate, mib, $1, $2, $3, ratio, $4
+		print s, n, rate, mib, $1, $2, $3, ratio, $4, $5
 	}' "$RAW" >>"$OUT"
 	awk -F '\t' -v s="$s" '/^#/ || $1 == s' "$OUT" >"$RAW.one"
 	tables "$RAW.one" | head -n -2
@@ -438,7 +441,7 @@ mkdir -p "$(dirname "$OUT")"
 		"$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo '?')" \
 		"Slurm $(dpkg-query -W -f '${Version}' slurmd 2>/dev/null)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 	printf '# runs %s, sbcast fan-outs: default and %s; TreeWidth: %s\n' "$RUNS" "$FANOUTS" "${TREES:-none}"
-	printf '# scenario\tn\trate\tmib\ttool\trun\tseconds\tratio\tupload\n'
+	printf '# scenario\tn\trate\tmib\ttool\trun\tseconds\tratio\tupload\tload\n'
 } >"$OUT"
 echo "rdmcp bench-slurm: scenarios $SCENARIOS; $RUNS runs each, medians"
 awk '$1 > 0.5 { print "'"$ME"': warning: the machine is not idle (load " $1 "): the figures will be noisy" }' /proc/loadavg
