@@ -16,7 +16,8 @@
 #   D     a job whose source cannot be read: the example exits 3, the job
 #         fails, no node is drained.
 #   E     the Spark/Hadoop example from the login node, with a workers
-#         file of node names: 4 of 4 staged, then node11 reported.
+#         file of node names: 4 of 4 staged, then node11 reported; then
+#         from node01, a worker itself, which copies for itself.
 . "$(dirname "$0")/../lib.sh"
 need_root
 # The example under test: the one variable to change if it is renamed.
@@ -282,4 +283,18 @@ expect_status 1 spark WORKERS_FILE="$WORK/workers" "$SLURM" run "$SPARK_SCRIPT" 
 [ "$(cat "$WORK/failed")" = node11 ] || fail "E: failed: $(cat "$WORK/failed")"
 [ ! -e "$(disk 11)/spark/dataB" ] || fail "E: node11 got a file"
 note "E: the Spark/Hadoop example stages to workers by name; node11 reported"
+# ... and from a driver that is a worker too (node01): it copies for
+# itself, pushes to the others, and counts itself as staged
+printf 'node01\nnode02\nnode03\nnode04\n' >"$WORK/workers"
+expect_status 0 spark WORKERS_FILE="$WORK/workers" STAGE_DIR="$LOCAL/spark2" \
+	"$SLURM" on node01 "$SPARK_SCRIPT" "$WORK/src/sha256sum" "$WORK/src/dataA"
+grep -q "4 of 4 workers staged" "$WORK/err" || fail "E: driver a worker: $(cat "$WORK/err")"
+[ "$(sort "$WORK/staged" | tr '\n' ' ')" = "node01 node02 node03 node04 " ] ||
+	fail "E: driver a worker, staged: $(cat "$WORK/staged")"
+for k in 1 2 3 4; do
+	for f in sha256sum dataA; do
+		cmp -s "$WORK/src/$f" "$(disk "$k")/spark2/$f" || fail "E: $(node "$k") has no $f"
+	done
+done
+note "E: the Spark/Hadoop driver on node01, a worker too, copied for itself and pushed to 3"
 note "took $((SECONDS - started)) s"
