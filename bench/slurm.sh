@@ -58,6 +58,8 @@
 #   BENCH_RUNS (3)   BENCH_SBCAST_FANOUTS ("2 4": --fanout values besides
 #                    the default 8; sbcast takes at most 8)
 #   BENCH_SBCAST_TREES ("2": TreeWidth values; "" for none)
+#   BENCH_SLURM_TOOLS ("rdmcp example sbcast srun-bcast": the columns
+#                    besides tcpcopy; sbcast brings the -FK columns)
 #   BENCH_TIMEOUT (600 s a copy)   BENCH_OUT (/tmp/rdmcp-bench-slurm-DATE/bench.tsv)
 #   STAGE_SCRIPT (the stage-in example, contrib/slurm-stage-example.sh)
 # Needs root, and Slurm and munge installed (scripts/install-deps.sh).
@@ -146,6 +148,7 @@ SCENARIOS=${BENCH_SLURM_SCENARIOS:-16:200mbit:128 64:20mbit:8}
 RUNS=${BENCH_RUNS:-3}
 FANOUTS=${BENCH_SBCAST_FANOUTS-2 4}
 TREES=${BENCH_SBCAST_TREES-2}
+TOOLS=${BENCH_SLURM_TOOLS:-rdmcp example sbcast srun-bcast}
 TMO=${BENCH_TIMEOUT:-600}
 OUT=${BENCH_OUT:-/tmp/rdmcp-bench-slurm-$(date +%Y%m%d-%H%M%S)/bench.tsv}
 export RDMCP_NS=${RDMCP_NS:-rdsbench}
@@ -170,6 +173,12 @@ for c in slurmctld slurmd sbatch sbcast munged; do
 		{ echo "$ME: no $c: scripts/install-deps.sh installs Slurm and munge" >&2; exit 2; }
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "$ME: BENCH_RUNS must be >= 1" >&2; exit 2; }
+for t in $TOOLS; do
+	case $t in
+	rdmcp | example | sbcast | srun-bcast) ;;
+	*) echo "$ME: BENCH_SLURM_TOOLS: no column '$t' (rdmcp example sbcast srun-bcast)" >&2; exit 2 ;;
+	esac
+done
 for f in $FANOUTS $TREES; do
 	[[ $f =~ ^[1-8]$ ]] ||
 		{ echo "$ME: a fan-out is 1..8 (sbcast takes no more than 8), not '$f'" >&2; exit 2; }
@@ -382,7 +391,7 @@ EOF
 # scenario N:RATE:MIB: every column, RUNS rounds, then the TreeWidth
 # columns; appends to OUT
 scenario() {
-	local s=$1 rate mib r f w uni
+	local s=$1 rate mib r f t w uni
 	IFS=: read -r N rate mib <<<"$s"
 	SIZE=$((mib << 20))
 	if [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -le $(((N + 2) * mib * 1024)) ]; then
@@ -401,13 +410,14 @@ scenario() {
 	node_daemons
 	for r in $(seq 1 "$RUNS"); do
 		measure tcpcopy "$r" run_tcpcopy
-		measure rdmcp "$r" run_job rdmcp
-		measure example "$r" run_job example
-		measure sbcast "$r" run_job sbcast
-		for f in $FANOUTS; do
-			measure "sbcast-F$f" "$r" run_job sbcast "$f"
+		for t in $TOOLS; do
+			measure "$t" "$r" run_job "$t"
+			if [ "$t" = sbcast ]; then
+				for f in $FANOUTS; do
+					measure "sbcast-F$f" "$r" run_job sbcast "$f"
+				done
+			fi
 		done
-		measure srun-bcast "$r" run_job srun-bcast
 	done
 	for w in $TREES; do
 		"$SLURM" down
@@ -440,7 +450,8 @@ mkdir -p "$(dirname "$OUT")"
 		"$(date -u +%Y-%m-%dT%H:%MZ)" "$("$RDMCP" --version | head -1)" \
 		"$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo '?')" \
 		"Slurm $(dpkg-query -W -f '${Version}' slurmd 2>/dev/null)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
-	printf '# runs %s, sbcast fan-outs: default and %s; TreeWidth: %s\n' "$RUNS" "$FANOUTS" "${TREES:-none}"
+	printf '# runs %s, columns %s, sbcast fan-outs: default and %s; TreeWidth: %s\n' \
+		"$RUNS" "$TOOLS" "$FANOUTS" "${TREES:-none}"
 	printf '# scenario\tn\trate\tmib\ttool\trun\tseconds\tratio\tupload\tload\n'
 } >"$OUT"
 echo "rdmcp bench-slurm: scenarios $SCENARIOS; $RUNS runs each, medians"
