@@ -93,7 +93,8 @@ struct opts {
 	const char *hostfile;	/* -f */
 	const char **wlists;	/* -w HOSTS, repeatable */
 	size_t nwlists;
-	const char *exclude;	/* -x */
+	const char **xlists;	/* -x HOSTS, repeatable: all left out */
+	size_t nxlists;
 	const char *topology;	/* --topology FILE: hosts in rack order */
 	bool alg_set;		/* -a given (else --topology picks chain) */
 	bool slow_wait;		/* --slow wait: no regroup around slow hosts */

@@ -280,7 +280,7 @@ parse_seconds_or_0(const char *s, unsigned *ms)
 	return parse_seconds(s, ms);
 }
 
-/* Another value of a repeatable option (--root, -w) appended to *list.
+/* Another value of a repeatable option (--root, -w, -x) appended to *list.
  * Returns 0 or -ENOMEM after a message. */
 static int
 add_value(const char ***list, size_t *n, const char *opt, const char *arg)
@@ -366,9 +366,8 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case 'w':
 		return add_value(&o->wlists, &o->nwlists, "-w", arg);
-	case 'x':
-		o->exclude = arg;
-		return 0;
+	case 'x':	/* repeatable: every list is left out */
+		return add_value(&o->xlists, &o->nxlists, "-x", arg);
 	case OPT_GENKEY:
 		o->mode = MODE_GENKEY;
 		o->genkey = arg;
@@ -683,6 +682,7 @@ main(int argc, char **argv)
 		status = run_mode(&o);
 	free(o.roots);
 	free(o.wlists);
+	free(o.xlists);
 	free(o.plan_racks);
 	return status;
 }

@@ -77,7 +77,7 @@ usage(FILE *out)
 "                           argument is a FILE\n"
 "  -w, --nodes HOSTS        the hosts, as with pdsh -w (repeatable, and\n"
 "                           with -f); then every argument is a FILE\n"
-"  -x, --exclude HOSTS      leave these hosts out\n"
+"  -x, --exclude HOSTS      leave these hosts out (repeatable: all of them)\n"
 "      --topology FILE      which rack each host is in (lines 'RACK: HOSTS',\n"
 "                           or Slurm's topology.conf): hosts go in rack\n"
 "                           order, this machine's rack first, and the\n"
