@@ -672,8 +672,9 @@ main(int argc, char **argv)
 		rc = parse_option(&o, c, optarg);
 	o.args = argv + optind;
 	o.nargs = argc - optind;
-	if (o.topology != NULL && !o.alg_set)
-		o.alg = SCHED_CHAIN;	/* one crossing per rack */
+	/* one crossing per rack; --plan --racks shows what --topology does */
+	if ((o.topology != NULL || o.plan_nracks > 0) && !o.alg_set)
+		o.alg = SCHED_CHAIN;
 	if (rc == PARSE_STOP)
 		status = EXIT_ALL_OK;
 	else if (rc < 0)

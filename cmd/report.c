@@ -65,7 +65,7 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 		    const char *failed_hosts, int status,
 		    const struct dry_plan *dry)
 {
-	double tput = s->last_ok > 0 && dry == NULL
+	double tput = s->last_ok > 0 && dry == NULL && s->copied > 0
 			      ? (double)s->bytes / s->last_ok : 0;
 
 	printf("{\"event\":\"summary\",\"hosts\":%zu,\"complete\":%zu,"
@@ -153,7 +153,9 @@ report_summary(const struct opts *o, const struct push_summary *s)
 	format_rate(rate, sizeof(rate), (double)s->bytes, s->last_ok);
 	gbit = s->last_ok > 0 ? (double)s->bytes * 8 / s->last_ok / 1e9 : 0;
 	printf("%zu of %zu replicas complete", s->ok, s->hosts);
-	if (s->ok > 0)
+	if (s->ok > 0 && s->copied == 0)	/* no rate: nothing moved */
+		printf(": already identical, nothing sent");
+	else if (s->ok > 0)
 		printf(": %s in %.3f s, %s (%.3f Gbit/s), skew %.3f s, over %s",
 		       size, s->last_ok, rate, gbit, s->last_ok - s->first_ok,
 		       s->transport);

@@ -151,6 +151,7 @@ on_push_report(void *ctx, const struct push_report *r)
 		snprintf(sd->would_addr, sizeof(sd->would_addr), "%s", r->addr);
 	if (r->ok) {
 		sd->ok[idx] = true;
+		sd->total.copied += !r->identical && !r->dry_run;
 		if (sd->total.ok++ == 0)
 			sd->total.first_ok = out.seconds;
 		sd->total.last_ok = out.seconds;

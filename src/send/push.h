@@ -139,6 +139,9 @@ struct push_cfg {
 struct push_summary {
 	size_t hosts;
 	size_t ok;
+	size_t copied;		/* of those, sent their copy (not already
+				 * identical, not a dry run): the command
+				 * line counts them; 0: no rate to show */
 	size_t failed;
 	uint64_t bytes;		/* per replica */
 	double seconds;		/* until the last host's outcome */

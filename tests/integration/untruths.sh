@@ -2,6 +2,9 @@
 # Small untruths of the report found by an edge-case run (issue 39, item
 # 0), each checked against what the hosts hold:
 #   - a repeated -x keeps every list out, not only the last one;
+#   - --name . is refused: standard input is named after no directory;
+#   - --plan --racks shows the chain a --topology push uses;
+#   - a push that sent nothing (all already identical) shows no rate;
 . "$(dirname "$0")/../lib.sh"
 start_daemons 3
 src=$WORK/src
@@ -19,3 +22,25 @@ for i in 2 3; do
 		fail "-x -x: host $i was written to: $(cat "$WORK/out")"
 done
 grep -q "^1 of 1 replicas complete" "$WORK/out" || fail "$(cat "$WORK/out")"
+
+# --name . is not a file name: it named standard input after the current
+# directory; now a usage error before anything is sent
+(cd "$src" && echo data | expect_status 2 "$RDMCP" --name . -d "$WORK/stage/" - "$(hosts 1)")
+grep -q "names a directory, not the file standard input lands as" "$WORK/err" ||
+	fail "--name .: $(cat "$WORK/err")"
+[ ! -e "$(landed 1 "$WORK/stage/src")" ] || fail "--name .: landed as the directory's name"
+
+# --plan --racks shows the schedule a --topology push uses: the chain
+# unless -a says otherwise (it showed the binomial pipeline)
+"$RDMCP" --plan --racks 3,4 --blocks 16 >"$WORK/plan" || fail "--plan --racks"
+grep -q "^# steps [0-9]* hosts 7 blocks 16 algorithm chain racks 3,4$" "$WORK/plan" ||
+	fail "--plan --racks: $(tail -1 "$WORK/plan")"
+
+# a push in which every host was already identical sent nothing: no rate
+# (it showed one, from the time the hosts took to say so)
+expect_status 0 "$RDMCP" --json -d "$WORK/stage" "$src/data" "$(hosts 1)"
+jq -e 'select(.event == "summary") | .throughput == 0 and .sent == 0' \
+	"$WORK/out" >/dev/null || fail "identical, JSON: $(tail -1 "$WORK/out")"
+expect_status 0 "$RDMCP" -d "$WORK/stage" "$src/data" "$(hosts 1)"
+grep -q "^1 of 1 replicas complete: already identical, nothing sent$" "$WORK/out" ||
+	fail "identical: $(cat "$WORK/out")"
