@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "proto/auth.h"
-#include "cmd.h"
+#include "send_int.h"
 #include "hosts/hostlist.h"
 #include "util/log.h"
 #include "store/manifest.h"
@@ -23,83 +23,6 @@
 /* ---------------------------------------------------------------------
  * push
  */
-
-/* The failed hosts, compressed, on one line: for a launcher to exclude. */
-static void
-print_failed(const struct hostlist *hl, const bool *failed, bool dry_run)
-{
-	char *list = hosts_compressed(hl, failed, true);
-
-	if (list != NULL && list[0] != '\0')
-		fprintf(stderr, "rdmcp: %s: %s\n", dry_run ? "would fail"
-			: "failed", list);
-	free(list);
-}
-
-/* --ok-file and --failed-file.  Returns 0, or -errno after a message if
- * one could not be written (the other is written all the same). */
-static int
-write_host_files(const struct opts *o, const struct hostlist *hl,
-		 const bool *okay, const bool *failed)
-{
-	int rc = 0, rc2 = 0;
-
-	if (o->ok_file != NULL)
-		rc = write_host_file(o->ok_file, hl, okay, true);
-	if (o->failed_file != NULL)
-		rc2 = write_host_file(o->failed_file, hl, failed, true);
-	return rc < 0 ? rc : rc2;
-}
-
-static void
-json_summary(const struct hostlist *hl, const struct push_summary *sum,
-	     const bool *okay, const bool *failed, int status,
-	     const struct dry_plan *dry)
-{
-	char *ok = hosts_compressed(hl, okay, true);
-	char *bad = hosts_compressed(hl, failed, true);
-
-	report_json_summary(sum, ok, bad, status, dry);
-	free(ok);
-	free(bad);
-}
-
-/* The state of a push across attempts.  Indices are into the host list;
- * an attempt sends to `pending` (its report indices map through it). */
-struct sender {
-	const struct opts *o;
-	const struct hostlist *hl;
-	const char **targets;	/* --rsh: "host:port" of each receiver */
-	bool *ok;		/* holds a complete copy */
-	bool *failed;		/* failed for good, for reasons of its own */
-	bool *retry;		/* failed in this attempt, may be retried */
-	uint8_t *faults;	/* attempts it failed for reasons of its own */
-	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
-	enum slow_verdict *slow;	/* found slow (--slow last) */
-	uint64_t *rate;		/* then its rate in, bytes/s */
-	bool regrouped;		/* the attempt stopped around slow hosts */
-	bool regroup_done;	/* ... once per push */
-	bool sender_failed;	/* some host failed for the sender's reason */
-	enum sched_alg alg;	/* the first attempt's schedule */
-	struct tracefile *tf;	/* --trace */
-	struct host_racks racks;	/* --topology */
-	size_t *pending;
-	size_t npending;
-	char **dests;		/* where each source lands */
-	size_t ndests;
-	const char **sources;	/* what is read: '-' is the spool's path */
-	char spooled[64];	/* the spool's path, "/proc/self/fd/N" */
-	int spool_fd;		/* standard input, spooled; or -1 */
-	struct outcomes *outcomes;	/* for the grouped lines */
-	bool last;		/* no attempt after this one */
-	int max_attempts;	/* push_retry_limit() */
-	char key_name[4200];	/* "the key in FILE", for messages */
-	double offset;		/* seconds from the first attempt's start */
-	struct push_summary total;
-	size_t would;		/* --dry-run: hosts that would take it */
-	char would_addr[300];	/* ... the address of one of them */
-	struct dry_plan dry;
-};
 
 static double
 now_seconds(void)
@@ -229,48 +152,6 @@ may_regroup(const struct sender *sd, const struct push_cfg *cfg)
 	       (cfg->alg == SCHED_BINOMIAL || cfg->alg == SCHED_CHAIN);
 }
 
-/* The attempt stopped around slow hosts: say which, and send again in a
- * chain, them last. */
-static void
-announce_regroup(struct sender *sd, struct push_cfg *cfg, uint64_t rate)
-{
-	bool *pick = calloc(sd->hl->n, sizeof(*pick));
-	char *list = NULL, lo_s[48], hi_s[48];
-	uint64_t lo = UINT64_MAX, hi = 0;
-	size_t i, n = 0;
-
-	for (i = 0; pick != NULL && i < sd->hl->n; i++) {
-		if (!sd->retry[i] || sd->slow[i] != SLOW_YES)
-			continue;
-		pick[i] = true;
-		n++;
-		lo = sd->rate[i] < lo ? sd->rate[i] : lo;
-		hi = sd->rate[i] > hi ? sd->rate[i] : hi;
-	}
-	if (pick != NULL && n > 0)
-		list = hosts_compressed(sd->hl, pick, true);
-	free(pick);
-	format_rate(lo_s, sizeof(lo_s), (double)lo, 1);
-	format_rate(hi_s, sizeof(hi_s), (double)hi, 1);
-	progress_clear();
-	if (sd->o->verbose >= 0 && list != NULL)
-		warnx_("slow: %s (blocks came in at %s%s%s, the others' at "
-		       "%.1f MiB/s): sending again, to %s last, in a chain",
-		       list, lo_s, lo != hi ? " to " : "", lo != hi ? hi_s : "",
-		       (double)rate / 1048576, n > 1 ? "them" : "it");
-	free(list);
-	cfg->alg = SCHED_CHAIN;
-	sd->regroup_done = true;
-}
-
-/* Pending host i as the push is given it: "host:port" of its receiver. */
-static const char *
-pending_host(const struct sender *sd, size_t i)
-{
-	return sd->targets != NULL ? sd->targets[sd->pending[i]]
-				   : sd->hl->hosts[sd->pending[i]];
-}
-
 /* One attempt to the pending hosts.  Returns push_run's status. */
 static int
 attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
@@ -288,7 +169,7 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 		return -ENOMEM;
 	}
 	for (i = 0; i < sd->npending; i++) {
-		hosts[i] = pending_host(sd, i);
+		hosts[i] = send_pending_host(sd, i);
 		if (racks != NULL)
 			racks[i] = sd->racks.rack_of[sd->pending[i]];
 		slow[i] = sd->slow[sd->pending[i]] == SLOW_YES;
@@ -305,8 +186,11 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	cfg->slow = NULL;
 	free(racks);
 	free(slow);
-	if (rc == 0 && sd->regrouped)
-		announce_regroup(sd, cfg, sum.link_rate);
+	if (rc == 0 && sd->regrouped) {	/* them last, in a chain */
+		send_say_regroup(sd, sum.link_rate);
+		cfg->alg = SCHED_CHAIN;
+		sd->regroup_done = true;
+	}
 	if (sum.source_changed[0] != '\0') {
 		progress_clear();
 		warnx_("%s: %s", sum.source_changed, sd->last ? "no host keeps "
@@ -325,26 +209,6 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 			sd->total.setup = sd->offset + sum.setup;
 	}
 	return rc;
-}
-
-static void
-announce_retry(const struct sender *sd, int round)
-{
-	bool *pick = calloc(sd->hl->n, sizeof(*pick));
-	char *list = NULL;
-	size_t i;
-
-	for (i = 0; pick != NULL && i < sd->npending; i++)
-		pick[sd->pending[i]] = true;
-	if (pick != NULL)
-		list = hosts_compressed(sd->hl, pick, true);
-	free(pick);
-	progress_clear();
-	if (sd->o->verbose >= 0 && list != NULL)
-		warnx_("retrying %zu host%s that failed (attempt %d, at most "
-		       "%d): %s", sd->npending, sd->npending > 1 ? "s" : "",
-		       round + 1, sd->max_attempts, list);
-	free(list);
 }
 
 /* Attempts until every host has an outcome.  Returns 0, or -errno after
@@ -373,44 +237,13 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		}
 		round++;
 		if (rc == 0 && next_pending(sd) > 0)
-			announce_retry(sd, round);
+			send_say_retry(sd, round);
 	}
 	sd->total.seconds = now_seconds() - start;
 	free(hosts);
 	if (rc < 0)
 		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
 	return rc;
-}
-
-/* Every host's final outcome, once the attempts ran (ran) or the sender
- * failed: the summary (if any ran), the failed line, the host files.
- * Hosts fail only for reasons of their own: after an error of the
- * sender's, those it could not send to are neither ok nor failed.
- * Returns 0, or -errno after a message if a host file was not written. */
-static int
-finish(struct sender *sd, bool ran)
-{
-	size_t i;
-
-	progress_clear();
-	sd->total.hosts = sd->hl->n;
-	sd->total.failed = 0;
-	for (i = 0; i < sd->hl->n; i++)
-		sd->total.failed += sd->failed[i];
-	if (!sd->o->json)
-		outcomes_print(sd->outcomes, sd->o->verbose < 0);
-	if (ran && sd->o->dry_run) {
-		dry_plan_make(sd->o, sd->alg, &sd->total, sd->would,
-			      sd->would ? sd->would_addr : NULL, &sd->dry);
-		dry_plan_print(sd->o, &sd->dry, &sd->total);
-	} else if (ran || sd->total.ok > 0) {
-		report_summary(sd->o, &sd->total);
-	}
-	if (ran && sd->o->verbose > 0 && !sd->o->json)
-		warnx_("set-up (resolve, connect, authenticate, prepare) took "
-		       "%.3f s of %.3f s", sd->total.setup, sd->total.seconds);
-	print_failed(sd->hl, sd->failed, sd->o->dry_run);
-	return write_host_files(sd->o, sd->hl, sd->ok, sd->failed);
 }
 
 /* Sources are mapped: one truncated while we read it raises SIGBUS.  The
@@ -581,44 +414,6 @@ read_sources(struct sender *sd)
 	return rc;
 }
 
-/* The bytes of the regular files in mf; *nfiles (unless NULL) gets how
- * many there are. */
-static uint64_t
-manifest_bytes(const struct manifest *mf, size_t *nfiles)
-{
-	const struct job_file *e = mf_entries(mf);
-	size_t i, n = mf_count(mf), files = 0;
-	uint64_t bytes = 0;
-
-	for (i = 0; i < n; i++)
-		if (e[i].type == JF_FILE) {
-			files++;
-			bytes += e[i].size;
-		}
-	if (nfiles != NULL)
-		*nfiles = files;
-	return bytes;
-}
-
-/* What links the pending hosts are reached over (push_link); without
- * memory to tell, what --transport says. */
-static enum sched_link
-pending_link(const struct sender *sd)
-{
-	const char **hosts = calloc(sd->npending + 1, sizeof(*hosts));
-	enum sched_link link;
-	size_t i;
-
-	if (hosts == NULL)
-		return sd->o->transport == TRANSPORT_VERBS ? SCHED_LINK_VERBS
-							   : SCHED_LINK_NET;
-	for (i = 0; i < sd->npending; i++)
-		hosts[i] = pending_host(sd, i);
-	link = push_link(sd->o->transport, hosts, sd->npending);
-	free(hosts);
-	return link;
-}
-
 /* What push_run needs from the options. */
 static void
 push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
@@ -644,60 +439,13 @@ push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
 		.trace = sd->tf != NULL ? on_trace : NULL,
 	};
 	cfg->alg = sd->alg = chosen_alg(o, bytes, (uint32_t)sd->npending + 1,
-					pending_link(sd));
+					send_pending_link(sd));
 	if (use_rsh(o))
 		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time "
 			 "key");
 	else
 		snprintf(sd->key_name, sizeof(sd->key_name), "the key in %s",
 			 key_path(o));
-}
-
-static const char *const transport_names[] = {
-	[TRANSPORT_AUTO] = "auto", [TRANSPORT_TCP] = "tcp",
-	[TRANSPORT_VERBS] = "verbs",
-};
-
-/* The block size the push will choose (push.c does the same with its
- * hosts). */
-static uint32_t
-sender_block(const struct sender *sd, enum sched_alg alg, uint64_t bytes)
-{
-	return sched_auto_block(alg, bytes, (uint32_t)sd->npending + 1,
-				pending_link(sd));
-}
-
-/* -v: what is sent, to how many hosts, and how: block size, schedule,
- * transport asked for (the summary says which one the group used). */
-static void
-announce(const struct sender *sd, const struct manifest *mf,
-	 enum sched_alg alg)
-{
-	const struct opts *o = sd->o;
-	size_t nfiles, n = mf_count(mf);
-	uint64_t bytes = manifest_bytes(mf, &nfiles), blocks;
-	uint32_t block;
-	char size[32], bs[32];
-
-	if (o->verbose < 1)
-		return;
-	block = o->block_size ? o->block_size : sender_block(sd, alg, bytes);
-	if (block == 0)
-		return;
-	blocks = (bytes + block - 1) / block;
-	format_bytes(size, sizeof(size), (double)bytes);
-	format_bytes(bs, sizeof(bs), (double)block);
-	warnx_("sending %zu file%s (%zu entries, %s) to %zu host%s: %llu "
-	       "block%s of %s%s, %s schedule%s of %llu steps, transport "
-	       "%s%s%s%s", nfiles, nfiles == 1 ? "" : "s", n, size,
-	       sd->npending, sd->npending == 1 ? "" : "s",
-	       (unsigned long long)blocks, blocks == 1 ? "" : "s", bs,
-	       o->block_size ? "" : " (chosen)", sched_alg_name(alg),
-	       alg_is_chosen(o) ? " (chosen)" : "",
-	       (unsigned long long)sched_total_steps(alg,
-					(uint32_t)sd->npending + 1, blocks),
-	       transport_names[o->transport], o->verify ? ", --verify" : "",
-	       o->force ? ", --force" : "", o->preserve ? ", -p" : "");
 }
 
 int
@@ -732,7 +480,7 @@ run_push(const struct opts *o)
 	}
 	if (build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests,
 			   &mf) < 0) {
-		finish(&sd, false);	/* no host failed: nothing was sent */
+		send_finish(&sd, false);	/* no host failed: nothing was sent */
 		goto report;
 	}
 	if (sender_key(o, &key) < 0)
@@ -749,18 +497,18 @@ run_push(const struct opts *o)
 		free(sd.targets);
 		sd.targets = NULL;
 	}
-	push_settings(&sd, mf, manifest_bytes(mf, NULL), &key, &cfg);
-	announce(&sd, mf, cfg.alg);
+	push_settings(&sd, mf, send_manifest_bytes(mf, NULL), &key, &cfg);
+	send_announce(&sd, mf, cfg.alg);
 	rc = run_attempts(&sd, &cfg);
 	rsh_finish(rsh);	/* the receivers end with the transfer */
 	if (tracefile_close(sd.tf) < 0)
 		rc = -EIO;
 	sd.tf = NULL;
-	if (finish(&sd, rc == 0) == 0 && rc == 0 && !sd.sender_failed)
+	if (send_finish(&sd, rc == 0) == 0 && rc == 0 && !sd.sender_failed)
 		status = sd.total.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
 report:
 	if (o->json)
-		json_summary(&hl, &sd.total, sd.ok, sd.failed, status,
+		send_json_summary(&hl, &sd.total, sd.ok, sd.failed, status,
 			     o->dry_run && sd.total.hosts > 0 ? &sd.dry : NULL);
 out:
 	tracefile_close(sd.tf);
