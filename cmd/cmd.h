@@ -249,11 +249,12 @@ void dry_plan_make(const struct opts *o, enum sched_alg alg,
 void dry_plan_print(const struct opts *o, const struct dry_plan *pl,
 		    const struct push_summary *s);
 
-/* The --json summary object, with the final exit status (and with
- * --dry-run, the plan; else NULL). */
+/* The --json summary object, with the hosts ok, failed, and without a
+ * copy for the sender's reason (not_copied), the final exit status (and
+ * with --dry-run, the plan; else NULL). */
 void report_json_summary(const struct push_summary *s, const char *ok_hosts,
-			 const char *failed_hosts, int status,
-			 const struct dry_plan *dry);
+			 const char *failed_hosts, const char *not_copied,
+			 int status, const struct dry_plan *dry);
 
 /* The progress of a push on stderr (progress.c).  progress_start: catch
  * SIGINT, SIGTERM and SIGHUP (an interrupted push says so and dies of

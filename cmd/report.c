@@ -62,8 +62,8 @@ json_replica(const struct push_report *r)
 
 void
 report_json_summary(const struct push_summary *s, const char *ok_hosts,
-		    const char *failed_hosts, int status,
-		    const struct dry_plan *dry)
+		    const char *failed_hosts, const char *not_copied,
+		    int status, const struct dry_plan *dry)
 {
 	double tput = s->last_ok > 0 && dry == NULL && s->copied > 0
 			      ? (double)s->bytes / s->last_ok : 0;
@@ -86,6 +86,8 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 	print_json_str(ok_hosts);
 	printf(",\"failed_hosts\":");
 	print_json_str(failed_hosts);
+	printf(",\"not_copied\":%zu,\"not_copied_hosts\":", s->unsent);
+	print_json_str(not_copied);
 	if (dry != NULL)
 		printf(",\"dry_run\":{\"would\":%zu,\"block_size\":%u,"
 		       "\"blocks\":%llu,\"steps\":%llu,\"rate\":%.0f,"
@@ -153,6 +155,8 @@ report_summary(const struct opts *o, const struct push_summary *s)
 	format_rate(rate, sizeof(rate), (double)s->bytes, s->last_ok);
 	gbit = s->last_ok > 0 ? (double)s->bytes * 8 / s->last_ok / 1e9 : 0;
 	printf("%zu of %zu replicas complete", s->ok, s->hosts);
+	if (s->unsent > 0)
+		printf(" (%zu not copied, for the sender's reason)", s->unsent);
 	if (s->ok > 0 && s->copied == 0)	/* no rate: nothing moved */
 		printf(": already identical, nothing sent");
 	else if (s->ok > 0)

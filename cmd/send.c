@@ -86,6 +86,7 @@ on_push_report(void *ctx, const struct push_report *r)
 		return;
 	} else if (r->sender_fault) {
 		sd->sender_failed = true;	/* not the host's fault */
+		sd->unsent[idx] = true;
 	} else {
 		sd->failed[idx] = true;
 	}
@@ -191,14 +192,11 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 		cfg->alg = SCHED_CHAIN;
 		sd->regroup_done = true;
 	}
-	if (sum.source_changed[0] != '\0') {
-		progress_clear();
-		warnx_("%s: %s", sum.source_changed, sd->last ? "no host keeps "
-		       "what was sent" : "sending it again as it is now");
+	sd->changed = sum.source_changed[0] != '\0';
+	if (sd->changed)
 		snprintf(sd->total.source_changed,
 			 sizeof(sd->total.source_changed), "%s",
 			 sum.source_changed);
-	}
 	if (rc == 0) {
 		sd->total.bytes = sum.bytes;
 		sd->total.sent += sum.sent;
@@ -219,6 +217,7 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 	struct rd_err err = { 0 };
 	const char **hosts = calloc(sd->hl->n, sizeof(*hosts));
 	double start = now_seconds();
+	size_t more;
 	int round, rc = 0;
 
 	if (hosts == NULL) {
@@ -231,12 +230,13 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		sd->offset = now_seconds() - start;
 		cfg->timeout_ms = push_retry_timeout(sd->o->timeout_ms, round);
 		rc = attempt(sd, cfg, hosts, &err);
-		if (sd->regrouped) {	/* not a retry: sent again, in order */
-			next_pending(sd);
+		more = rc == 0 ? next_pending(sd) : 0;
+		if (sd->changed)	/* once it is known whether it goes again */
+			send_say_changed(sd, more);
+		if (sd->regrouped)	/* not a retry: sent again, in order */
 			continue;
-		}
 		round++;
-		if (rc == 0 && next_pending(sd) > 0)
+		if (more > 0)
 			send_say_retry(sd, round);
 	}
 	sd->total.seconds = now_seconds() - start;
@@ -348,6 +348,7 @@ sender_alloc(struct sender *sd, int nfiles)
 
 	sd->ok = calloc(n, sizeof(bool));
 	sd->failed = calloc(n, sizeof(bool));
+	sd->unsent = calloc(n, sizeof(bool));
 	sd->retry = calloc(n, sizeof(bool));
 	sd->faults = calloc(n, sizeof(*sd->faults));
 	sd->maybe_landed = calloc(n, sizeof(bool));
@@ -359,8 +360,8 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
 	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
 	sd->outcomes = outcomes_new(sd->hl);
-	if (!sd->ok || !sd->failed || !sd->retry || !sd->faults ||
-	    !sd->maybe_landed ||
+	if (!sd->ok || !sd->failed || !sd->unsent || !sd->retry ||
+	    !sd->faults || !sd->maybe_landed ||
 	    !sd->slow || !sd->rate || !sd->pending ||
 	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
@@ -386,6 +387,7 @@ sender_free(struct sender *sd)
 	outcomes_free(sd->outcomes);
 	free(sd->ok);
 	free(sd->failed);
+	free(sd->unsent);
 	free(sd->retry);
 	free(sd->faults);
 	free(sd->maybe_landed);
@@ -508,7 +510,8 @@ run_push(const struct opts *o)
 		status = sd.total.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
 report:
 	if (o->json)
-		send_json_summary(&hl, &sd.total, sd.ok, sd.failed, status,
+		send_json_summary(&hl, &sd.total, sd.ok, sd.failed, sd.unsent,
+				  status,
 			     o->dry_run && sd.total.hosts > 0 ? &sd.dry : NULL);
 out:
 	tracefile_close(sd.tf);

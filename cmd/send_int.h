@@ -28,7 +28,9 @@ struct sender {
 	uint64_t *rate;		/* then its rate in, bytes/s */
 	bool regrouped;		/* the attempt stopped around slow hosts */
 	bool regroup_done;	/* ... once per push */
+	bool *unsent;		/* no copy, for the sender's reason alone */
 	bool sender_failed;	/* some host failed for the sender's reason */
+	bool changed;		/* a source changed in the last attempt */
 	enum sched_alg alg;	/* the first attempt's schedule */
 	struct tracefile *tf;	/* --trace */
 	struct host_racks racks;	/* --topology */
@@ -72,20 +74,28 @@ void send_announce(const struct sender *sd, const struct manifest *mf,
  * a member: rate, bytes/s): say which are sent to again, last. */
 void send_say_regroup(const struct sender *sd, uint64_t rate);
 
+/* A source changed while the last attempt sent it, and its group was
+ * aborted: say whether the `more` hosts pending get it again, as it is
+ * now, or no host keeps what was sent. */
+void send_say_changed(const struct sender *sd, size_t more);
+
 /* The pending hosts are sent to again, in attempt round + 1. */
 void send_say_retry(const struct sender *sd, int round);
 
 /* Every host's final outcome, once the attempts ran (ran) or the sender
  * failed: the summary (if any ran), the failed line, the host files.
  * Hosts fail only for reasons of their own: after an error of the
- * sender's, those it could not send to are neither ok nor failed.
+ * sender's, those it could not send to are neither ok nor failed, and
+ * those that lost their copy to its fault alone (a source changed at
+ * every attempt) are named apart, as not copied.
  * Returns 0, or -errno after a message if a host file was not written. */
 int send_finish(struct sender *sd, bool ran);
 
-/* --json: the summary object, with the final exit status. */
+/* --json: the summary object (the hosts ok, failed, and without a
+ * copy for the sender's reason: not_sent), with the final exit status. */
 void send_json_summary(const struct hostlist *hl,
 		       const struct push_summary *sum, const bool *okay,
-		       const bool *failed, int status,
+		       const bool *failed, const bool *not_sent, int status,
 		       const struct dry_plan *dry);
 
 #endif

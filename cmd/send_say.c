@@ -109,6 +109,25 @@ print_failed(const struct hostlist *hl, const bool *failed, bool dry_run)
 	free(list);
 }
 
+/* The hosts without a copy for the sender's reason alone (a source that
+ * changed while it was sent, at every attempt): named, and why they are
+ * not among the failed ones (the exit status is 3: not the hosts'
+ * fault, and a launcher must not leave them out for it). */
+static void
+print_unsent(const struct sender *sd)
+{
+	char *list = hosts_compressed(sd->hl, sd->unsent, true);
+
+	if (list != NULL && list[0] != '\0' && sd->total.source_changed[0])
+		warnx_("%s, in each attempt (%u): no copy on %s; not their "
+		       "fault, so not listed as failed",
+		       sd->total.source_changed, sd->total.attempts, list);
+	else if (list != NULL && list[0] != '\0')
+		warnx_("no copy on %s, for the sender's reason above, not "
+		       "theirs: not listed as failed", list);
+	free(list);
+}
+
 /* --ok-file and --failed-file.  Returns 0, or -errno after a message if
  * one could not be written (the other is written all the same). */
 static int
@@ -126,15 +145,17 @@ write_host_files(const struct opts *o, const struct hostlist *hl,
 
 void
 send_json_summary(const struct hostlist *hl, const struct push_summary *sum,
-		  const bool *okay, const bool *failed, int status,
-		  const struct dry_plan *dry)
+		  const bool *okay, const bool *failed, const bool *not_sent,
+		  int status, const struct dry_plan *dry)
 {
 	char *ok = hosts_compressed(hl, okay, true);
 	char *bad = hosts_compressed(hl, failed, true);
+	char *unsent = hosts_compressed(hl, not_sent, true);
 
-	report_json_summary(sum, ok, bad, status, dry);
+	report_json_summary(sum, ok, bad, unsent, status, dry);
 	free(ok);
 	free(bad);
+	free(unsent);
 }
 
 void
@@ -168,6 +189,18 @@ send_say_regroup(const struct sender *sd, uint64_t rate)
 }
 
 void
+send_say_changed(const struct sender *sd, size_t more)
+{
+	progress_clear();
+	if (more > 0)
+		warnx_("%s: sending it again as it is now",
+		       sd->total.source_changed);
+	else
+		warnx_("%s: no host keeps what was sent",
+		       sd->total.source_changed);
+}
+
+void
 send_say_retry(const struct sender *sd, int round)
 {
 	bool *pick = calloc(sd->hl->n, sizeof(*pick));
@@ -194,9 +227,11 @@ send_finish(struct sender *sd, bool ran)
 
 	progress_clear();
 	sd->total.hosts = sd->hl->n;
-	sd->total.failed = 0;
-	for (i = 0; i < sd->hl->n; i++)
+	sd->total.failed = sd->total.unsent = 0;
+	for (i = 0; i < sd->hl->n; i++) {
 		sd->total.failed += sd->failed[i];
+		sd->total.unsent += sd->unsent[i];
+	}
 	if (!sd->o->json)
 		outcomes_print(sd->outcomes, sd->o->verbose < 0);
 	if (ran && sd->o->dry_run) {
@@ -210,5 +245,6 @@ send_finish(struct sender *sd, bool ran)
 		warnx_("set-up (resolve, connect, authenticate, prepare) took "
 		       "%.3f s of %.3f s", sd->total.setup, sd->total.seconds);
 	print_failed(sd->hl, sd->failed, sd->o->dry_run);
+	print_unsent(sd);
 	return write_host_files(sd->o, sd->hl, sd->ok, sd->failed);
 }

@@ -143,6 +143,8 @@ struct push_summary {
 				 * identical, not a dry run): the command
 				 * line counts them; 0: no rate to show */
 	size_t failed;
+	size_t unsent;		/* without a copy for the sender's reason
+				 * alone (the command line counts them) */
 	uint64_t bytes;		/* per replica */
 	double seconds;		/* until the last host's outcome */
 	double first_ok;	/* first and last complete replica */
