@@ -269,8 +269,9 @@ void progress_clear(void);
 
 /* --trace FILE: Chrome trace events (cmd/trace.c).  Open (checked
  * before anything is sent; 0 or -errno after a message), add a member's
- * timeline (host NULL, index SIZE_MAX: the sender), close (0 or -errno
- * after a message; NULL is a no-op). */
+ * timeline (host NULL, index SIZE_MAX: the sender), close (0, or -errno
+ * after a message, a partial regular file removed: the trace failed,
+ * which is no outcome of the push; NULL is a no-op). */
 struct tracefile;
 struct trace;
 int tracefile_open(const char *path, struct tracefile **out);

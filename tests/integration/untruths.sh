@@ -5,12 +5,23 @@
 #   - --name . is refused: standard input is named after no directory;
 #   - --plan --racks shows the chain a --topology push uses;
 #   - a push that sent nothing (all already identical) shows no rate;
+#   - a --trace that cannot be written does not change the push's exit
+#     status, and leaves no half (invalid) trace;
 . "$(dirname "$0")/../lib.sh"
 start_daemons 3
 src=$WORK/src
 mkdir -p "$src"
 prepare_dirs 3 "$WORK/stage"
 make_file "$src/data" 100000
+
+# assert_staged N: hosts 1..N hold $src/data in $WORK/stage, byte for byte
+assert_staged() {
+	local i
+	for i in $(seq 1 "$1"); do
+		cmp -s "$src/data" "$(landed "$i" "$WORK/stage/data")" ||
+			fail "host $i does not hold the data in the stage"
+	done
+}
 
 # -x twice: hosts 2 and 3 are both left out (the last -x alone left host
 # 2 in, and wrote to it)
@@ -44,3 +55,27 @@ jq -e 'select(.event == "summary") | .throughput == 0 and .sent == 0' \
 expect_status 0 "$RDMCP" -d "$WORK/stage" "$src/data" "$(hosts 1)"
 grep -q "^1 of 1 replicas complete: already identical, nothing sent$" "$WORK/out" ||
 	fail "identical: $(cat "$WORK/out")"
+
+# a --trace that cannot be written is the trace's failure, not the
+# push's: the copies landed, the exit status is 0, and the message says
+# both (it turned a complete push into exit 3)
+rm -f "$WORK"/h*"$WORK/stage/data"
+expect_status 0 "$RDMCP" --trace /dev/full -d "$WORK/stage" "$src/data" "$(hosts 2)"
+grep -q "^rdmcp: --trace: cannot write /dev/full: No space left on device (left as it is); the push's outcome is reported as it went$" \
+	"$WORK/err" || fail "--trace /dev/full: $(cat "$WORK/err")"
+grep -q "^2 of 2 replicas complete" "$WORK/out" || fail "$(cat "$WORK/out")"
+assert_staged 2
+# out of space in a regular file: no half trace (invalid JSON) is left
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$WORK/tiny" &&
+	mount -t tmpfs -o size=4k tmpfs "$WORK/tiny" 2>/dev/null; then
+	on_exit "umount $WORK/tiny"
+	rm -f "$WORK"/h*"$WORK/stage/data"
+	expect_status 0 "$RDMCP" --trace "$WORK/tiny/t.json" -b 4K \
+		-d "$WORK/stage" "$src/data" "$(hosts 3)"
+	grep -q "cannot write $WORK/tiny/t.json: No space left on device (removed, as no valid trace)" \
+		"$WORK/err" || fail "--trace on a full disk: $(cat "$WORK/err")"
+	[ ! -e "$WORK/tiny/t.json" ] || fail "a partial trace was left: $(tail -c 100 "$WORK/tiny/t.json")"
+	assert_staged 3
+else
+	note "not root: the full regular file is not tried"
+fi
