@@ -33,6 +33,15 @@ now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static void
+wait_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 /* A host's final outcome: its line now (-v, --json), its group at the
  * end. */
 static void
@@ -81,6 +90,7 @@ on_push_report(void *ctx, const struct push_report *r)
 	} else if (push_may_retry(r, sd->last, sd->o->retries,
 				  &sd->faults[idx])) {
 		sd->retry[idx] = true;
+		sd->busy += r->error == -EBUSY;
 		if (sd->o->verbose > 0)
 			warnx_("%s failed (%s); will retry", r->host, r->reason);
 		return;
@@ -228,6 +238,7 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 	for (round = 0; rc == 0 && sd->npending > 0;) {
 		sd->last = round + 1 >= sd->max_attempts;
 		sd->offset = now_seconds() - start;
+		sd->busy = 0;
 		cfg->timeout_ms = push_retry_timeout(sd->o->timeout_ms, round);
 		rc = attempt(sd, cfg, hosts, &err);
 		more = rc == 0 ? next_pending(sd) : 0;
@@ -238,6 +249,8 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		round++;
 		if (more > 0)
 			send_say_retry(sd, round);
+		if (more > 0 && sd->busy > 0)	/* give their jobs time */
+			wait_ms(push_retry_wait_ms(round));
 	}
 	sd->total.seconds = now_seconds() - start;
 	free(hosts);

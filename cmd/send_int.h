@@ -31,6 +31,8 @@ struct sender {
 	bool *unsent;		/* no copy, for the sender's reason alone */
 	bool sender_failed;	/* some host failed for the sender's reason */
 	bool changed;		/* a source changed in the last attempt */
+	size_t busy;		/* hosts of it that refused as busy, to be
+				 * sent to again (push_retry_wait_ms) */
 	enum sched_alg alg;	/* the first attempt's schedule */
 	struct tracefile *tf;	/* --trace */
 	struct host_racks racks;	/* --topology */
@@ -79,7 +81,8 @@ void send_say_regroup(const struct sender *sd, uint64_t rate);
  * now, or no host keeps what was sent. */
 void send_say_changed(const struct sender *sd, size_t more);
 
-/* The pending hosts are sent to again, in attempt round + 1. */
+/* The pending hosts are sent to again, in attempt round + 1 (after
+ * push_retry_wait_ms when some were busy). */
 void send_say_retry(const struct sender *sd, int round);
 
 /* Every host's final outcome, once the attempts ran (ran) or the sender

@@ -204,7 +204,7 @@ void
 send_say_retry(const struct sender *sd, int round)
 {
 	bool *pick = calloc(sd->hl->n, sizeof(*pick));
-	char *list = NULL;
+	char *list = NULL, wait[80] = "";
 	size_t i;
 
 	for (i = 0; pick != NULL && i < sd->npending; i++)
@@ -213,10 +213,14 @@ send_say_retry(const struct sender *sd, int round)
 		list = hosts_compressed(sd->hl, pick, true);
 	free(pick);
 	progress_clear();
+	if (sd->busy > 0)
+		snprintf(wait, sizeof(wait), ", in %.0f s: %zu %s busy",
+			 push_retry_wait_ms(round) / 1000.0, sd->busy,
+			 sd->busy > 1 ? "were" : "was");
 	if (sd->o->verbose >= 0 && list != NULL)
 		warnx_("retrying %zu host%s that failed (attempt %d, at most "
-		       "%d): %s", sd->npending, sd->npending > 1 ? "s" : "",
-		       round + 1, sd->max_attempts, list);
+		       "%d%s): %s", sd->npending, sd->npending > 1 ? "s" : "",
+		       round + 1, sd->max_attempts, wait, list);
 	free(list);
 }
 

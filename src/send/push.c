@@ -330,6 +330,32 @@ static const struct conn_ops ctl_ops = {
 	.on_close = ctl_close,
 };
 
+static const char *
+family_name(int family)
+{
+	return family == AF_INET6 ? "IPv6" : family == AF_INET ? "IPv4"
+							  : "another family";
+}
+
+/* --bind gives an address of another family than h's: no connection
+ * from it can reach h, now or on a retry.  True once h failed, saying
+ * so. */
+static bool
+bind_mismatch(struct phost *h)
+{
+	const struct push *p = h->p;
+
+	if (!p->has_src || p->src.ss_family == h->addr.ss_family)
+		return false;
+	h->refused = true;
+	push_host_failed(h, -EAFNOSUPPORT, PROTO_NO_PEER, "cannot reach %s "
+			 "(%s) from --bind %s (%s): give --bind an address of "
+			 "its family, or none", h->addrstr,
+			 family_name(h->addr.ss_family), p->cfg->bind,
+			 family_name(p->src.ss_family));
+	return true;
+}
+
 void
 push_host_connect(struct phost *h)
 {
@@ -341,10 +367,20 @@ push_host_connect(struct phost *h)
 		h->st = HS_CONNECTING;
 	h->qstep = QS_CONNECTING;
 	h->authed = false;
+	if (bind_mismatch(h))
+		return;
 	rc = conn_connect(&p->loop, (struct sockaddr *)&h->addr,
 			  p->has_src ? (struct sockaddr *)&p->src : NULL,
 			  p->cfg->connect_timeout_ms, &ctl_ops, h, &h->c);
-	if (rc < 0) {
+	if (rc < 0 && p->has_src && (rc == UV_EADDRNOTAVAIL ||
+				     rc == UV_EAFNOSUPPORT || rc == UV_EINVAL)) {
+		h->refused = true;	/* the same again: no retry helps */
+		snprintf(why, sizeof(why), "cannot connect to %s from --bind "
+			 "%s: %s (an address of this machine, of the host's "
+			 "family, or no --bind)", h->addrstr, p->cfg->bind,
+			 uv_strerror(rc));
+		push_host_lost(h, rc, why);
+	} else if (rc < 0) {
 		snprintf(why, sizeof(why), "cannot connect to %s: %s",
 			 h->addrstr, uv_strerror(rc));
 		push_host_lost(h, rc, why);

@@ -192,6 +192,14 @@ bool push_may_retry(const struct push_report *r, bool last_attempt,
  * way again; a host that is really gone costs the longer wait once. */
 unsigned push_retry_timeout(unsigned timeout_ms, int round);
 
+/* How long to wait before attempt `round` (1: the first retry) sends
+ * again to a host that refused as busy (--max-jobs): PUSH_BUSY_WAIT_MS,
+ * doubled for each retry, up to PUSH_BUSY_WAIT_MAX_MS.  Its transfers
+ * take their time: a retry a few ms later finds it as busy. */
+#define PUSH_BUSY_WAIT_MS 1000u
+#define PUSH_BUSY_WAIT_MAX_MS 60000u
+unsigned push_retry_wait_ms(int round);
+
 /* How many attempts a push may take: one without retries or with
  * --dry-run; else each host may fail on its own `retries` times and
  * besides lose its group to others' failures, so twice the attempts one

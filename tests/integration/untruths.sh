@@ -7,6 +7,8 @@
 #   - a push that sent nothing (all already identical) shows no rate;
 #   - a --trace that cannot be written does not change the push's exit
 #     status, and leaves no half (invalid) trace;
+#   - a --bind of the wrong family is named, and not retried;
+#   - a busy host (--max-jobs) is sent to again a second later, not 2 ms.
 . "$(dirname "$0")/../lib.sh"
 start_daemons 3
 src=$WORK/src
@@ -79,3 +81,31 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$WORK/tiny" &&
 else
 	note "not root: the full regular file is not tried"
 fi
+
+# a --bind of the other family cannot reach a host, now or later: the
+# message names --bind and the host is not retried (it was: "invalid
+# argument", twice)
+expect_status 1 "$RDMCP" -v --bind ::1 -d "$WORK/stage" "$src/data" "$(hosts 1)"
+grep -q "FAILED .*cannot reach $(host_addr 1):$PORT (IPv4) from --bind ::1 (IPv6): give --bind an address of its family, or none" \
+	"$WORK/out" || fail "--bind: $(cat "$WORK/out" "$WORK/err")"
+! grep -q "retrying" "$WORK/err" || fail "--bind mismatch retried: $(cat "$WORK/err")"
+
+# a host busy with other transfers (--max-jobs) is sent to again after a
+# second, not a few milliseconds later, and the retry line says why
+start_daemon 4 --max-jobs 1
+wait_listening "$(host_addr 4)" || fail "daemon 4 did not start"
+prepare_dirs 4 "$WORK/stage"
+make_file "$src/slow" $((3 << 20))
+"$RDMCP" --bwlimit 1M -d "$WORK/stage" "$src/slow" "$(host_addr 4):$PORT" \
+	>"$WORK/outA" 2>&1 &
+pidA=$!
+wait_event "rank 1 of 2" "$WORK/daemon4.log" 10 "the long transfer's start on host 4"
+expect_status 1 "$RDMCP" --retries 1 -d "$WORK/stage" "$src/data" "$(host_addr 4):$PORT"
+grep -q "retrying 1 host that failed (attempt 2, at most 4, in 1 s: 1 was busy)" \
+	"$WORK/err" || fail "busy retry: $(cat "$WORK/err")"
+apart=$(grep "refused a job from .*: busy" "$WORK/daemon4.log" |
+	awk '{ t[NR] = $2 } END { print (NR == 2) ? t[2] - t[1] : -1 }')
+awk -v a="$apart" 'BEGIN { exit !(a >= 0.9) }' ||
+	fail "the busy host was sent to again $apart s later: $(grep busy "$WORK/daemon4.log")"
+wait "$pidA" || fail "the long transfer failed: $(cat "$WORK/outA")"
+[ ! -e "$(landed 4 "$WORK/stage/data")" ] || fail "host 4 holds what it refused"
