@@ -30,9 +30,9 @@ static void job_end(struct transfer *j);
  * Messages to the sender
  */
 
-static void
-send_frame_arg(struct transfer *j, uint8_t type, uint32_t arg, uint64_t val,
-	       const char *text)
+void
+transfer_send(struct transfer *j, uint8_t type, uint32_t arg, uint64_t val,
+	      const char *text)
 {
 	struct frame f = { .type = type, .arg = arg, .val = val };
 
@@ -47,17 +47,12 @@ send_frame_arg(struct transfer *j, uint8_t type, uint32_t arg, uint64_t val,
 static void
 send_frame(struct transfer *j, uint8_t type, uint64_t val, const char *text)
 {
-	send_frame_arg(j, type, PROTO_NO_PEER, val, text);
+	transfer_send(j, type, PROTO_NO_PEER, val, text);
 }
 
-/* Fail the job: tell the sender why (once), naming the rank `peer` it
- * blames (PROTO_NO_PEER: none), and release everything. */
-static void
-job_fail_peer(struct transfer *j, int error, uint32_t peer, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void
-job_fail_peer(struct transfer *j, int error, uint32_t peer, const char *fmt, ...)
+void
+transfer_fail(struct transfer *j, int error, uint32_t peer, const char *fmt,
+	      ...)
 {
 	char reason[PROTO_MAX_TEXT];
 	va_list ap;
@@ -68,13 +63,11 @@ job_fail_peer(struct transfer *j, int error, uint32_t peer, const char *fmt, ...
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	log_info("job %s: failed: %s", j->tag, reason);
-	send_frame_arg(j, j->state == JS_SETUP ? MSG_REFUSE : MSG_FAIL, peer,
-		       (uint64_t)(error < 0 ? -error : EIO), reason);
+	transfer_send(j, j->state == JS_SETUP ? MSG_REFUSE : MSG_FAIL, peer,
+		      (uint64_t)(error < 0 ? -error : EIO), reason);
 	job_end(j);
 }
 
-#define job_fail(j, error, ...) \
-	job_fail_peer(j, error, PROTO_NO_PEER, __VA_ARGS__)
 
 /* ---------------------------------------------------------------------
  * Life cycle
@@ -153,8 +146,8 @@ send_trace(struct transfer *j)
 	wbuf_free(&w);
 }
 
-static void
-reap(uv_timer_t *t)
+void
+transfer_reap(uv_timer_t *t)
 {
 	struct transfer *j = t->data;
 
@@ -200,7 +193,7 @@ job_end(struct transfer *j)
 	j->state = JS_ENDED;
 	if (!j->reaper_armed) {
 		j->reaper_armed = true;
-		uv_timer_start(&j->reaper, reap, 0, 0);
+		uv_timer_start(&j->reaper, transfer_reap, 0, 0);
 	}
 }
 
@@ -287,7 +280,7 @@ send_progress(struct transfer *j, uint32_t bt)
 {
 	j->told_bt = bt > 0;
 	j->progress_at = uv_now(j->env->loop);
-	send_frame_arg(j, MSG_PROGRESS, bt, eng_held(j->eng), NULL);
+	transfer_send(j, MSG_PROGRESS, bt, eng_held(j->eng), NULL);
 }
 
 /* Tell the sender how far we are (blocks held) and how fast blocks come
@@ -383,14 +376,14 @@ on_done(void *ctx, int status, uint32_t peer)
 	if (peer < j->ro->n && roster_peer(j->ro, peer) != NULL)
 		net_format(&roster_peer(j->ro, peer)->addr, addr, sizeof(addr));
 	if (status == ENG_NEVER_CONNECTED)
-		job_fail_peer(j, status, peer, "rank %u (%s) never connected "
+		transfer_fail(j, status, peer, "rank %u (%s) never connected "
 			      "(waited %u ms)", peer,
 			      peer == 0 ? "the sender" : addr,
 			      j->env->connect_timeout_ms + j->job->timeout_ms);
 	else if (peer == ENG_NO_PEER)
 		job_fail(j, status, "%s", eng_strerror(status));
 	else
-		job_fail_peer(j, status, peer, "lost connection to rank %u "
+		transfer_fail(j, status, peer, "lost connection to rank %u "
 			      "(%s): %s", peer, peer == 0 ? "the sender" : addr,
 			      eng_strerror(status));
 }
@@ -490,8 +483,6 @@ on_start(struct transfer *j, const struct frame *f, const uint8_t *body)
  * Control connection
  */
 
-static int setup_queue(struct transfer *j, bool replace);
-
 /* ABORT: what became of the job, in one OUTCOME; a job that has not
  * landed ends here, without landing. */
 static void
@@ -543,7 +534,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		on_abort(j, f, body);
 		return 0;
 	case MSG_REPLACE:
-		return setup_queue(j, true);
+		return transfer_setup(j, true);
 	default:
 		return -EPROTO;
 	}
@@ -574,85 +565,6 @@ static const struct conn_ops ctl_ops = {
 	.on_frame = ctl_frame,
 	.on_close = ctl_close,
 };
-
-static void
-setup_run(uv_work_t *w)
-{
-	struct transfer *j = w->data;
-	struct dest_policy pol = {
-		.roots = j->env->roots, .nroots = j->env->nroots,
-		.prefix = j->env->prefix,
-		.force = (j->job->flags & JOB_FORCE) != 0,
-		.allow_setid = j->env->allow_setid,
-		.set_owner = j->env->set_owner,
-		.uid = j->env->uid, .gid = j->env->gid,
-		.owner_of_root = j->env->owner_of_root,
-		.keep_owners = j->env->keep_owners,
-		.state_dir = j->env->state_dir,
-		.reserved = j->env->state_dir,
-		.sparse = (j->job->flags & JOB_SPARSE) != 0,
-	};
-
-	j->t_setup0 = trace_now();
-	if (!j->replace) {
-		j->work_rc = store_probe(j->job, &pol, &j->have_crc,
-					 &j->have_by_times);
-		j->t_setup1 = trace_now();
-		if (j->work_rc != 0)
-			return;		/* there already, or no memory */
-	}
-	pol.force = pol.force || j->replace;
-	if (j->job->flags & JOB_DRY_RUN) {
-		j->work_rc = dest_check(j->job, &pol, &j->work_err);
-		j->t_setup1 = trace_now();
-		return;
-	}
-	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);
-	if (j->work_rc == 0 && (j->job->flags & JOB_VERIFY))
-		j->work_rc = store_track_crc(j->st);
-	if (j->work_rc == 0 && (j->job->flags & JOB_SPARSE))
-		store_keep_holes(j->st);
-	j->t_setup1 = trace_now();
-}
-
-static void
-setup_done(uv_work_t *w, int status)
-{
-	struct transfer *j = w->data;
-
-	j->work_busy = false;
-	transfer_idle_progress(j);	/* the sender's time starts now */
-	if (j->t_setup1 != 0)
-		trace_add(j->trace, TR_SETUP, j->t_setup0, j->t_setup1,
-			  PROTO_NO_PEER, 0);
-	if (j->state == JS_ENDED) {
-		if (!uv_is_active((uv_handle_t *)&j->reaper))
-			reap(&j->reaper);
-		return;
-	}
-	if (j->work_rc < 0) {
-		job_fail(j, j->work_rc, "%s", j->work_err.code
-				 ? j->work_err.msg : strerror(-j->work_rc));
-		return;
-	}
-	if (j->work_rc == 1) {
-		j->state = JS_HAVE;
-		log_info("job %s: every entry is there already%s", j->tag,
-			 j->have_by_times ? " (sizes, modes and times agree)"
-					  : "");
-		send_frame_arg(j, MSG_HAVE, j->have_by_times ? HAVE_BY_TIMES
-							     : 0,
-			       j->have_crc, NULL);
-		return;
-	}
-	j->state = (j->job->flags & JOB_DRY_RUN) ? JS_DRY : JS_READY;
-	if (j->state == JS_DRY)
-		log_info("job %s: dry run: every check passed", j->tag);
-	if (j->trace != NULL)
-		j->t_accept = trace_now();
-	send_frame(j, MSG_ACCEPT, j->dev != NULL ? j->env->rdma_port : 0,
-		   NULL);
-}
 
 static void
 describe_job(struct transfer *j)
@@ -725,21 +637,7 @@ transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
 	if (offer_verbs(j) < 0)
 		return 0;	/* refused; the job ends on its own */
 	j->work.data = j;
-	setup_queue(j, false);
-	return 0;
-}
-
-/* Set the job up in the thread pool (replace: what is there differs and
- * the sender says to replace it). */
-static int
-setup_queue(struct transfer *j, bool replace)
-{
-	j->state = JS_SETUP;
-	j->replace = replace;
-	j->work_busy = uv_queue_work(j->env->loop, &j->work, setup_run,
-				     setup_done) == 0;
-	if (!j->work_busy)
-		job_fail(j, -ENOMEM, "cannot queue the job");
+	transfer_setup(j, false);
 	return 0;
 }
 

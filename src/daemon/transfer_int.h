@@ -80,6 +80,29 @@ struct transfer {
 	int handles;		/* reaper and idle, until both are closed */
 };
 
+/* A frame to the sender on the control connection (none once it is
+ * gone); text, if any, is its body (cut at PROTO_MAX_TEXT). */
+void transfer_send(struct transfer *j, uint8_t type, uint32_t arg,
+		   uint64_t val, const char *text);
+
+/* Fail the job: tell the sender why (once: REFUSE during set-up, FAIL
+ * after), naming the rank `peer` it blames (PROTO_NO_PEER: none), and
+ * release everything on a later turn. */
+void transfer_fail(struct transfer *j, int error, uint32_t peer,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#define job_fail(j, error, ...) \
+	transfer_fail(j, error, PROTO_NO_PEER, __VA_ARGS__)
+
+/* The reaper: release what an ended job holds (not while its set-up
+ * runs: that comes back here), then let its control connection end. */
+void transfer_reap(uv_timer_t *t);
+
+/* Set the job up in the thread pool (setup.c): probe, check or create
+ * its entries, then HAVE, ACCEPT or REFUSE.  replace: after HAVE, the
+ * sender says what is there differs and is to be replaced.  Returns 0
+ * (a failure to queue fails the job). */
+int transfer_setup(struct transfer *j, bool replace);
+
 /* Hand over to the engine what came before START (data connections or
  * RDMA requests): 0, or -errno (what is left is dropped at release). */
 int transfer_adopt_parked(struct transfer *j);
