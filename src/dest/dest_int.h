@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -63,6 +64,20 @@ struct dest {
 	int made_fd;
 	long made_ent;
 };
+
+/* A dest for `job` under policy `pol`, nothing resolved yet: 0 or
+ * -ENOMEM. */
+int dest_alloc(const struct job *job, const struct dest_policy *pol,
+	       struct dest **out);
+
+/* Everything before creating: the roots, the record of temporaries (not
+ * when probing), the entries resolved and checked against what is on
+ * disk.  0, or -errno with `err` saying why. */
+int dest_resolve(struct dest *d, struct rd_err *err);
+
+/* Free space for `size` more bytes on the file system of directory fd:
+ * 0, or ENOSPC (a positive errno): a check, not a hold. */
+int dest_check_free(int fd, uint64_t size);
 
 /* The directory `dir` below root `root` (relative, "" for the root),
  * opened beneath it once and cached: a descriptor the dest owns, or
