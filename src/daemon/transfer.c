@@ -360,6 +360,30 @@ log_copies(const struct transfer *j)
 		 (unsigned long long)s.send_copied);
 }
 
+/* Blocks could not be written: no space (or quota) where the job lands,
+ * which nothing reserved (-S) or a file system that took the
+ * reservation back.  Said with the place, as the user named it. */
+static void
+fail_no_space(struct transfer *j, int status)
+{
+	const char *first = "/", *slash;
+	uint32_t i;
+	int len;
+
+	for (i = 0; i < j->job->nfiles && first[1] == '\0'; i++)
+		if (j->job->files[i].type == JF_FILE &&
+		    j->job->files[i].size > 0)
+			first = j->job->files[i].path;	/* its directory */
+	slash = strrchr(first, '/');
+	len = slash != NULL && slash > first ? (int)(slash - first) : 1;
+
+	job_fail(j, status, "%.*s: %s as the blocks landed (the job's "
+		 "%llu bytes%s)", len, first, strerror(-status),
+		 (unsigned long long)j->job->total,
+		 (j->job->flags & JOB_SPARSE) ? "; -S reserves no space up "
+		 "front" : "");
+}
+
 static void
 on_done(void *ctx, int status, uint32_t peer)
 {
@@ -380,6 +404,9 @@ on_done(void *ctx, int status, uint32_t peer)
 			      "(waited %u ms)", peer,
 			      peer == 0 ? "the sender" : addr,
 			      j->env->connect_timeout_ms + j->job->timeout_ms);
+	else if (peer == ENG_NO_PEER && (status == -ENOSPC ||
+					 status == -EDQUOT))
+		fail_no_space(j, status);
 	else if (peer == ENG_NO_PEER)
 		job_fail(j, status, "%s", eng_strerror(status));
 	else

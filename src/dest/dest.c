@@ -650,6 +650,9 @@ dest_prepare(const struct job *job, const struct dest_policy *pol,
 	if (rc < 0)
 		return rc;
 	rc = dest_resolve(d, err);
+	if (rc == 0)	/* all of them: each file's reservation sees only
+			 * itself (and on tmpfs reserves nothing) */
+		rc = dest_check_space(d, err);
 	for (i = 0; i < d->n && rc == 0; i++)
 		if (!d->e[i].merged)
 			rc = create_entry(d, i, &job->files[i], file, ctx, err);

@@ -71,7 +71,8 @@ typedef int (*dest_file_fn)(void *ctx, size_t i, int fd);
  * outside the roots, "..", entries whose parent is neither in the job nor
  * on disk, existing files and links without force, anything where a
  * directory should be or a directory where a file should be, devices,
- * FIFOs and sockets in the way, no space.  On failure nothing is left. */
+ * FIFOs and sockets in the way, no space (all the files of a file system
+ * together, unless the policy is sparse).  On failure nothing is left. */
 int dest_prepare(const struct job *job, const struct dest_policy *pol,
 		 dest_file_fn file, void *ctx, struct dest **out,
 		 struct rd_err *err);
@@ -89,9 +90,10 @@ int dest_probe(const struct job *job, const struct dest_policy *pol,
 	       dest_file_fn file, void *ctx, bool *by_times);
 
 /* Would dest_prepare take `job`?  The same checks (paths, roots, what
- * exists, --force), and enough free space below each root for the files
- * (a check, not a hold) and write access where entries would be made, but
- * nothing is created or recorded.  0, or -errno with `err` saying why. */
+ * exists, --force, enough free space on each file system the files land
+ * on: a check, not a hold) and write access where entries would be made,
+ * but nothing is created or recorded.  0, or -errno with `err` saying
+ * why. */
 int dest_check(const struct job *job, const struct dest_policy *pol,
 	       struct rd_err *err);
 

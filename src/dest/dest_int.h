@@ -75,6 +75,13 @@ int dest_alloc(const struct job *job, const struct dest_policy *pol,
  * disk.  0, or -errno with `err` saying why. */
 int dest_resolve(struct dest *d, struct rd_err *err);
 
+/* Is there free space for the job's files on each file system they
+ * would land on (the one of the directory that exists where each would
+ * be made), all of a file system's files together?  0, or -ENOSPC with
+ * `err` naming the first file that lands there; nothing with the
+ * policy's `sparse` (holes need no space).  A check, not a hold. */
+int dest_check_space(struct dest *d, struct rd_err *err);
+
 /* Free space for `size` more bytes on the file system of directory fd:
  * 0, or ENOSPC (a positive errno): a check, not a hold. */
 int dest_check_free(int fd, uint64_t size);

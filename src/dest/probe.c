@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "dest/dest_int.h"
@@ -26,27 +28,81 @@ check_writable(struct dest *d, const struct dent *e, struct rd_err *err)
 	return 0;
 }
 
-/* Free space below each root for the files that would land there. */
-static int
-check_space(struct dest *d, struct rd_err *err)
+/* The file system of the directory where entry e would be made: a
+ * directory that exists (its own parent's, or one the job merges into),
+ * reached from e through the directories the job would make. */
+static const struct dent *
+on_disk_holder(const struct dest *d, const struct dent *e)
 {
-	uint64_t need;
-	size_t r, i;
-	int rc;
+	while (e->parent >= 0 && !d->e[e->parent].merged)
+		e = &d->e[e->parent];
+	return e;
+}
 
-	for (r = 0; r < d->pol.nroots; r++) {
-		need = 0;
-		for (i = 0; i < d->n; i++)
-			if (d->e[i].root == r && d->e[i].type == JF_FILE)
-				need += d->job->files[i].size;
-		rc = need > 0 && !d->pol.sparse ? dest_check_free(d->rootfd[r], need)
-						: 0;
-		if (rc != 0)
-			return rd_errf(err, -rc, "%s: %s (%llu bytes needed)",
-				       d->pol.roots[r], strerror(rc),
-				       (unsigned long long)need);
+/* The bytes the job needs on one file system, and the entry it names. */
+struct fs_need {
+	dev_t dev;
+	uint64_t need, avail;
+	size_t first;		/* the first entry that lands there */
+};
+
+/* Add file entry i's bytes to its file system's need in *fs (*n of
+ * them, grown as needed).  0 or -errno. */
+static int
+add_need(struct dest *d, size_t i, struct fs_need **fs, size_t *n)
+{
+	const struct dent *h = on_disk_holder(d, &d->e[i]);
+	struct fs_need *grown;
+	struct statvfs vfs;
+	struct stat sb;
+	int fd = dest_dir_fd(d, h->root, h->dir);
+	size_t k;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	for (k = 0; k < *n && (*fs)[k].dev != sb.st_dev; k++)
+		;
+	if (k == *n) {
+		if (fstatvfs(fd, &vfs) < 0)
+			return -errno;
+		grown = realloc(*fs, (*n + 1) * sizeof(**fs));
+		if (grown == NULL)
+			return -ENOMEM;
+		*fs = grown;
+		grown[(*n)++] = (struct fs_need){
+			.dev = sb.st_dev, .first = i,
+			.avail = (uint64_t)vfs.f_bavail * vfs.f_frsize,
+		};
 	}
+	(*fs)[k].need += d->job->files[i].size;
 	return 0;
+}
+
+int
+dest_check_space(struct dest *d, struct rd_err *err)
+{
+	struct fs_need *fs = NULL;
+	size_t i, n = 0;
+	int rc = 0;
+
+	for (i = 0; i < d->n && rc == 0 && !d->pol.sparse; i++)
+		if (d->e[i].type == JF_FILE && d->job->files[i].size > 0)
+			rc = add_need(d, i, &fs, &n);
+	if (rc < 0)
+		rd_errf(err, rc, "cannot tell the free space for %s: %s",
+			d->job->files[i - 1].path, strerror(-rc));
+	for (i = 0; i < n && rc == 0; i++)
+		if (fs[i].need > fs[i].avail)
+			rc = rd_errf(err, -ENOSPC, "%s: %s (the job needs %llu "
+				     "bytes on its file system, %llu are free)",
+				     d->job->files[fs[i].first].path,
+				     strerror(ENOSPC),
+				     (unsigned long long)fs[i].need,
+				     (unsigned long long)fs[i].avail);
+	free(fs);
+	return rc;
 }
 
 int
@@ -68,7 +124,7 @@ dest_check(const struct job *job, const struct dest_policy *pol,
 		if (d->e[i].top)
 			rc = check_writable(d, &d->e[i], err);
 	if (rc == 0)
-		rc = check_space(d, err);
+		rc = dest_check_space(d, err);
 	dest_free(d);
 	return rc;
 }

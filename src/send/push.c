@@ -126,8 +126,10 @@ on_fail_msg(struct phost *h, const struct frame *f, const uint8_t *body)
 	char text[PROTO_MAX_TEXT + 1];
 
 	copy_text(text, sizeof(text), body, f->len);
-	/* refused for good, but for being busy (--max-jobs) */
-	h->refused = f->type == MSG_REFUSE && (f->val & 0xffff) != EBUSY;
+	/* refused for good, but for being busy (--max-jobs); no space is
+	 * no better the next time either */
+	h->refused = (f->type == MSG_REFUSE && (f->val & 0xffff) != EBUSY) ||
+		     (f->val & 0xffff) == ENOSPC || (f->val & 0xffff) == EDQUOT;
 	if (h->st == HS_DONE)
 		relay_failed(h, text);
 	else

@@ -262,7 +262,11 @@ on_poll(uv_poll_t *h, int status, int events)
 		on_connecting(c);
 		return;
 	}
-	if (status < 0 && !c->lingering) {	/* libuv says EBADF for any */
+	if (status < 0 && c->lingering) {	/* libuv stopped the poll: */
+		conn_close_handles(c);	/* no end of the peer's to wait for */
+		return;
+	}
+	if (status < 0) {	/* libuv says EBADF for any */
 		conn_die(c, socket_error(c));	/* error on the socket */
 		return;
 	}
