@@ -334,6 +334,23 @@ probe_existing(struct dest *d, struct dent *e, int fd, const struct stat *sb)
 		       sb->st_mtim.tv_nsec == e->mtime.tv_nsec;
 }
 
+/* A directory of the job lands where a symbolic link is: refused, even
+ * with --force, as a file is (rdmcp replaces no link by a tree, and does
+ * not merge a tree into what a link points to, which may be elsewhere
+ * in the root); say what to give instead. */
+static int
+refuse_dir_link(const struct dent *e, int fd, struct rd_err *err)
+{
+	char target[PATH_MAX];
+	ssize_t len = readlinkat(fd, e->base, target, sizeof(target) - 1);
+
+	target[len > 0 ? len : 0] = '\0';
+	return rd_errf(err, -ENOTDIR, "%s is a symbolic link (to %s), not a "
+		       "directory: a tree is not merged through a link, even "
+		       "with --force (give the directory it leads to with -d)",
+		       e->final, len > 0 ? target : "?");
+}
+
 /* What is at e's final name decides how it lands. */
 static int
 check_existing(struct dest *d, struct dent *e, struct rd_err *err)
@@ -347,6 +364,8 @@ check_existing(struct dest *d, struct dent *e, struct rd_err *err)
 		return errno == ENOENT ? 0 : rd_errf(err, -errno, "%s: %s",
 						     e->final, strerror(errno));
 	if (e->type == JF_DIR) {
+		if (S_ISLNK(sb.st_mode) && !d->job->files[e - d->e].place)
+			return refuse_dir_link(e, fd, err);	/* DESTINATIONS */
 		if (S_ISLNK(sb.st_mode) && fstatat(fd, e->base, &sb, 0) < 0)
 			return rd_errf(err, -errno, "%s: %s", e->final,
 				       strerror(errno));

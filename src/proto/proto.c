@@ -126,7 +126,7 @@ job_encode(const struct job *job, struct wbuf *w)
 		const struct job_file *f = &job->files[i];
 
 		wput_str(w, f->path);
-		wput_u8(w, f->type);
+		wput_u8(w, f->type == JF_DIR && f->place ? JF_PLACE : f->type);
 		wput_u64(w, f->size);
 		wput_u32(w, f->mode);
 		wput_u64(w, (uint64_t)f->mtime_sec);
@@ -243,6 +243,10 @@ job_decode_entry(struct rbuf *r, struct job_file *f, struct rd_err *err)
 	    rget_u32(r, &f->gid) < 0)
 		return rd_errf(err, -EBADMSG, "truncated file entry");
 	f->mtime_sec = (int64_t)sec;
+	if (f->type == JF_PLACE) {
+		f->type = JF_DIR;
+		f->place = true;
+	}
 	if (f->type == JF_LINK &&
 	    (rget_str(r, PROTO_MAX_PATH, &f->target) < 0 ||
 	     f->target[0] == '\0'))

@@ -65,7 +65,7 @@
 #include "sched/schedule.h"
 #include "util/wire.h"
 
-#define PROTO_VERSION 7	/* 7: PROOF checked before the request comes */
+#define PROTO_VERSION 8	/* 8: JF_PLACE, the directory of -d DIR/ */
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -162,8 +162,10 @@ const char *proto_transport_name(enum proto_transport t);
  * before anything inside it. */
 enum job_ftype {
 	JF_FILE = 0,		/* regular file: `size` bytes of the stream */
-	JF_DIR = 1,		/* directory: created, or merged into */
+	JF_DIR = 1,		/* directory: created, or merged into; a link
+				 * in its place is refused */
 	JF_LINK = 2,		/* symbolic link to `target`, never followed */
+	JF_PLACE = 3,		/* on the wire only: a JF_DIR with `place` */
 };
 
 struct job_file {
@@ -175,6 +177,11 @@ struct job_file {
 	uint32_t mtime_nsec;
 	uint32_t uid, gid;	/* owner on the sender (used with JOB_OWNERS) */
 	char *target;		/* JF_LINK: the link's text; else NULL */
+	bool place;		/* JF_DIR: a directory the job lands in (-d
+				 * DIR/), no copy of a source's: made where
+				 * missing, merged into where it is, through
+				 * a link too, as the destination's parents
+				 * are (JF_PLACE on the wire) */
 };
 
 struct job {

@@ -182,7 +182,7 @@ static void relative(struct job *j)
 	free(j->files[0].path);
 	j->files[0].path = strdup("etc/passwd");
 }
-static void bad_type(struct job *j) { j->files[1].type = 3; }
+static void bad_type(struct job *j) { j->files[1].type = JF_PLACE + 1; }
 static void dir_with_size(struct job *j) { j->files[1].type = JF_DIR; }
 static void bad_nsec(struct job *j) { j->files[0].mtime_nsec = 1000000000; }
 static void empty_link(struct job *j)
@@ -219,12 +219,15 @@ END_TEST
 
 START_TEST(job_links_and_dirs)
 {
-	struct job *job = sample_job(3), *back = NULL;
+	struct job *job = sample_job(4), *back = NULL;
 	struct rd_err err = { 0 };
 	struct wbuf w;
 
 	job->files[1].type = JF_DIR;
 	job->files[1].size = 0;
+	job->files[3].type = JF_DIR;	/* -d DIR/: JF_PLACE on the wire */
+	job->files[3].size = 0;
+	job->files[3].place = true;
 	job->files[2].type = JF_LINK;
 	job->files[2].size = 0;
 	job->files[2].target = strdup("../somewhere/else");
@@ -232,6 +235,9 @@ START_TEST(job_links_and_dirs)
 	ck_assert_int_eq(job_encode(job, &w), 0);
 	ck_assert_int_eq(job_decode(w.data, w.len, &back, &err), 0);
 	ck_assert_uint_eq(back->files[1].type, JF_DIR);
+	ck_assert(!back->files[1].place);
+	ck_assert_uint_eq(back->files[3].type, JF_DIR);
+	ck_assert(back->files[3].place);
 	ck_assert_uint_eq(back->files[2].type, JF_LINK);
 	ck_assert_str_eq(back->files[2].target, "../somewhere/else");
 	ck_assert_ptr_null(back->files[0].target);
