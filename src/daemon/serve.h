@@ -93,8 +93,8 @@ struct serve_cfg {
 
 /* The default --max-blocks: 16 TiB in the 1 MiB blocks a sender picks
  * for large files, ext4's largest file; at most 2 bits of bitmaps a
- * block (4 MiB), 4 more bytes with --verify and 8 with --trace (196 MiB
- * in all), taken as blocks come; across racks, 2^24 blocks x members
+ * block (4 MiB), 8 more bytes with --trace (132 MiB in all), taken as
+ * blocks come; across racks, 2^24 blocks x members
  * take about 0.8 s and 150 MiB to work out (man/rdmcp.1). */
 #define SERVE_DEFAULT_MAX_BLOCKS (1ull << 24)
 /* The largest --max-blocks: the engine's signals number blocks in 48

@@ -46,8 +46,6 @@ setup_run(uv_work_t *w)
 		return;
 	}
 	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);
-	if (j->work_rc == 0 && (j->job->flags & JOB_VERIFY))
-		j->work_rc = store_track_crc(j->st);
 	if (j->work_rc == 0 && (j->job->flags & JOB_SPARSE))
 		store_keep_holes(j->st);
 	j->t_setup1 = trace_now();

@@ -197,6 +197,44 @@ job_end(struct transfer *j)
 	}
 }
 
+static void maybe_land(struct transfer *j);
+
+static void
+read_back_run(uv_work_t *w)
+{
+	struct transfer *j = w->data;
+
+	j->disk_crc = store_compute_crc(j->st);
+}
+
+static void
+read_back_done(uv_work_t *w, int status)
+{
+	struct transfer *j = w->data;
+
+	j->work_busy = false;
+	if (j->state == JS_ENDED) {	/* aborted meanwhile */
+		if (!uv_is_active((uv_handle_t *)&j->reaper))
+			transfer_reap(&j->reaper);
+		return;
+	}
+	j->read_back = true;
+	maybe_land(j);
+}
+
+/* --verify: the crc32 of the temporaries as they are, every block in,
+ * read in the thread pool (it reads the whole copy) and compared before
+ * anything is renamed: what lands is what is checked, not the blocks as
+ * they arrived (a temporary changed since then must not pass). */
+static void
+read_back(struct transfer *j)
+{
+	j->work_busy = uv_queue_work(j->env->loop, &j->work, read_back_run,
+				     read_back_done) == 0;
+	if (!j->work_busy)
+		job_fail(j, -ENOMEM, "cannot queue the reading of the copy");
+}
+
 static void
 maybe_land(struct transfer *j)
 {
@@ -208,9 +246,11 @@ maybe_land(struct transfer *j)
 		return;
 	if (!j->go_received)
 		return;		/* the sender's go: its sources did not change */
-	if (j->trace != NULL && j->t_complete != 0)	/* until the go */
+	if (j->work_busy)
+		return;		/* its copy being read back (--verify) */
+	if (!j->read_back && j->trace != NULL && j->t_complete != 0)
 		trace_add(j->trace, TR_GO, j->t_complete, trace_now(),
-			  PROTO_NO_PEER, 0);
+			  PROTO_NO_PEER, 0);	/* until the go */
 	/* The sender gives a member up once nothing came from it for the
 	 * job's timeout.  A member that was silent for nearly that long at
 	 * any time of the job (frozen, starved or cut off) must not land:
@@ -224,11 +264,16 @@ maybe_land(struct transfer *j)
 			 (unsigned long long)silence);
 		return;
 	}
+	if ((j->job->flags & JOB_VERIFY) && !j->read_back) {
+		read_back(j);	/* then here again */
+		return;
+	}
 	if (j->job->flags & JOB_VERIFY) {
-		crc = store_stream_crc(j->st);
+		crc = j->disk_crc;
 		if (crc != j->crc_expected) {
-			job_fail(j, -EIO, "checksum mismatch: wrote %08x, the "
-				 "sender has %08x", crc, j->crc_expected);
+			job_fail(j, -EIO, "checksum mismatch: the copy on disk "
+				 "has %08x, the sender's %08x", crc,
+				 j->crc_expected);
 			return;
 		}
 	}

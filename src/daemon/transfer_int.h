@@ -56,6 +56,8 @@ struct transfer {
 	uv_work_t work;
 	bool work_busy;
 	bool replace;		/* REPLACE came: set up without probing */
+	bool read_back;		/* --verify: disk_crc is the temporaries' */
+	uint32_t disk_crc;
 	int work_rc;		/* 1: present (HAVE), 0: set up, or -errno */
 	uint32_t have_crc;
 	bool have_by_times;

@@ -38,7 +38,6 @@ struct store {
 	struct sfile *f;
 	size_t *full;		/* indices of non-empty files, by offset */
 	size_t nfull;
-	uint32_t *crc;		/* per block, when tracking */
 	bool holes;		/* receiver: punch zero pages (JOB_SPARSE) */
 };
 
@@ -346,21 +345,6 @@ store_iov(struct store *st, uint64_t block, struct iovec *iov, int max)
 	return walk_block(st, block, fill_iov, &fill);
 }
 
-int
-store_track_crc(struct store *st)
-{
-	st->crc = calloc(st->blocks ? st->blocks : 1, sizeof(*st->crc));
-	return st->crc != NULL ? 0 : -ENOMEM;
-}
-
-static void
-crc_piece(void *arg, int i, uint8_t *p, size_t len)
-{
-	uLong *crc = arg;
-
-	*crc = crc32_z(*crc, p, len);
-}
-
 void
 store_keep_holes(struct store *st)
 {
@@ -419,29 +403,9 @@ punch_block(const struct store *st, uint64_t block)
 int
 store_arrived(struct store *st, uint64_t block)
 {
-	uLong crc = crc32(0, Z_NULL, 0);
-
 	if (block >= st->blocks)
 		return -EINVAL;
-	if (st->crc != NULL) {
-		walk_block(st, block, crc_piece, &crc);
-		st->crc[block] = (uint32_t)crc;
-	}
 	return st->holes ? punch_block(st, block) : 0;
-}
-
-uint32_t
-store_stream_crc(const struct store *st)
-{
-	uLong crc = crc32(0, Z_NULL, 0);
-	uint64_t b, len;
-
-	for (b = 0; b < st->blocks; b++) {
-		len = b + 1 < st->blocks ? st->bsize
-					 : st->total - b * (uint64_t)st->bsize;
-		crc = crc32_combine(crc, st->crc[b], (z_off_t)len);
-	}
-	return (uint32_t)crc;
 }
 
 /* crc32 of `len` zero bytes appended to `crc`, without touching memory
@@ -554,6 +518,5 @@ store_free(struct store *st)
 	dest_free(st->dest);
 	free(st->f);
 	free(st->full);
-	free(st->crc);
 	free(st);
 }

@@ -64,22 +64,17 @@ int store_probe(const struct job *job, const struct dest_policy *pol,
 /* The memory of block b: see eng_blocks.iov. */
 int store_iov(struct store *st, uint64_t block, struct iovec *iov, int max);
 
-/* Record block b as arrived; with verify on, takes its crc32. */
+/* Block b arrived: with store_keep_holes, its zero pages are punched. */
 int store_arrived(struct store *st, uint64_t block);
 
 /* Make holes of the zero pages of blocks as they arrive (receivers,
  * JOB_SPARSE; where the file system cannot, the zeros stay written). */
 void store_keep_holes(struct store *st);
 
-/* Keep per-block checksums as blocks arrive (receivers, --verify). */
-int store_track_crc(struct store *st);
-
-/* crc32 of the whole stream from the per-block checksums (receivers,
- * after every block arrived). */
-uint32_t store_stream_crc(const struct store *st);
-
-/* crc32 of the whole stream, read from the mappings (the sender; slow,
- * safe to run on another thread); holes are not read, so not allocated. */
+/* crc32 of the whole stream, read from the mappings: the sender's
+ * sources, or a receiver's temporaries as they are, once every block is
+ * in (--verify: what lands is what is checked).  Slow, safe to run on
+ * another thread; holes are not read, so not allocated. */
 uint32_t store_compute_crc(const struct store *st);
 
 /* Modes, times, and every temporary renamed into place (dest.h). */
