@@ -58,7 +58,8 @@ at(const char *name)
 	return p;
 }
 
-/* A job of up to 8 entries: "d NAME", "f NAME", "l NAME TARGET". */
+/* A job of up to 8 entries: "d NAME", "f NAME", "l NAME TARGET", and
+ * "p NAME", a directory the job lands in (-d DIR/). */
 static struct job *
 make_job(const char *const *spec, size_t n)
 {
@@ -76,8 +77,10 @@ make_job(const char *const *spec, size_t n)
 		ck_assert_int_ge(sscanf(spec[i], "%c %299s %299s", &kind, name,
 					target), 2);
 		f->path = strdup(name[0] == '/' ? name : at(name));
-		f->type = kind == 'd' ? JF_DIR : kind == 'l' ? JF_LINK : JF_FILE;
-		f->mode = kind == 'd' ? 0755 : 04755;
+		f->type = kind == 'd' || kind == 'p' ? JF_DIR
+			  : kind == 'l' ? JF_LINK : JF_FILE;
+		f->place = kind == 'p';
+		f->mode = f->type == JF_DIR ? 0755 : 04755;
 		f->size = kind == 'f' ? 10 : 0;
 		if (kind == 'l')
 			f->target = strdup(target);
@@ -199,8 +202,9 @@ START_TEST(link_out_of_root)
 	ck_assert_int_eq(symlink("/tmp", at("esc")), 0);
 	ck_assert_int_eq(run(spec, 1, false, true, &err), -EACCES);
 	ck_assert_ptr_nonnull(strstr(err.msg, "not under a --root"));
-	/* as a directory entry to merge into, too */
-	const char *spec2[] = { "d esc", "f esc/x" };
+	/* as the directory the job lands in (-d DIR/), merged into
+	 * through the link, too (a tree's directory is refused at once) */
+	const char *spec2[] = { "p esc", "f esc/x" };
 	ck_assert_int_eq(run(spec2, 2, false, true, &err), -EACCES);
 	ck_assert_ptr_nonnull(strstr(err.msg, "leads out of the --root"));
 }
@@ -231,14 +235,22 @@ START_TEST(state_dir_reserved)
 }
 END_TEST
 
+/* A link where a tree's directory lands is refused, even with --force
+ * (the man page's DESTINATIONS); where the job lands (-d DIR/), merged
+ * through, as a destination's parents are. */
 START_TEST(merge_through_inner_link)
 {
-	const char *spec[] = { "d alias", "f alias/x" };
+	const char *tree[] = { "d alias", "f alias/x" };
+	const char *place[] = { "p alias", "f alias/x" };
 	struct rd_err err;
 
 	ck_assert_int_eq(mkdir(at("real"), 0700), 0);
 	ck_assert_int_eq(symlink(at("real"), at("alias")), 0);
-	ck_assert_int_eq(run(spec, 2, false, true, &err), 0);
+	ck_assert_int_eq(run(tree, 2, false, true, &err), -ENOTDIR);
+	ck_assert_ptr_nonnull(strstr(err.msg, "a tree is not merged through "
+					      "a link"));
+	ck_assert_int_ne(access(at("real/x"), F_OK), 0);
+	ck_assert_int_eq(run(place, 2, false, true, &err), 0);
 	ck_assert_int_eq(access(at("real/x"), F_OK), 0);
 }
 END_TEST
