@@ -13,11 +13,11 @@
 #include "proto/trace.h"
 #include "daemon/transfer_int.h"
 
+/* The daemon's policy for this job; what was seen is the caller's. */
 static void
-setup_run(uv_work_t *w)
+policy(const struct transfer *j, struct dest_policy *pol)
 {
-	struct transfer *j = w->data;
-	struct dest_policy pol = {
+	*pol = (struct dest_policy){
 		.roots = j->env->roots, .nroots = j->env->nroots,
 		.prefix = j->env->prefix,
 		.force = (j->job->flags & JOB_FORCE) != 0,
@@ -30,24 +30,77 @@ setup_run(uv_work_t *w)
 		.reserved = j->env->state_dir,
 		.sparse = (j->job->flags & JOB_SPARSE) != 0,
 	};
+}
+
+/* The sender's crc32s came (REPLACE): each file that may be identical
+ * is, and is kept, or differs. */
+static void
+settle(struct transfer *j)
+{
+	uint32_t i;
+
+	for (i = 0; i < j->job->nfiles; i++)
+		if (j->seen[i] == DS_CANDIDATE)
+			j->seen[i] = j->crcs[i] == j->theirs[i] ? DS_SAME
+							       : DS_DIFFERENT;
+}
+
+/* What the entries seen make of the job: a file or link that differs,
+ * refused without --force, named (the one that really differs, not the
+ * job's first); files to compare first (SETUP_ASK); all identical
+ * (SETUP_SAME); else something to make (SETUP_MADE). */
+static int
+verdict(struct transfer *j)
+{
+	bool ask = false, same = true;
+	uint32_t i;
+
+	for (i = 0; i < j->job->nfiles; i++) {
+		if (j->seen[i] == DS_DIFFERENT && !(j->job->flags & JOB_FORCE))
+			return rd_errf(&j->work_err, -EEXIST, "%s exists and "
+				       "differs from the source (--force "
+				       "replaces it)", j->job->files[i].path);
+		ask = ask || j->seen[i] == DS_CANDIDATE;
+		same = same && j->seen[i] == DS_SAME;
+	}
+	return ask ? SETUP_ASK : same ? SETUP_SAME : SETUP_MADE;
+}
+
+/* Look (or settle what was seen), then keep, check or make. */
+static int
+set_up(struct transfer *j)
+{
+	struct dest_policy pol;
+	int rc;
+
+	policy(j, &pol);
+	if (j->settle)
+		settle(j);
+	else if ((rc = store_look(j->job, &pol, j->seen, j->crcs,
+				  &j->work_err)) < 0)
+		return rc;
+	rc = verdict(j);
+	if (rc == SETUP_SAME && !(j->job->flags & JOB_DRY_RUN) &&
+	    dest_settle(j->job, &pol, &j->work_err) < 0)	/* -p's times */
+		return j->work_err.code;
+	if (rc != SETUP_MADE)
+		return rc;
+	pol.seen = j->seen;
+	if (j->job->flags & JOB_DRY_RUN)
+		return dest_check(j->job, &pol, &j->work_err);
+	rc = store_create(j->job, &pol, &j->st, &j->work_err);
+	if (rc == 0 && (j->job->flags & JOB_SPARSE))
+		store_keep_holes(j->st);
+	return rc;
+}
+
+static void
+setup_run(uv_work_t *w)
+{
+	struct transfer *j = w->data;
 
 	j->t_setup0 = trace_now();
-	if (!j->replace) {
-		j->work_rc = store_probe(j->job, &pol, &j->have_crc,
-					 &j->have_by_times);
-		j->t_setup1 = trace_now();
-		if (j->work_rc != 0)
-			return;		/* there already, or no memory */
-	}
-	pol.force = pol.force || j->replace;
-	if (j->job->flags & JOB_DRY_RUN) {
-		j->work_rc = dest_check(j->job, &pol, &j->work_err);
-		j->t_setup1 = trace_now();
-		return;
-	}
-	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);
-	if (j->work_rc == 0 && (j->job->flags & JOB_SPARSE))
-		store_keep_holes(j->st);
+	j->work_rc = set_up(j);
 	j->t_setup1 = trace_now();
 }
 
@@ -71,14 +124,14 @@ setup_done(uv_work_t *w, int status)
 				 ? j->work_err.msg : strerror(-j->work_rc));
 		return;
 	}
-	if (j->work_rc == 1) {
-		j->state = JS_HAVE;
-		log_info("job %s: every entry is there already%s", j->tag,
-			 j->have_by_times ? " (sizes, modes and times agree)"
-					  : "");
-		transfer_send(j, MSG_HAVE, j->have_by_times ? HAVE_BY_TIMES
-							    : 0,
-			      j->have_crc, NULL);
+	if (j->work_rc == SETUP_ASK || j->work_rc == SETUP_SAME) {
+		j->state = j->work_rc == SETUP_ASK ? JS_HAVE : JS_SAME;
+		log_info("job %s: %s", j->tag, j->work_rc == SETUP_ASK
+			 ? "files that may be identical are there: comparing"
+			 : "every entry is there already, identical");
+		transfer_send(j, MSG_HAVE, j->work_rc == SETUP_ASK ? HAVE_ASK
+								   : HAVE_SAME,
+			      0, NULL);
 		return;
 	}
 	j->state = (j->job->flags & JOB_DRY_RUN) ? JS_DRY : JS_READY;
@@ -91,10 +144,10 @@ setup_done(uv_work_t *w, int status)
 }
 
 int
-transfer_setup(struct transfer *j, bool replace)
+transfer_setup(struct transfer *j, bool settle)
 {
 	j->state = JS_SETUP;
-	j->replace = replace;
+	j->settle = settle;
 	j->work_busy = uv_queue_work(j->env->loop, &j->work, setup_run,
 				     setup_done) == 0;
 	if (!j->work_busy)

@@ -26,7 +26,7 @@ transfer_frame_step(enum jstate st, bool go_received, uint8_t type,
 	case MSG_ABORT:		/* answered OUTCOME, in any state */
 		*next = JS_ENDED;
 		return 0;
-	case MSG_REPLACE:	/* after HAVE: set up again, to replace */
+	case MSG_REPLACE:	/* after HAVE_ASK: settle, and set up */
 		if (st != JS_HAVE)
 			return -EPROTO;
 		*next = JS_SETUP;

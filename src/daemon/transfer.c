@@ -83,8 +83,19 @@ on_handle_closed(uv_handle_t *h)
 }
 
 static void
+free_seen(struct transfer *j)
+{
+	free(j->seen);
+	free(j->crcs);
+	free(j->theirs);
+	j->seen = NULL;
+	j->crcs = j->theirs = NULL;
+}
+
+static void
 job_destroy(struct transfer *j)
 {
+	free_seen(j);
 	trace_free(j->trace);
 	j->trace = NULL;
 	conn_free(j->ctl);
@@ -204,7 +215,7 @@ read_back_run(uv_work_t *w)
 {
 	struct transfer *j = w->data;
 
-	j->disk_crc = store_compute_crc(j->st);
+	j->disk_crc = store_compute_crc(j->st, NULL);
 }
 
 static void
@@ -605,7 +616,10 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_ABORT:
 		on_abort(j, f, body);
 		return 0;
-	case MSG_REPLACE:
+	case MSG_REPLACE:	/* the sources' crcs: settle, set up */
+		if (replace_decode(body, f->len, j->job->nfiles,
+				   j->theirs) < 0)
+			return -EPROTO;
 		return transfer_setup(j, true);
 	default:
 		return -EPROTO;
@@ -624,8 +638,9 @@ ctl_close(void *ctx, struct conn *c, int status)
 			job_destroy(j);
 		return;
 	}
-	if (j->state == JS_DRY)
-		log_info("job %s: dry run over", j->tag);
+	if (j->state == JS_DRY || j->state == JS_SAME)
+		log_info("job %s: %s", j->tag, j->state == JS_DRY
+			 ? "dry run over" : "over: every entry was there");
 	else if (!j->landed)
 		log_info("job %s: the sender went away (%s); discarding",
 			 j->tag, status < 0 ? strerror(-status) : "closed");
@@ -686,6 +701,14 @@ transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
 	j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return -ENOMEM;
+	j->seen = calloc(job->nfiles + 1, sizeof(*j->seen));
+	j->crcs = calloc(job->nfiles + 1, sizeof(*j->crcs));
+	j->theirs = calloc(job->nfiles + 1, sizeof(*j->theirs));
+	if (j->seen == NULL || j->crcs == NULL || j->theirs == NULL) {
+		free_seen(j);
+		free(j);
+		return -ENOMEM;
+	}
 	j->env = env;
 	j->job = job;
 	j->ctl = ctl;
@@ -701,7 +724,10 @@ transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
 	transfer_idle_init(j);
 	j->handles = 2;		/* reaper and idle */
 	conn_set_owner(ctl, &ctl_ops, j);
-	conn_set_body_limit(ctl, proto_max_len(MSG_START));
+	conn_set_body_limit(ctl, proto_max_len(MSG_START) >
+				 proto_max_len(MSG_REPLACE)
+				 ? proto_max_len(MSG_START)
+				 : proto_max_len(MSG_REPLACE));
 	/* the sender's timeout governs its job from here on */
 	conn_keepalive(ctl, 0, job->timeout_ms);
 	describe_job(j);

@@ -17,8 +17,10 @@
 
 enum jstate {
 	JS_SETUP,	/* creating files in the thread pool */
-	JS_HAVE,	/* everything is there already: HAVE sent, waiting
-			 * for REPLACE or the end */
+	JS_HAVE,	/* files that may be identical are there: HAVE
+			 * (HAVE_ASK) sent, waiting for REPLACE or the end */
+	JS_SAME,	/* every entry is there, identical: HAVE (HAVE_SAME)
+			 * sent, waiting for the end */
 	JS_READY,	/* ACCEPT sent, waiting for START */
 	JS_DRY,		/* dry run: ACCEPT sent, waiting for the end */
 	JS_RUNNING,
@@ -55,12 +57,14 @@ struct transfer {
 	uint32_t crc_expected;
 	uv_work_t work;
 	bool work_busy;
-	bool replace;		/* REPLACE came: set up without probing */
+	bool settle;		/* REPLACE came: settle what was seen */
 	bool read_back;		/* --verify: disk_crc is the temporaries' */
 	uint32_t disk_crc;
-	int work_rc;		/* 1: present (HAVE), 0: set up, or -errno */
-	uint32_t have_crc;
-	bool have_by_times;
+	int work_rc;		/* SETUP_*, or -errno */
+	uint8_t *seen;		/* per entry: what stands there (dest_seen) */
+	uint32_t *crcs;		/* ... the crc32 of a file that may be
+				 * identical (DS_CANDIDATE) */
+	uint32_t *theirs;	/* ... the source's (REPLACE) */
 	struct trace *trace;	/* with JOB_TRACE */
 	uint64_t t_job, t_setup0, t_setup1, t_complete;	/* trace_now() */
 	uint64_t t_accept;	/* ACCEPT left: with t_job, the sender's
@@ -99,11 +103,19 @@ void transfer_fail(struct transfer *j, int error, uint32_t peer,
  * runs: that comes back here), then let its control connection end. */
 void transfer_reap(uv_timer_t *t);
 
-/* Set the job up in the thread pool (setup.c): probe, check or create
- * its entries, then HAVE, ACCEPT or REFUSE.  replace: after HAVE, the
- * sender says what is there differs and is to be replaced.  Returns 0
+/* What a set-up came to (transfer.work_rc, unless -errno). */
+enum {
+	SETUP_MADE = 0,		/* made (or checked: a dry run): ACCEPT */
+	SETUP_ASK = 1,		/* files that may be identical: HAVE_ASK */
+	SETUP_SAME = 2,		/* every entry identical: HAVE_SAME */
+};
+
+/* Set the job up in the thread pool (setup.c): look at what stands
+ * where its entries land, then make, check or keep them; then HAVE,
+ * ACCEPT or REFUSE.  settle: after HAVE_ASK, the sender's crc32s came
+ * (REPLACE, in j->theirs) and decide which files are kept.  Returns 0
  * (a failure to queue fails the job). */
-int transfer_setup(struct transfer *j, bool replace);
+int transfer_setup(struct transfer *j, bool settle);
 
 /* Hand over to the engine what came before START (data connections or
  * RDMA requests): 0, or -errno (what is left is dropped at release). */

@@ -319,6 +319,7 @@ probe_existing(struct dest *d, struct dent *e, int fd, const struct stat *sb)
 	char target[PATH_MAX];
 	ssize_t len;
 
+	e->exists = true;
 	if (e->type == JF_FILE)
 		e->present = S_ISREG(sb->st_mode) &&
 			     (uint64_t)sb->st_size == jf->size &&
@@ -375,20 +376,19 @@ check_existing(struct dest *d, struct dent *e, struct rd_err *err)
 				       path_kind(sb.st_mode));
 		return merge_into(d, e, err);
 	}
-	if (d->probing) {
-		probe_existing(d, e, fd, &sb);
-		return 0;
-	}
 	if (S_ISDIR(sb.st_mode))
 		return rd_errf(err, -EISDIR, "%s is a directory", e->final);
 	if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
 		return rd_errf(err, -EINVAL, "%s is %s; rdmcp replaces only "
 			       "files and symbolic links", e->final,
 			       path_kind(sb.st_mode));
-	if (!d->pol.force)
-		return rd_errf(err, -EEXIST, "%s exists (--force replaces "
-			       "it)", e->final);
-	return 0;
+	if (d->probing)
+		probe_existing(d, e, fd, &sb);
+	e->keep = d->pol.seen != NULL && d->pol.seen[e - d->e] == DS_SAME;
+	if (d->probing || e->keep || d->pol.force)
+		return 0;
+	return rd_errf(err, -EEXIST, "%s exists (--force replaces it)",
+		       e->final);
 }
 
 /* Find entry i's place and what is already there. */
@@ -672,8 +672,9 @@ dest_prepare(const struct job *job, const struct dest_policy *pol,
 	if (rc == 0)	/* all of them: each file's reservation sees only
 			 * itself (and on tmpfs reserves nothing) */
 		rc = dest_check_space(d, err);
-	for (i = 0; i < d->n && rc == 0; i++)
-		if (!d->e[i].merged)
+	for (i = 0; i < d->n && rc == 0; i++)	/* a link kept needs nothing */
+		if (!d->e[i].merged &&
+		    !(d->e[i].keep && d->e[i].type == JF_LINK))
 			rc = create_entry(d, i, &job->files[i], file, ctx, err);
 	if (rc < 0) {
 		dest_free(d);

@@ -35,8 +35,12 @@ struct dent {
 	bool top;		/* under a temporary name: renamed at commit */
 	bool merged;		/* a directory that existed: merged into */
 	bool placed;		/* renamed into place */
-	bool present;		/* probing: there already, as the job says */
+	bool exists;		/* probing: something stands at its name */
+	bool present;		/* ... as the job says (a file: its size and
+				 * mode; its content is the caller's to say) */
 	bool same_time;		/* ... with the job's modification time */
+	bool keep;		/* found identical (dest_policy.seen): left
+				 * as it is; a file's temporary is dropped */
 	dev_t dev;		/* made: what was made (dest_note_made) */
 	ino_t ino;
 };
@@ -53,7 +57,7 @@ struct dest {
 	uint32_t mask;		/* mode bits we may set */
 	bool owners;		/* the entries' own owners (keep_owners) */
 	bool committed;
-	bool probing;		/* dest_probe: look, never refuse or create */
+	bool probing;		/* dest_look: look, never refuse or create */
 	const struct job *job;
 	struct pending *record;	/* temporaries made, for a later sweep */
 	/* the last directory opened */
@@ -111,6 +115,12 @@ int dest_open_made(struct dest *d, const struct dent *e, int *holder);
 
 /* Is `name` in `holder` entry e as made?  0, -ESTALE, or -errno. */
 int dest_is_made_at(const struct dent *e, int holder, const char *name);
+
+/* With times, a directory that existed (merged into) gets its source's
+ * time too, as rsync -a gives it, once nothing more lands in it.  It is
+ * not ours: a failure (not its owner) is logged, and what landed stays
+ * (land.c). */
+void dest_time_merged(struct dest *d, const struct dent *e);
 
 /* Mode, times, owner of what dest_open_made()'s `fd` refers to (a file
  * or directory for the first two; any entry for the owner).  0 or

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * probe - looking at a job's destinations without making anything
- * (dest.h): is everything there already (dest_probe), and would the job
+ * (dest.h): what stands where the entries land (dest_look), times set
+ * where all is identical (dest_settle), and would the job
  * be taken (dest_check, for a dry run)?
  */
 #include <errno.h>
@@ -129,30 +130,23 @@ dest_check(const struct job *job, const struct dest_policy *pol,
 	return rc;
 }
 
-/* Every entry resolved is there as the job describes it: directories
- * merged, files and links present; *times when every file's time agrees
- * too. */
-static bool
-all_present(const struct dest *d, bool *times)
+/* What stands at entry i, once resolved by a look (probing). */
+static uint8_t
+seen_at(const struct dent *e)
 {
-	size_t i;
-
-	*times = d->times && !(d->job->flags & JOB_VERIFY);
-	for (i = 0; i < d->n; i++) {
-		if (d->e[i].type == JF_DIR ? !d->e[i].merged
-					   : !d->e[i].present)
-			return false;
-		if (d->e[i].type == JF_FILE && !d->e[i].same_time)
-			*times = false;
-	}
-	return true;
+	if (e->type == JF_DIR)
+		return e->merged ? DS_SAME : DS_MISSING;
+	if (!e->exists)
+		return DS_MISSING;
+	if (!e->present)
+		return DS_DIFFERENT;
+	return e->type == JF_FILE ? DS_CANDIDATE : DS_SAME;
 }
 
-/* Open entry i, a present file, for reading, following no link. */
+/* Open entry e, a file that is there, for reading, following no link. */
 static int
-open_present(struct dest *d, size_t i)
+open_present(struct dest *d, const struct dent *e)
 {
-	struct dent *e = &d->e[i];
 	int fd = dest_dir_fd(d, e->root, e->dir), file;
 
 	if (fd < 0)
@@ -161,34 +155,88 @@ open_present(struct dest *d, size_t i)
 	return file < 0 ? -errno : file;
 }
 
-int
-dest_probe(const struct job *job, const struct dest_policy *pol,
-	   dest_file_fn file, void *ctx, bool *by_times)
+/* A dest that looks: resolved in probing mode, refusing nothing that
+ * force could replace, making and recording nothing.  0 or -errno with
+ * `err`; *out is freed by the caller in both cases. */
+static int
+look(const struct job *job, const struct dest_policy *pol, struct dest **out,
+     struct rd_err *err)
 {
-	struct rd_err ignored = { 0 };
-	struct dest *d;
-	size_t i;
-	int rc, fd;
+	struct dest_policy p = *pol;
+	int rc;
 
-	*by_times = false;
-	rc = dest_alloc(job, pol, &d);
+	p.seen = NULL;
+	p.state_dir = NULL;
+	*out = NULL;
+	rc = dest_alloc(job, &p, out);
 	if (rc < 0)
 		return rc;
-	d->probing = true;
-	d->committed = true;	/* nothing to remove */
-	if (dest_resolve(d, &ignored) < 0 || !all_present(d, by_times)) {
-		dest_free(d);
-		return 0;
-	}
-	rc = 1;
-	for (i = 0; i < d->n && rc == 1 && !*by_times; i++) {
-		if (d->e[i].type != JF_FILE)
+	(*out)->probing = true;
+	(*out)->committed = true;	/* nothing to remove */
+	return dest_resolve(*out, err);
+}
+
+int
+dest_look(const struct job *job, const struct dest_policy *pol,
+	  dest_file_fn file, void *ctx, uint8_t *seen, struct rd_err *err)
+{
+	struct dest *d;
+	size_t i;
+	int rc = look(job, pol, &d, err), fd;
+
+	for (i = 0; rc == 0 && i < d->n; i++) {
+		seen[i] = seen_at(&d->e[i]);
+		if (seen[i] != DS_CANDIDATE)
 			continue;
-		fd = open_present(d, i);
-		rc = fd < 0 ? 0 : file(ctx, i, fd) < 0 ? 0 : 1;
+		fd = open_present(d, &d->e[i]);
+		rc = fd < 0 ? fd : file(ctx, i, fd);
 		if (fd >= 0)
 			close(fd);
+		if (rc < 0)
+			rd_errf(err, rc, "cannot read %s: %s", job->files[i].path,
+				strerror(-rc));
 	}
+	dest_free(d);
+	return rc;
+}
+
+/* File entry e, there and kept, gets its job's time: opened following
+ * no link, and only if it is still a file of the job's size. */
+static int
+time_kept(struct dest *d, const struct dent *e, struct rd_err *err)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, e->mtime };
+	const char *path = d->job->files[e - d->e].path;
+	int fd = open_present(d, e), rc = 0;
+	struct stat sb;
+
+	if (fd < 0)
+		return rd_errf(err, fd, "%s: %s", path, strerror(-fd));
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size != d->job->files[e - d->e].size)
+		rc = rd_errf(err, -ESTALE, "%s changed as it was looked at",
+			     path);
+	else if (futimens(fd, ts) < 0)
+		rc = rd_errf(err, -errno, "cannot set the time of %s: %s",
+			     path, strerror(errno));
+	close(fd);
+	return rc;
+}
+
+int
+dest_settle(const struct job *job, const struct dest_policy *pol,
+	    struct rd_err *err)
+{
+	struct dest *d;
+	size_t i;
+	int rc = look(job, pol, &d, err);
+
+	for (i = 0; rc == 0 && d->times && i < d->n; i++)
+		if (d->e[i].type == JF_FILE && !d->e[i].same_time)
+			rc = time_kept(d, &d->e[i], err);
+	for (i = 0; rc == 0 && d->times && i < d->n; i++)
+		if (d->e[i].merged)
+			dest_time_merged(d, &d->e[i]);
 	dest_free(d);
 	return rc;
 }

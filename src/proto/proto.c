@@ -54,6 +54,8 @@ proto_max_len(uint8_t type)
 		return 4 + PROTO_MAX_TEXT;
 	case MSG_QUERY:
 		return PROTO_TOKEN_LEN;
+	case MSG_REPLACE:	/* a crc32 per entry */
+		return 4ull * PROTO_MAX_FILES;
 	case MSG_HELLO:
 		return PROTO_TOKEN_LEN + 8;
 	case MSG_AUTH:
@@ -528,4 +530,28 @@ hello_decode(const uint8_t *body, size_t len, struct hello *h)
 	    h->to >= SCHED_MAX_MEMBERS)
 		return -EBADMSG;
 	return 0;
+}
+
+int
+replace_encode(const uint32_t *crcs, uint32_t n, struct wbuf *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		wput_u32(w, crcs[i]);
+	return w->err;
+}
+
+int
+replace_decode(const uint8_t *body, size_t len, uint32_t n, uint32_t *crcs)
+{
+	struct rbuf r;
+	uint32_t i;
+
+	if (len != 4ull * n)
+		return -EBADMSG;
+	rbuf_init(&r, body, len);
+	for (i = 0; i < n; i++)
+		rget_u32(&r, &crcs[i]);
+	return rbuf_done(&r) < 0 ? -EBADMSG : 0;
 }

@@ -26,12 +26,16 @@
  *                  body: reason
  *   ABORT    s->d  body: reason; a member that has not landed discards
  *                  its temporaries; every member answers OUTCOME
- *   HAVE     d->s  instead of ACCEPT: every entry is already there as the
- *                  job describes it; val: crc32 of the files as they are
- *                  (stream order), arg: HAVE_BY_TIMES if sizes, modes and
- *                  times agree with a -p job (val is then 0)
- *   REPLACE  s->d  after HAVE: what is there differs; replace it (--force):
- *                  the daemon sets the job up and answers ACCEPT or REFUSE
+ *   HAVE     d->s  instead of ACCEPT: arg HAVE_ASK: some of the job's files
+ *                  are there with its sizes and modes, to be compared;
+ *                  HAVE_SAME: every entry is there, identical (times set
+ *                  with JOB_TIMES): nothing to send
+ *   REPLACE  s->d  after HAVE_ASK: body: the sources' crc32s, one per
+ *                  entry; the daemon keeps the files that are identical,
+ *                  refuses one that differs (without JOB_FORCE, naming it)
+ *                  and answers HAVE_SAME, ACCEPT (the rest is made; what
+ *                  is kept still takes its bytes from the stream) or
+ *                  REFUSE
  *   QUERY    s->d  instead of JOB on a new connection, covered by the
  *                  proof; body: a job token: what became of that job?  A
  *                  job still running that has not landed is ended first
@@ -65,7 +69,7 @@
 #include "sched/schedule.h"
 #include "util/wire.h"
 
-#define PROTO_VERSION 8	/* 8: JF_PLACE, the directory of -d DIR/ */
+#define PROTO_VERSION 8	/* 8: JF_PLACE; HAVE and REPLACE file by file */
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -126,8 +130,20 @@ void frame_encode(const struct frame *f, uint8_t out[PROTO_FRAME_LEN]);
 /* Decode a frame header; -EPROTO on a bad version or reserved bits. */
 int frame_decode(const uint8_t in[PROTO_FRAME_LEN], struct frame *f);
 
-/* HAVE's arg. */
-#define HAVE_BY_TIMES 1u
+/* HAVE's arg: what the daemon says of the job's entries that are there
+ * already, instead of ACCEPT. */
+#define HAVE_ASK 0u	/* files of the job's sizes and modes are there: the
+			 * sender's crc32s (REPLACE) tell which are
+			 * identical, to be kept */
+#define HAVE_SAME 1u	/* every entry is there, identical (after REPLACE,
+			 * or with no file to compare): nothing to send */
+
+/* REPLACE's body: the crc32 of each of the job's n entries as the sender
+ * has it, in job order (0 for what is no file).  replace_decode: the body
+ * must hold exactly n; 0 or -EBADMSG. */
+int replace_encode(const uint32_t *crcs, uint32_t n, struct wbuf *w);
+int replace_decode(const uint8_t *body, size_t len, uint32_t n,
+		   uint32_t *crcs);
 
 /* What became of a job on a daemon (OUTCOME's val). */
 enum proto_outcome {

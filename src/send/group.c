@@ -110,7 +110,7 @@ crc_run(uv_work_t *w)
 {
 	struct push *p = w->data;
 
-	p->crc = store_compute_crc(p->st);
+	p->crc = store_compute_crc(p->st, p->crcs);
 }
 
 static void
@@ -121,7 +121,9 @@ crc_after(uv_work_t *w, int status)
 	p->crc_busy = false;
 	if (status < 0)
 		return;
-	p->crc_ready = true;
+	replace_encode(p->crcs, (uint32_t)p->cfg->nfiles, &p->crcmsg);
+	p->crc_ready = true;	/* (if REPLACE could not be made, its hosts
+				 * fail: push_settle_haves) */
 	push_settle_haves(p);
 	maybe_go(p);
 	push_maybe_finish(p);
@@ -137,29 +139,11 @@ push_start_crc(struct push *p)
 				    crc_after) == 0;
 }
 
-/* "DEST exists and differs", naming the job's first file. */
-static void
-fail_different(struct phost *h)
-{
-	const struct push_cfg *cfg = h->p->cfg;
-	const char *what = "the destination";
-	size_t i;
-
-	for (i = 0; i < cfg->nfiles; i++)
-		if (cfg->files[i].type == JF_FILE) {
-			what = cfg->files[i].path;
-			break;
-		}
-	h->refused = true;
-	push_host_failed(h, -EEXIST, PROTO_NO_PEER, "%s%s exists and differs "
-			 "from the source (--force replaces it)", what,
-			 cfg->nfiles > 1 ? " (with the rest of the job)" : "");
-}
-
 void
 push_settle_haves(struct push *p)
 {
-	struct frame f = { .type = MSG_REPLACE };
+	struct frame f = { .type = MSG_REPLACE, .len = p->crcmsg.len };
+	struct iovec iov = { p->crcmsg.data, p->crcmsg.len };
 	struct phost *h;
 	size_t i;
 
@@ -167,16 +151,14 @@ push_settle_haves(struct push *p)
 		h = &p->h[i];
 		if (h->st != HS_HAVE)
 			continue;
-		if (h->have_crc == p->crc) {
-			h->identical = true;
-			push_host_done(h);
-		} else if (!p->cfg->force) {
-			fail_different(h);
-		} else if (conn_send_copy(h->c, &f, NULL) == 0) {
-			h->st = HS_OFFERED;	/* ACCEPT or REFUSE next */
-		} else {
+		h->compared = true;
+		if (p->crcmsg.err != 0)
+			push_host_failed(h, -ENOMEM, PROTO_NO_PEER, "out of "
+					 "memory for the sources' crcs");
+		else if (conn_send(h->c, &f, &iov, 1, 0) == 0)
+			h->st = HS_OFFERED;	/* HAVE_SAME, ACCEPT, REFUSE */
+		else
 			push_host_lost(h, -EPIPE, "cannot send REPLACE");
-		}
 	}
 }
 

@@ -101,21 +101,23 @@ on_complete_msg(struct phost *h, const struct frame *f)
 	return 0;
 }
 
-/* HAVE: the daemon holds what the job describes already. */
+/* HAVE: the daemon holds the job's entries already, all identical
+ * (HAVE_SAME), or files that may be, to compare with our crcs (HAVE_ASK,
+ * once: REPLACE answers it). */
 static int
 on_have(struct phost *h, const struct frame *f)
 {
-	if (h->st != HS_OFFERED)
+	if (h->st != HS_OFFERED || f->arg > HAVE_SAME ||
+	    (f->arg == HAVE_ASK && h->compared))
 		return -EPROTO;
-	if (f->arg & HAVE_BY_TIMES) {
+	if (f->arg == HAVE_SAME) {
 		h->identical = true;
 		push_host_done(h);
 		return 0;
 	}
 	h->st = HS_HAVE;
-	h->have_crc = (uint32_t)f->val;
 	push_start_crc(h->p);
-	push_settle_haves(h->p);	/* at once if our crc is known */
+	push_settle_haves(h->p);	/* at once if our crcs are known */
 	return 0;
 }
 
@@ -593,7 +595,8 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	if (cfg->trace != NULL && (p->trace = trace_new(1u << 20)) == NULL)
 		return -ENOMEM;
 	p->crc_work.data = p;
-	return 0;
+	p->crcs = calloc(cfg->nfiles + 1, sizeof(*p->crcs));
+	return p->crcs != NULL ? 0 : -ENOMEM;
 }
 
 int
@@ -625,6 +628,8 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 		*err = p.fatal;
 out:
 	wbuf_free(&p.jobmsg);
+	wbuf_free(&p.crcmsg);
+	free(p.crcs);
 	trace_free(p.trace);
 	free(p.by_addr);
 	free(p.by_rank);

@@ -75,7 +75,7 @@ struct phost {
 	bool trace_asked;		/* we asked for it */
 	uint64_t job_sent_us, accepted_us;	/* trace_now(): its JOB went,
 						 * its ACCEPT came */
-	uint32_t have_crc;		/* HAVE's crc of what it holds */
+	bool compared;			/* our crcs went to it (REPLACE) */
 	uint64_t held;			/* blocks it reported holding */
 	uint64_t block_us;		/* its median block time, 0: unknown */
 	double held_at;			/* when it said so, push seconds */
@@ -126,7 +126,9 @@ struct push {
 				 * push_cfg.slow does not name */
 	uv_work_t crc_work;
 	bool crc_busy, crc_ready;
-	uint32_t crc;
+	uint32_t crc;		/* of the whole stream */
+	uint32_t *crcs;		/* of each entry's file (0: no file) */
+	struct wbuf crcmsg;	/* REPLACE's body: crcs, encoded */
 	bool sent_all;		/* rank 0's engine sent every block */
 	bool go_sent;		/* the final CRC frame went to the members */
 	bool sender_fault;	/* the group broke for the sender's reason */
@@ -231,8 +233,8 @@ void push_maybe_finish(struct push *p);
  * transport, send START and run rank 0's engine. */
 void push_maybe_start(struct push *p);
 
-/* The HAVE hosts, once our crc is known: identical ones are done, the
- * others replaced (--force) or failed. */
+/* The hosts that said HAVE_ASK, once our crcs are known: they get them
+ * (REPLACE), to keep what is identical and answer again. */
 void push_settle_haves(struct push *p);
 
 #endif

@@ -249,29 +249,27 @@ store_create(const struct job *job, const struct dest_policy *pol,
 	return 0;
 }
 
-/* dest_probe found file i there: add its bytes to the crc in ctx. */
+/* What dest_look calls for each file that may be identical: its crc32
+ * into crcs[i]. */
 static int
 crc_present(void *ctx, size_t i, int fd)
 {
-	uLong *crc = ctx;
+	uint32_t *crcs = ctx;
 	uint8_t buf[64 << 10];
+	uLong crc = crc32(0, Z_NULL, 0);
 	ssize_t n;
 
-	(void)i;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		*crc = crc32_z(*crc, buf, (size_t)n);
+		crc = crc32_z(crc, buf, (size_t)n);
+	crcs[i] = (uint32_t)crc;
 	return n < 0 ? -errno : 0;
 }
 
 int
-store_probe(const struct job *job, const struct dest_policy *pol,
-	    uint32_t *crc, bool *by_times)
+store_look(const struct job *job, const struct dest_policy *pol,
+	   uint8_t *seen, uint32_t *crcs, struct rd_err *err)
 {
-	uLong sum = crc32(0, Z_NULL, 0);
-	int rc = dest_probe(job, pol, crc_present, &sum, by_times);
-
-	*crc = rc == 1 && !*by_times ? (uint32_t)sum : 0;
-	return rc;
+	return dest_look(job, pol, crc_present, crcs, seen, err);
 }
 
 /* ---------------------------------------------------------------------
@@ -451,13 +449,21 @@ crc_of_file(uLong crc, const struct sfile *f)
 }
 
 uint32_t
-store_compute_crc(const struct store *st)
+store_compute_crc(const struct store *st, uint32_t *each)
 {
-	uLong crc = crc32(0, Z_NULL, 0);
+	uLong crc = crc32(0, Z_NULL, 0), one;
+	const struct sfile *f;
 	size_t i;
 
-	for (i = 0; i < st->nfull; i++)
-		crc = crc_of_file(crc, &st->f[st->full[i]]);
+	if (each != NULL)	/* empty files and what is no file: 0 */
+		memset(each, 0, st->n * sizeof(*each));
+	for (i = 0; i < st->nfull; i++) {
+		f = &st->f[st->full[i]];
+		one = crc_of_file(crc32(0, Z_NULL, 0), f);
+		if (each != NULL)
+			each[st->full[i]] = (uint32_t)one;
+		crc = crc32_combine(crc, one, (z_off_t)f->size);
+	}
 	return (uint32_t)crc;
 }
 

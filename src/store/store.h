@@ -56,10 +56,11 @@ int store_check_sources(const struct store *st, struct rd_err *err);
 int store_create(const struct job *job, const struct dest_policy *pol,
 		 struct store **out, struct rd_err *err);
 
-/* Is the job there already (dest_probe)?  1 with the crc32 of the files
- * as they are, in stream order (0 when *by_times), 0 if not, or -errno. */
-int store_probe(const struct job *job, const struct dest_policy *pol,
-		uint32_t *crc, bool *by_times);
+/* What stands where the job's entries land (dest_look): seen[i], and
+ * for each DS_CANDIDATE the crc32 of the file there, crcs[i], for the
+ * caller to compare with the source's.  0, or -errno with `err`. */
+int store_look(const struct job *job, const struct dest_policy *pol,
+	       uint8_t *seen, uint32_t *crcs, struct rd_err *err);
 
 /* The memory of block b: see eng_blocks.iov. */
 int store_iov(struct store *st, uint64_t block, struct iovec *iov, int max);
@@ -73,9 +74,11 @@ void store_keep_holes(struct store *st);
 
 /* crc32 of the whole stream, read from the mappings: the sender's
  * sources, or a receiver's temporaries as they are, once every block is
- * in (--verify: what lands is what is checked).  Slow, safe to run on
- * another thread; holes are not read, so not allocated. */
-uint32_t store_compute_crc(const struct store *st);
+ * in (--verify: what lands is what is checked); and unless `each` is
+ * NULL, each file's own into each[i] (0 for an empty file, or an entry
+ * that is none), as a daemon computes it of a file it holds.  Slow, safe
+ * to run on another thread; holes are not read, so not allocated. */
+uint32_t store_compute_crc(const struct store *st, uint32_t *each);
 
 /* Modes, times, and every temporary renamed into place (dest.h). */
 int store_commit(struct store *st, struct rd_err *err);

@@ -399,6 +399,68 @@ START_TEST(made_directory_swapped_for_link)
 }
 END_TEST
 
+static int
+nothing(void *ctx, size_t i, int fd)
+{
+	(*(int *)ctx)++;	/* a candidate was opened */
+	return 0;
+}
+
+/* What dest_look sees, and a job that keeps what is identical: the file
+ * kept is left as it is (same inode, no temporary left), the missing one
+ * made; a file kept that went meanwhile lands from its temporary. */
+START_TEST(look_and_keep)
+{
+	const char *spec[] = { "f same", "f missing", "f other", "l ln ." };
+	struct dest_policy pol = { .roots = roots, .nroots = 1 };
+	struct job *job = make_job(spec, 4);
+	struct rd_err err = { 0 };
+	uint8_t seen[4];
+	struct dest *d = NULL;
+	struct stat before, after;
+	int fd, opened = 0;
+
+	fd = open(at("same"), O_CREAT | O_WRONLY, 04755);
+	ck_assert_int_eq(pwrite(fd, "0123456789", 10, 0), 10);
+	ck_assert_int_eq(fchmod(fd, 0755), 0);	/* no set-id: the mask */
+	close(fd);
+	ck_assert_int_eq(close(creat(at("other"), 0600)), 0);
+	ck_assert_int_eq(symlink(".", at("ln")), 0);
+	ck_assert_int_eq(dest_look(job, &pol, nothing, &opened, seen, &err),
+			 0);
+	ck_assert_int_eq(seen[0], DS_CANDIDATE);
+	ck_assert_int_eq(seen[1], DS_MISSING);
+	ck_assert_int_eq(seen[2], DS_DIFFERENT);
+	ck_assert_int_eq(seen[3], DS_SAME);
+	ck_assert_int_eq(opened, 1);
+	/* the caller found "same" identical; "other" is not to be made */
+	seen[0] = DS_SAME;
+	job->files[2].path[strlen(job->files[2].path) - 5] = 'x';	/* xther */
+	seen[2] = DS_MISSING;
+	pol.seen = seen;
+	ck_assert_int_eq(stat(at("same"), &before), 0);
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), 0);
+	ck_assert_int_eq(dest_commit(d, &err), 0);
+	dest_free(d);
+	ck_assert_int_eq(stat(at("same"), &after), 0);
+	ck_assert_uint_eq(before.st_ino, after.st_ino);
+	ck_assert_int_eq(access(at("missing"), F_OK), 0);
+	ck_assert_str_eq(listing(), "./ln ./missing ./other ./same ./xther ");
+	/* kept, but gone by the commit: its temporary lands instead */
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), -EEXIST);
+	ck_assert_int_eq(unlink(at("missing")), 0);
+	ck_assert_int_eq(unlink(at("xther")), 0);
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), 0);
+	ck_assert_int_eq(unlink(at("same")), 0);
+	ck_assert_int_eq(dest_commit(d, &err), 0);
+	dest_free(d);
+	ck_assert_int_eq(stat(at("same"), &after), 0);
+	ck_assert_uint_eq(after.st_size, 10);
+	ck_assert_str_eq(listing(), "./ln ./missing ./other ./same ./xther ");
+	job_free(job);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -419,6 +481,7 @@ main(void)
 	tcase_add_test(tc, long_names);
 	tcase_add_test(tc, temporary_swapped_for_link);
 	tcase_add_test(tc, made_directory_swapped_for_link);
+	tcase_add_test(tc, look_and_keep);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
