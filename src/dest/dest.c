@@ -159,7 +159,7 @@ index_entries(struct dest *d, struct rd_err *err)
 	for (i = 0; i < d->n && rc == 0; i++) {
 		if (i > 0 && strcmp(d->e[all[i - 1]].lex, d->e[all[i]].lex) == 0)
 			rc = rd_errf(err, -EINVAL, "%s appears twice in the "
-				     "job", d->e[all[i]].lex);
+				     "job", dest_upath(d, &d->e[all[i]]));
 		if (d->e[all[i]].type == JF_DIR)
 			d->dirs[d->ndirs++] = all[i];
 	}
@@ -233,23 +233,32 @@ locate(const struct dest *d, const char *real, size_t *root,
 	return -EACCES;
 }
 
-/* `real` is, or is in, the directory reserved to the daemon. */
+/* `real`, where entry e lands or is merged into, is or is in the
+ * directory reserved to the daemon. */
 static int
-check_reserved(const struct dest *d, const char *real, struct rd_err *err)
+check_reserved(const struct dest *d, const struct dent *e, const char *real,
+	       struct rd_err *err)
 {
 	if (d->pol.reserved == NULL || !path_under(d->pol.reserved, real))
 		return 0;
 	return rd_errf(err, -EACCES, "%s is in this daemon's state directory, "
-		       "where no job may write", real);
+		       "where no job may write", dest_upath(d, e));
 }
 
-/* The parent directory of an entry cannot be resolved (errno e). */
+/* The parent directory of entry e, as the user wrote it, cannot be
+ * resolved (errno en). */
 static int
-no_parent(const char *parent, int e, struct rd_err *err)
+no_parent(const struct dest *d, const struct dent *e, int en,
+	  struct rd_err *err)
 {
-	return rd_errf(err, -e, "destination directory %s: %s%s", parent,
-		       strerror(e), e != ENOENT ? "" : " (-d DIR/, with a "
-		       "trailing slash, makes it where it is missing)");
+	char *parent = path_parent(dest_upath(d, e));
+	int rc = rd_errf(err, -en, "destination directory %s: %s%s",
+			 parent ? parent : "?", strerror(en), en != ENOENT ? ""
+			 : " (-d DIR/, with a trailing slash, makes it where "
+			 "it is missing)");
+
+	free(parent);
+	return rc;
 }
 
 /* Entry i's parent exists on disk: resolve it to a root. */
@@ -257,21 +266,23 @@ static int
 place_on_disk(struct dest *d, struct dent *e, struct rd_err *err)
 {
 	char *parent = path_parent(e->lex), real[PATH_MAX];
+	char *uparent = path_parent(dest_upath(d, e));
 	const char *rel;
 	int rc = 0;
 
-	if (parent == NULL)
-		return -ENOMEM;
-	if (realpath(parent, real) == NULL)
-		rc = no_parent(parent, errno, err);
+	if (parent == NULL || uparent == NULL)
+		rc = -ENOMEM;
+	else if (realpath(parent, real) == NULL)
+		rc = no_parent(d, e, errno, err);
 	else if (locate(d, real, &e->root, &rel) < 0)
 		rc = rd_errf(err, -EACCES, "destination directory %s is not "
-			     "under a --root of this daemon", parent);
+			     "under a --root of this daemon", uparent);
 	else if ((e->dir = strdup(rel)) == NULL ||
 		 (e->final = path_join(real, path_base(e->lex))) == NULL)
 		rc = -ENOMEM;
 	else
-		rc = check_reserved(d, e->final, err);
+		rc = check_reserved(d, e, e->final, err);
+	free(uparent);
 	free(parent);
 	return rc;
 }
@@ -298,12 +309,12 @@ merge_into(struct dest *d, struct dent *e, struct rd_err *err)
 	const char *rel;
 
 	if (realpath(e->final, real) == NULL)
-		return rd_errf(err, -errno, "%s: %s", e->final,
+		return rd_errf(err, -errno, "%s: %s", dest_upath(d, e),
 			       strerror(errno));
 	if (locate(d, real, &e->root, &rel) < 0)
 		return rd_errf(err, -EACCES, "%s leads out of the --root "
-			       "directories of this daemon", e->final);
-	if (check_reserved(d, real, err) < 0)
+			       "directories of this daemon", dest_upath(d, e));
+	if (check_reserved(d, e, real, err) < 0)
 		return -EACCES;
 	e->merged = true;
 	e->inside = strdup(rel);
@@ -340,7 +351,8 @@ probe_existing(struct dest *d, struct dent *e, int fd, const struct stat *sb)
  * not merge a tree into what a link points to, which may be elsewhere
  * in the root); say what to give instead. */
 static int
-refuse_dir_link(const struct dent *e, int fd, struct rd_err *err)
+refuse_dir_link(const struct dest *d, const struct dent *e, int fd,
+		struct rd_err *err)
 {
 	char target[PATH_MAX];
 	ssize_t len = readlinkat(fd, e->base, target, sizeof(target) - 1);
@@ -349,7 +361,7 @@ refuse_dir_link(const struct dent *e, int fd, struct rd_err *err)
 	return rd_errf(err, -ENOTDIR, "%s is a symbolic link (to %s), not a "
 		       "directory: a tree is not merged through a link, even "
 		       "with --force (give the directory it leads to with -d)",
-		       e->final, len > 0 ? target : "?");
+		       dest_upath(d, e), len > 0 ? target : "?");
 }
 
 /* What is at e's final name decides how it lands. */
@@ -360,27 +372,27 @@ check_existing(struct dest *d, struct dent *e, struct rd_err *err)
 	int fd = dest_dir_fd(d, e->root, e->dir);
 
 	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+		return rd_errf(err, fd, "%s: %s", dest_upath(d, e), strerror(-fd));
 	if (fstatat(fd, e->base, &sb, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : rd_errf(err, -errno, "%s: %s",
-						     e->final, strerror(errno));
+						     dest_upath(d, e), strerror(errno));
 	if (e->type == JF_DIR) {
 		if (S_ISLNK(sb.st_mode) && !d->job->files[e - d->e].place)
-			return refuse_dir_link(e, fd, err);	/* DESTINATIONS */
+			return refuse_dir_link(d, e, fd, err);	/* DESTINATIONS */
 		if (S_ISLNK(sb.st_mode) && fstatat(fd, e->base, &sb, 0) < 0)
-			return rd_errf(err, -errno, "%s: %s", e->final,
+			return rd_errf(err, -errno, "%s: %s", dest_upath(d, e),
 				       strerror(errno));
 		if (!S_ISDIR(sb.st_mode))
 			return rd_errf(err, -ENOTDIR, "%s exists and is %s, "
-				       "not a directory", e->final,
+				       "not a directory", dest_upath(d, e),
 				       path_kind(sb.st_mode));
 		return merge_into(d, e, err);
 	}
 	if (S_ISDIR(sb.st_mode))
-		return rd_errf(err, -EISDIR, "%s is a directory", e->final);
+		return rd_errf(err, -EISDIR, "%s is a directory", dest_upath(d, e));
 	if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
 		return rd_errf(err, -EINVAL, "%s is %s; rdmcp replaces only "
-			       "files and symbolic links", e->final,
+			       "files and symbolic links", dest_upath(d, e),
 			       path_kind(sb.st_mode));
 	if (d->probing)
 		probe_existing(d, e, fd, &sb);
@@ -388,7 +400,7 @@ check_existing(struct dest *d, struct dent *e, struct rd_err *err)
 	if (d->probing || e->keep || d->pol.force)
 		return 0;
 	return rd_errf(err, -EEXIST, "%s exists (--force replaces it)",
-		       e->final);
+		       dest_upath(d, e));
 }
 
 /* Find entry i's place and what is already there. */
@@ -407,7 +419,7 @@ resolve_entry(struct dest *d, size_t i, struct rd_err *err)
 	e->parent = p;
 	if (p >= (long)i)
 		return rd_errf(err, -EINVAL, "%s comes before its directory",
-			       e->lex);
+			       dest_upath(d, e));
 	rc = p >= 0 ? place_in_job(e, &d->e[p]) : place_on_disk(d, e, err);
 	if (rc < 0)
 		return rc;
@@ -558,10 +570,10 @@ claim_made(struct dest *d, struct dent *e, int holder, int file,
 		rc = fd;
 	if (rc < 0)
 		return rd_errf(err, rc, "%s was replaced as it was made: %s",
-			       e->final, strerror(-rc));
+			       dest_upath(d, e), strerror(-rc));
 	rc = give_away(d, fd, e);
 	if (rc < 0)
-		rd_errf(err, rc, "cannot give %s its owner: %s%s", e->final,
+		rd_errf(err, rc, "cannot give %s its owner: %s%s", dest_upath(d, e),
 			strerror(-rc), rc == -EPERM ? " (a daemon running as "
 			"root needs CAP_CHOWN to give what it creates to the "
 			"owner of its --root, or to --owner)" : "");
@@ -584,7 +596,7 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 	}
 	fd = dest_holder_fd(d, e);
 	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+		return rd_errf(err, fd, "%s: %s", dest_upath(d, e), strerror(-fd));
 	do {
 		rc = e->top ? temp_name(e) : 0;
 		if (rc == 0)
@@ -593,12 +605,13 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 			rc = make_entry(fd, e, jf->target, &file);
 	} while (rc == -EEXIST && e->top && ++tries < 100);
 	if (rc < 0)
-		return rd_errf(err, rc, "cannot create %s: %s", e->final,
+		return rd_errf(err, rc, "cannot create %s: %s", dest_upath(d, e),
 			       strerror(-rc));
 	e->made = true;
 	rc = claim_made(d, e, fd, file, err);
 	if (rc == 0 && file >= 0)
-		rc = reserve(file, jf->size, d->pol.sparse, e->final, err);
+		rc = reserve(file, jf->size, d->pol.sparse, dest_upath(d, e),
+			     err);
 	if (rc == 0 && file >= 0)
 		rc = file_cb(ctx, i, file);
 	if (file >= 0)

@@ -90,6 +90,16 @@ int dest_check_space(struct dest *d, struct rd_err *err);
  * 0, or ENOSPC (a positive errno): a check, not a hold. */
 int dest_check_free(int fd, uint64_t size);
 
+/* Entry e's path as the job gives it, the user's (as written with -d,
+ * without the daemon's --prefix or the links it resolves): what messages
+ * to the sender name, the same on every host, so that one failure of
+ * many hosts reads as one line.  The daemon's log names e->final. */
+static inline const char *
+dest_upath(const struct dest *d, const struct dent *e)
+{
+	return d->job->files[e - d->e].path;
+}
+
 /* The directory `dir` below root `root` (relative, "" for the root),
  * opened beneath it once and cached: a descriptor the dest owns, or
  * -errno. */

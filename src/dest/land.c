@@ -23,13 +23,13 @@
 /* Something else stands where entry e was made: someone who may write
  * that directory replaced it.  It is not touched, nor reported landed. */
 static int
-replaced(const struct dent *e, struct rd_err *err)
+replaced(const struct dest *d, const struct dent *e, struct rd_err *err)
 {
 	log_warn("%s was replaced during the transfer by something this "
 		 "daemon did not make: left alone", e->final);
 	return rd_errf(err, -ESTALE, "%s was replaced during the transfer "
 		       "(by a user who can write that directory?): not landed",
-		       e->final);
+		       dest_upath(d, e));
 }
 
 static int
@@ -52,14 +52,14 @@ finish_entry(struct dest *d, struct dent *e, struct rd_err *err)
 	int holder, fd = dest_open_made(d, e, &holder), rc = 0;
 
 	if (fd == -ESTALE)
-		return replaced(e, err);
+		return replaced(d, e, err);
 	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+		return rd_errf(err, fd, "%s: %s", dest_upath(d, e), strerror(-fd));
 	if (e->type != JF_LINK && (rc = dest_chmod_made(fd, e->mode)) < 0)
-		rd_errf(err, rc, "cannot set the mode of %s: %s", e->final,
+		rd_errf(err, rc, "cannot set the mode of %s: %s", dest_upath(d, e),
 			strerror(-rc));
 	if (rc == 0 && d->times && (rc = set_times(e, fd, holder)) < 0)
-		rd_errf(err, rc, "cannot set the time of %s: %s", e->final,
+		rd_errf(err, rc, "cannot set the time of %s: %s", dest_upath(d, e),
 			strerror(-rc));
 	close(fd);
 	return rc;
@@ -75,12 +75,12 @@ place(struct dest *d, struct dent *e, struct rd_err *err)
 	int fd = dest_holder_fd(d, e), rc;
 
 	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+		return rd_errf(err, fd, "%s: %s", dest_upath(d, e), strerror(-fd));
 	rc = dest_is_made_at(e, fd, e->name);
 	if (rc == -ESTALE)
-		return replaced(e, err);
+		return replaced(d, e, err);
 	if (rc < 0)
-		return rd_errf(err, rc, "%s: %s", e->final, strerror(-rc));
+		return rd_errf(err, rc, "%s: %s", dest_upath(d, e), strerror(-rc));
 	if (renameat2(fd, e->name, fd, e->base,
 		      replace ? 0 : RENAME_NOREPLACE) == 0)
 		goto placed;
@@ -92,15 +92,15 @@ place(struct dest *d, struct dent *e, struct rd_err *err)
 	}
 	if (errno == EEXIST)
 		return rd_errf(err, -EEXIST, "%s appeared during the transfer%s",
-			       e->final, e->type == JF_DIR ? ""
+			       dest_upath(d, e), e->type == JF_DIR ? ""
 				       : " (--force replaces it)");
 	return rd_errf(err, -errno, "cannot rename %s into place: %s",
-		       e->final, strerror(errno));
+		       dest_upath(d, e), strerror(errno));
 placed:
 	e->placed = true;	/* whatever it is, it is no longer ours */
 	rc = dest_is_made_at(e, fd, e->base);
-	return rc == 0 ? 0 : rc == -ESTALE ? replaced(e, err)
-		: rd_errf(err, rc, "%s: %s", e->final, strerror(-rc));
+	return rc == 0 ? 0 : rc == -ESTALE ? replaced(d, e, err)
+		: rd_errf(err, rc, "%s: %s", dest_upath(d, e), strerror(-rc));
 }
 
 void
@@ -128,7 +128,7 @@ keep_file(struct dest *d, struct dent *e, struct rd_err *err)
 	struct stat sb;
 
 	if (holder < 0)
-		return rd_errf(err, holder, "%s: %s", e->final,
+		return rd_errf(err, holder, "%s: %s", dest_upath(d, e),
 			       strerror(-holder));
 	fd = openat(holder, e->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 		    O_CLOEXEC);

@@ -22,9 +22,9 @@ check_writable(struct dest *d, const struct dent *e, struct rd_err *err)
 	int fd = dest_dir_fd(d, e->root, e->dir);
 
 	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+		return rd_errf(err, fd, "%s: %s", dest_upath(d, e), strerror(-fd));
 	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0)
-		return rd_errf(err, -errno, "cannot create %s: %s", e->final,
+		return rd_errf(err, -errno, "cannot create %s: %s", dest_upath(d, e),
 			       strerror(errno));
 	return 0;
 }
