@@ -111,6 +111,7 @@ setup_done(uv_work_t *w, int status)
 
 	j->work_busy = false;
 	transfer_idle_progress(j);	/* the sender's time starts now */
+	conn_keepalive_tune(j->ctl, 0, j->job->timeout_ms);
 	if (j->t_setup1 != 0)
 		trace_add(j->trace, TR_SETUP, j->t_setup0, j->t_setup1,
 			  PROTO_NO_PEER, 0);
@@ -146,6 +147,9 @@ setup_done(uv_work_t *w, int status)
 int
 transfer_setup(struct transfer *j, bool settle)
 {
+	/* keepalives often enough for the sender to tell a set-up that
+	 * takes its time from a hung daemon (PROTO_SETUP_NOP_MS) */
+	conn_keepalive_tune(j->ctl, PROTO_SETUP_NOP_MS, j->job->timeout_ms);
 	j->state = JS_SETUP;
 	j->settle = settle;
 	j->work_busy = uv_queue_work(j->env->loop, &j->work, setup_run,

@@ -85,6 +85,14 @@
 /* PROGRESS's block time: not known, for the daemon runs other transfers
  * too, which share its link (the largest time it sends is one less). */
 #define PROTO_BT_SHARED (UINT32_MAX - 1)
+/* While a daemon sets a job up (JOB or REPLACE until its answer: reading
+ * files to compare them, reserving space...), it sends a keepalive at
+ * least this often, so that its sender may bound that silence by its
+ * --connect-timeout, not by -t: a hung daemon costs the other hosts of a
+ * push, which wait for it before their group starts, that long.  The
+ * bound is PROTO_SETUP_SILENCE_MIN_MS at least. */
+#define PROTO_SETUP_NOP_MS 200u
+#define PROTO_SETUP_SILENCE_MIN_MS 1000u
 #define PROTO_MAX_WINDOW 1024u
 #define PROTO_MAX_TIMEOUT_MS (24u * 3600 * 1000)
 

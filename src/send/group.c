@@ -155,10 +155,12 @@ push_settle_haves(struct push *p)
 		if (p->crcmsg.err != 0)
 			push_host_failed(h, -ENOMEM, PROTO_NO_PEER, "out of "
 					 "memory for the sources' crcs");
-		else if (conn_send(h->c, &f, &iov, 1, 0) == 0)
-			h->st = HS_OFFERED;	/* HAVE_SAME, ACCEPT, REFUSE */
-		else
+		else if (conn_send(h->c, &f, &iov, 1, 0) < 0)
 			push_host_lost(h, -EPIPE, "cannot send REPLACE");
+		else {
+			h->st = HS_OFFERED;	/* HAVE_SAME, ACCEPT, REFUSE */
+			push_await_setup(h);
+		}
 	}
 }
 

@@ -29,6 +29,23 @@ push_elapsed(const struct push *p)
 	return (double)(uv_hrtime() - p->t0) / 1e9;
 }
 
+void
+push_await_setup(struct phost *h)
+{
+	const struct push_cfg *cfg = h->p->cfg;
+	unsigned ms = cfg->connect_timeout_ms;
+
+	conn_keepalive_tune(h->c, 0, ms > PROTO_SETUP_SILENCE_MIN_MS
+					     ? ms : PROTO_SETUP_SILENCE_MIN_MS);
+}
+
+/* h's daemon answered: from now on a silence is bounded by -t again. */
+static void
+setup_answered(struct phost *h)
+{
+	conn_keepalive_tune(h->c, 0, h->p->cfg->timeout_ms);
+}
+
 /* ---------------------------------------------------------------------
  * Control connection
  */
@@ -116,6 +133,7 @@ on_have(struct phost *h, const struct frame *f)
 		return 0;
 	}
 	h->st = HS_HAVE;
+	setup_answered(h);
 	push_start_crc(h->p);
 	push_settle_haves(h->p);	/* at once if our crcs are known */
 	return 0;
@@ -177,6 +195,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_ACCEPT:
 		if (h->st != HS_OFFERED)
 			return -EPROTO;
+		setup_answered(h);
 		h->st = HS_ACCEPTED;
 		h->accepted_us = trace_now();
 		h->rdma_port = (uint16_t)f->val;
@@ -207,6 +226,15 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	}
 }
 
+/* Is h waiting for its daemon to set a job up, or to answer a QUERY
+ * (push_await_setup's bound)? */
+static bool
+awaiting_setup(const struct phost *h)
+{
+	return h->st == HS_OFFERED ||
+	       (h->st == HS_QUERY && h->qstep == QS_ASKED);
+}
+
 static void
 ctl_close(void *ctx, struct conn *c, int status)
 {
@@ -218,6 +246,13 @@ ctl_close(void *ctx, struct conn *c, int status)
 			 "holds the key within %u ms (--connect-timeout): not "
 			 "an rdmcp daemon, or a hung one", h->addrstr,
 			 h->p->cfg->connect_timeout_ms);
+	else if (status == -ETIMEDOUT && awaiting_setup(h))
+		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
+			 "%u ms while it set the job up (--connect-timeout): a "
+			 "hung daemon, or one starved of CPU", h->addrstr,
+			 h->p->cfg->connect_timeout_ms >
+			 PROTO_SETUP_SILENCE_MIN_MS ? h->p->cfg->connect_timeout_ms
+			 : PROTO_SETUP_SILENCE_MIN_MS);
 	else if (status < 0)
 		snprintf(why, sizeof(why), "connection to %s lost: %s",
 			 h->addrstr, strerror(-status));
@@ -289,6 +324,8 @@ send_proved(struct phost *h, const uint8_t *nonce_d)
 		h->st = HS_OFFERED;
 		h->job_sent_us = trace_now();
 	}
+	if (rc == 0)	/* it answers, or sends keepalives as it works */
+		push_await_setup(h);
 	return rc;
 }
 

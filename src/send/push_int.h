@@ -156,6 +156,13 @@ double push_elapsed(const struct push *p);
 /* Open a control connection to h's daemon (again, for a QUERY). */
 void push_host_connect(struct phost *h);
 
+/* h's daemon has a JOB, REPLACE or QUERY to answer: until it does, a
+ * silence is bounded by --connect-timeout (PROTO_SETUP_SILENCE_MIN_MS
+ * at least), not -t, since it sends keepalives every
+ * PROTO_SETUP_NOP_MS as it works: a hung daemon, which the other hosts
+ * wait for, costs them that long. */
+void push_await_setup(struct phost *h);
+
 /* Start computing the crc32 of the sources, if not yet (group.c). */
 void push_start_crc(struct push *p);
 

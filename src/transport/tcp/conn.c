@@ -558,6 +558,21 @@ conn_keepalive(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
 		       tick ? tick : 1);
 }
 
+void
+conn_keepalive_tune(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
+{
+	unsigned tick;
+
+	if (c == NULL || c->dead || c->closing || c->ka_timeout == 0 ||
+	    timeout_ms == 0)
+		return;
+	c->ka_interval = interval_ms ? interval_ms : timeout_ms / 6;
+	c->ka_timeout = timeout_ms;
+	tick = c->ka_interval / 2;
+	uv_timer_start(&c->timer, on_keepalive, tick ? tick : 1,
+		       tick ? tick : 1);
+}
+
 static void
 on_deadline(uv_timer_t *t)
 {
