@@ -56,6 +56,7 @@ struct opts {
 	bool force;
 	bool verify;
 	bool sparse;		/* -S: copies keep holes */
+	bool whole_file;	/* -W: every block sent, whatever hosts hold */
 	bool dry_run;		/* -n: check every host, send nothing */
 	uint64_t bwlimit;	/* --bwlimit: bytes/s per member, 0: none */
 	uint16_t port;

@@ -131,6 +131,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "version", no_argument, NULL, 'V' },
+	{ "whole-file", no_argument, NULL, 'W' },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ NULL, 0, NULL, 0 },
 };
@@ -403,6 +404,9 @@ parse_option(struct opts *o, int c, const char *arg)
 	case 'S':
 		o->sparse = true;
 		return 0;
+	case 'W':
+		o->whole_file = true;
+		return 0;
 	case 'n':
 		o->dry_run = true;
 		return 0;
@@ -667,7 +671,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	defaults(&o);
 	rc = env_defaults(&o);
-	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hnpP:qrSt:vVw:x:",
+	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hnpP:qrSt:vVw:Wx:",
 					   long_options, NULL)) != -1)
 		rc = parse_option(&o, c, optarg);
 	o.args = argv + optind;

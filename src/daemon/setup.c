@@ -45,10 +45,20 @@ settle(struct transfer *j)
 							       : DS_DIFFERENT;
 }
 
+/* May entry i's old file serve a delta?  Only where --force lets it be
+ * replaced, before the sender's digests came (the first look). */
+static bool
+may_delta(const struct transfer *j, uint32_t i)
+{
+	return j->seen[i] == DS_OLD_FILE && !j->settle &&
+	       (j->job->flags & JOB_DELTA) && (j->job->flags & JOB_FORCE);
+}
+
 /* What the entries seen make of the job: a file or link that differs,
  * refused without --force, named (the one that really differs, not the
- * job's first); files to compare first (SETUP_ASK); all identical
- * (SETUP_SAME); else something to make (SETUP_MADE). */
+ * job's first); files to compare first, or whose blocks may serve a
+ * delta (SETUP_ASK); all identical (SETUP_SAME); else something to make
+ * (SETUP_MADE). */
 static int
 verdict(struct transfer *j)
 {
@@ -56,11 +66,12 @@ verdict(struct transfer *j)
 	uint32_t i;
 
 	for (i = 0; i < j->job->nfiles; i++) {
-		if (j->seen[i] == DS_DIFFERENT && !(j->job->flags & JOB_FORCE))
+		if ((j->seen[i] == DS_DIFFERENT || j->seen[i] == DS_OLD_FILE) &&
+		    !(j->job->flags & JOB_FORCE))
 			return rd_errf(&j->work_err, -EEXIST, "%s exists and "
 				       "differs from the source (--force "
 				       "replaces it)", j->job->files[i].path);
-		ask = ask || j->seen[i] == DS_CANDIDATE;
+		ask = ask || j->seen[i] == DS_CANDIDATE || may_delta(j, i);
 		same = same && j->seen[i] == DS_SAME;
 	}
 	return ask ? SETUP_ASK : same ? SETUP_SAME : SETUP_MADE;
@@ -91,6 +102,9 @@ set_up(struct transfer *j)
 	rc = store_create(j->job, &pol, &j->st, &j->work_err);
 	if (rc == 0 && (j->job->flags & JOB_SPARSE))
 		store_keep_holes(j->st);
+	if (rc == 0 && j->digests != NULL)
+		rc = store_fill(j->st, j->job, &pol, j->digests, &j->need,
+				&j->work_err);
 	return rc;
 }
 
@@ -102,6 +116,33 @@ setup_run(uv_work_t *w)
 	j->t_setup0 = trace_now();
 	j->work_rc = set_up(j);
 	j->t_setup1 = trace_now();
+}
+
+/* ACCEPT, with the blocks we lack if we compared them. */
+static void
+send_accept(struct transfer *j)
+{
+	uint64_t port = j->dev != NULL ? j->env->rdma_port : 0;
+	struct wbuf w;
+
+	if (j->need == NULL) {
+		transfer_send(j, MSG_ACCEPT, PROTO_NO_PEER, port, NULL);
+		return;
+	}
+	bset_coarsen(j->need, PROTO_MAX_RUNS);
+	log_info("job %s: %llu of %llu blocks held already, %llu to come",
+		 j->tag, (unsigned long long)(store_stream_blocks(j->st) -
+					      bset_count(j->need)),
+		 (unsigned long long)store_stream_blocks(j->st),
+		 (unsigned long long)bset_count(j->need));
+	wbuf_init(&w);
+	bset_encode(j->need, &w);
+	if (w.err != 0)
+		job_fail(j, -ENOMEM, "out of memory");
+	else
+		transfer_send_body(j, MSG_ACCEPT, PROTO_NO_PEER, port, w.data,
+				   w.len);
+	wbuf_free(&w);
 }
 
 static void
@@ -140,8 +181,7 @@ setup_done(uv_work_t *w, int status)
 		log_info("job %s: dry run: every check passed", j->tag);
 	if (j->trace != NULL)
 		j->t_accept = trace_now();
-	transfer_send(j, MSG_ACCEPT, PROTO_NO_PEER,
-		      j->dev != NULL ? j->env->rdma_port : 0, NULL);
+	send_accept(j);
 }
 
 int

@@ -34,14 +34,21 @@ void
 transfer_send(struct transfer *j, uint8_t type, uint32_t arg, uint64_t val,
 	      const char *text)
 {
-	struct frame f = { .type = type, .arg = arg, .val = val };
+	size_t len = text != NULL ? strlen(text) : 0;
+
+	transfer_send_body(j, type, arg, val, text,
+			   len > PROTO_MAX_TEXT ? PROTO_MAX_TEXT : len);
+}
+
+void
+transfer_send_body(struct transfer *j, uint8_t type, uint32_t arg,
+		   uint64_t val, const void *body, size_t len)
+{
+	struct frame f = { .type = type, .arg = arg, .val = val, .len = len };
 
 	if (j->ctl == NULL)
 		return;
-	f.len = text != NULL ? strlen(text) : 0;
-	if (f.len > PROTO_MAX_TEXT)
-		f.len = PROTO_MAX_TEXT;
-	conn_send_copy(j->ctl, &f, text);
+	conn_send_copy(j->ctl, &f, body);
 }
 
 static void
@@ -88,8 +95,12 @@ free_seen(struct transfer *j)
 	free(j->seen);
 	free(j->crcs);
 	free(j->theirs);
+	free(j->digests);
+	bset_free(j->need);
 	j->seen = NULL;
 	j->crcs = j->theirs = NULL;
+	j->digests = NULL;
+	j->need = NULL;
 }
 
 static void
@@ -538,6 +549,43 @@ refuse_costly_racks(struct transfer *j)
 	return true;
 }
 
+/* START's blocks carried: the job's, and every block we lack among them
+ * (the others were filled from what was there); the store carries them
+ * alone.  0, or -EPROTO (a sender that would leave us without a block),
+ * -ENOMEM. */
+static int
+take_map(struct transfer *j)
+{
+	const struct bset *map = j->ro->map;
+	uint32_t runs;
+
+	if (map == NULL)
+		return 0;
+	runs = bset_nruns(map);
+	if (runs > 0 && bset_run_at(map, runs - 1).first +
+			bset_run_at(map, runs - 1).count >
+			store_stream_blocks(j->st))
+		return -EPROTO;
+	if (j->need == NULL ? bset_count(map) != store_stream_blocks(j->st)
+			    : !bset_covers(map, j->need))
+		return -EPROTO;
+	return store_set_map(j->st, map);
+}
+
+/* DIGESTS: kept for the set-up REPLACE starts; one per stream block. */
+static int
+on_digests(struct transfer *j, const struct frame *f, const uint8_t *body)
+{
+	if (!(j->job->flags & JOB_DELTA) || j->digests != NULL ||
+	    f->len != job_blocks(j->job) * PROTO_DIGEST_LEN)
+		return -EPROTO;
+	j->digests = malloc(f->len ? f->len : 1);
+	if (j->digests == NULL)
+		return -ENOMEM;
+	memcpy(j->digests, body, f->len);
+	return 0;
+}
+
 static int
 on_start(struct transfer *j, const struct frame *f, const uint8_t *body)
 {
@@ -547,6 +595,8 @@ on_start(struct transfer *j, const struct frame *f, const uint8_t *body)
 	rc = roster_decode(body, f->len, &j->ro, &err);
 	if (rc == 0)
 		rc = conn_local(j->ctl, &j->bind);
+	if (rc == 0)
+		rc = take_map(j);
 	if (rc < 0)
 		return rc;
 	if (refuse_costly_racks(j))
@@ -616,6 +666,8 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_ABORT:
 		on_abort(j, f, body);
 		return 0;
+	case MSG_DIGESTS:
+		return on_digests(j, f, body);
 	case MSG_REPLACE:	/* the sources' crcs: settle, set up */
 		if (replace_decode(body, f->len, j->job->nfiles,
 				   j->theirs) < 0)
@@ -652,6 +704,20 @@ static const struct conn_ops ctl_ops = {
 	.on_frame = ctl_frame,
 	.on_close = ctl_close,
 };
+
+/* The largest body the sender's frames may carry: START, REPLACE, and
+ * the job's DIGESTS. */
+static uint64_t
+body_limit(const struct job *job)
+{
+	uint64_t limit = proto_max_len(MSG_START), digests;
+
+	if (proto_max_len(MSG_REPLACE) > limit)
+		limit = proto_max_len(MSG_REPLACE);
+	digests = job_blocks(job) <= PROTO_MAX_DIGESTS
+			  ? job_blocks(job) * PROTO_DIGEST_LEN : 0;
+	return (job->flags & JOB_DELTA) && digests > limit ? digests : limit;
+}
 
 static void
 describe_job(struct transfer *j)
@@ -724,10 +790,7 @@ transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
 	transfer_idle_init(j);
 	j->handles = 2;		/* reaper and idle */
 	conn_set_owner(ctl, &ctl_ops, j);
-	conn_set_body_limit(ctl, proto_max_len(MSG_START) >
-				 proto_max_len(MSG_REPLACE)
-				 ? proto_max_len(MSG_START)
-				 : proto_max_len(MSG_REPLACE));
+	conn_set_body_limit(ctl, body_limit(job));
 	/* the sender's timeout governs its job from here on */
 	conn_keepalive(ctl, 0, job->timeout_ms);
 	describe_job(j);

@@ -65,6 +65,11 @@ struct transfer {
 	uint32_t *crcs;		/* ... the crc32 of a file that may be
 				 * identical (DS_CANDIDATE) */
 	uint32_t *theirs;	/* ... the source's (REPLACE) */
+	uint8_t *digests;	/* each stream block's, as the sender has it
+				 * (DIGESTS), or NULL */
+	struct bset *need;	/* the stream blocks we lack, the others
+				 * filled from what was there (with
+				 * digests), or NULL: all */
 	struct trace *trace;	/* with JOB_TRACE */
 	uint64_t t_job, t_setup0, t_setup1, t_complete;	/* trace_now() */
 	uint64_t t_accept;	/* ACCEPT left: with t_job, the sender's
@@ -90,6 +95,10 @@ struct transfer {
  * gone); text, if any, is its body (cut at PROTO_MAX_TEXT). */
 void transfer_send(struct transfer *j, uint8_t type, uint32_t arg,
 		   uint64_t val, const char *text);
+
+/* The same with a body of `len` bytes (no more than its type allows). */
+void transfer_send_body(struct transfer *j, uint8_t type, uint32_t arg,
+			uint64_t val, const void *body, size_t len);
 
 /* Fail the job: tell the sender why (once: REFUSE during set-up, FAIL
  * after), naming the rank `peer` it blames (PROTO_NO_PEER: none), and

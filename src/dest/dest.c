@@ -331,6 +331,7 @@ probe_existing(struct dest *d, struct dent *e, int fd, const struct stat *sb)
 	ssize_t len;
 
 	e->exists = true;
+	e->regular = S_ISREG(sb->st_mode);
 	if (e->type == JF_FILE)
 		e->present = S_ISREG(sb->st_mode) &&
 			     (uint64_t)sb->st_size == jf->size &&

@@ -76,6 +76,10 @@ enum dest_seen {
 				 * identical if its content is the source's */
 	DS_DIFFERENT,		/* a file or link that differs from the job's
 				 * entry: replaced only with force */
+	DS_OLD_FILE,		/* a regular file where a file of the job
+				 * lands, of another size or mode: as
+				 * DS_DIFFERENT, and its blocks may serve a
+				 * delta (dest_bases) */
 };
 
 struct dest;
@@ -107,6 +111,15 @@ int dest_prepare(const struct job *job, const struct dest_policy *pol,
 int dest_look(const struct job *job, const struct dest_policy *pol,
 	      dest_file_fn file, void *ctx, uint8_t *seen,
 	      struct rd_err *err);
+
+/* Call `file` with each regular file that stands where a file of `job`
+ * lands (an old version, or the same), open for reading, following no
+ * link, in job order: what a delta copies blocks from.  An entry that is
+ * gone or no longer a regular file is passed over.  Creates and changes
+ * nothing.  0, or -errno with `err` (dest_look's refusals, `file`'s
+ * error). */
+int dest_bases(const struct job *job, const struct dest_policy *pol,
+	       dest_file_fn file, void *ctx, struct rd_err *err);
 
 /* Every entry of `job` is there and identical (pol->seen: dest_look's,
  * settled): with JOB_TIMES, give the files and directories that differ

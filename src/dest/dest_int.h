@@ -36,6 +36,7 @@ struct dent {
 	bool merged;		/* a directory that existed: merged into */
 	bool placed;		/* renamed into place */
 	bool exists;		/* probing: something stands at its name */
+	bool regular;		/* ... and it is a regular file */
 	bool present;		/* ... as the job says (a file: its size and
 				 * mode; its content is the caller's to say) */
 	bool same_time;		/* ... with the job's modification time */

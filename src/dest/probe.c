@@ -139,7 +139,8 @@ seen_at(const struct dent *e)
 	if (!e->exists)
 		return DS_MISSING;
 	if (!e->present)
-		return DS_DIFFERENT;
+		return e->type == JF_FILE && e->regular ? DS_OLD_FILE
+							: DS_DIFFERENT;
 	return e->type == JF_FILE ? DS_CANDIDATE : DS_SAME;
 }
 
@@ -189,6 +190,53 @@ dest_look(const struct job *job, const struct dest_policy *pol,
 		if (seen[i] != DS_CANDIDATE)
 			continue;
 		fd = open_present(d, &d->e[i]);
+		rc = fd < 0 ? fd : file(ctx, i, fd);
+		if (fd >= 0)
+			close(fd);
+		if (rc < 0)
+			rd_errf(err, rc, "cannot read %s: %s", job->files[i].path,
+				strerror(-rc));
+	}
+	dest_free(d);
+	return rc;
+}
+
+/* Open entry e for reading if it is a regular file (a FIFO put there
+ * does not block us): the fd, or -errno (-ENOENT if gone, -EINVAL if no
+ * longer a regular file). */
+static int
+open_regular(struct dest *d, const struct dent *e)
+{
+	int fd = dest_dir_fd(d, e->root, e->dir), file;
+	struct stat sb;
+
+	if (fd < 0)
+		return fd;
+	file = openat(fd, e->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+				   O_CLOEXEC);
+	if (file < 0)
+		return -errno;
+	if (fstat(file, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(file);
+		return -EINVAL;
+	}
+	return file;
+}
+
+int
+dest_bases(const struct job *job, const struct dest_policy *pol,
+	   dest_file_fn file, void *ctx, struct rd_err *err)
+{
+	struct dest *d;
+	size_t i;
+	int rc = look(job, pol, &d, err), fd;
+
+	for (i = 0; rc == 0 && i < d->n; i++) {
+		if (d->e[i].type != JF_FILE || !d->e[i].regular)
+			continue;
+		fd = open_regular(d, &d->e[i]);
+		if (fd == -ENOENT || fd == -EINVAL || fd == -ELOOP)
+			continue;	/* changed since: no basis */
 		rc = fd < 0 ? fd : file(ctx, i, fd);
 		if (fd >= 0)
 			close(fd);

@@ -45,8 +45,13 @@ proto_max_len(uint8_t type)
 	case MSG_JOB:
 	case MSG_TRACE:
 		return PROTO_MAX_BODY;
-	case MSG_START:	/* peers, and racks */
-		return 64ull + 29ull * SCHED_MAX_MEMBERS;
+	case MSG_START:	/* peers, racks, and the blocks carried */
+		return 64ull + 29ull * SCHED_MAX_MEMBERS +
+		       16ull * PROTO_MAX_RUNS;
+	case MSG_ACCEPT:	/* the blocks the daemon lacks */
+		return 4ull + 16ull * PROTO_MAX_RUNS;
+	case MSG_DIGESTS:	/* one per block */
+		return PROTO_MAX_BODY;
 	case MSG_REFUSE:
 	case MSG_FAIL:
 	case MSG_ABORT:
@@ -95,7 +100,7 @@ proto_type_name(uint8_t type)
 		[MSG_PROOF] = "PROOF", [MSG_PROGRESS] = "PROGRESS",
 		[MSG_HAVE] = "HAVE", [MSG_REPLACE] = "REPLACE",
 		[MSG_QUERY] = "QUERY", [MSG_OUTCOME] = "OUTCOME",
-		[MSG_TRACE] = "TRACE",
+		[MSG_TRACE] = "TRACE", [MSG_DIGESTS] = "DIGESTS",
 		[MSG_HELLO] = "HELLO", [MSG_SIGNAL] = "SIGNAL",
 		[MSG_BLOCK] = "BLOCK", [MSG_NOP] = "NOP",
 	};
@@ -392,11 +397,12 @@ roster_encode(const struct roster *ro, struct wbuf *w)
 		put_addr(w, &ro->peers[i].addr);
 		wput_u16(w, ro->peers[i].rdma_port);
 	}
-	if (ro->nracks >= 2) {
-		wput_u32(w, ro->nracks);
-		for (i = 0; i < ro->nracks; i++)
-			wput_u32(w, ro->racks[i]);
-	}
+	wput_u32(w, ro->nracks >= 2 ? ro->nracks : 0);
+	for (i = 0; ro->nracks >= 2 && i < ro->nracks; i++)
+		wput_u32(w, ro->racks[i]);
+	wput_u8(w, ro->map != NULL);
+	if (ro->map != NULL)
+		bset_encode(ro->map, w);
 	return w->err;
 }
 
@@ -415,15 +421,20 @@ get_peer(struct rbuf *r, const struct roster *ro, uint32_t i)
 	return 0;
 }
 
-/* The racks after the peers: 2 .. n sizes, each >= 1, summing to n. */
+/* The racks after the peers: none, or 2 .. n sizes, each >= 1, summing
+ * to n. */
 static int
 get_racks(struct rbuf *r, struct roster *ro)
 {
 	uint64_t sum = 0;
 	uint32_t i;
 
-	if (rget_u32(r, &ro->nracks) < 0 || ro->nracks < 2 ||
-	    ro->nracks > ro->n || (r->len - r->off) / 4 != ro->nracks)
+	if (rget_u32(r, &ro->nracks) < 0)
+		return -EBADMSG;
+	if (ro->nracks == 0)
+		return 0;
+	if (ro->nracks < 2 || ro->nracks > ro->n ||
+	    (r->len - r->off) / 4 < ro->nracks)
 		return -EBADMSG;
 	ro->racks = calloc(ro->nracks, sizeof(*ro->racks));
 	if (ro->racks == NULL)
@@ -434,6 +445,18 @@ get_racks(struct rbuf *r, struct roster *ro)
 		sum += ro->racks[i];
 	}
 	return sum == ro->n ? 0 : -EBADMSG;
+}
+
+/* The blocks the group carries, after the racks: a flag, and a set if
+ * not all.  Blocks are bounded by the job, which the member checks. */
+static int
+get_map(struct rbuf *r, struct roster *ro)
+{
+	uint8_t has;
+
+	if (rget_u8(r, &has) < 0 || has > 1)
+		return -EBADMSG;
+	return has ? bset_decode(r, PROTO_MAX_RUNS, UINT64_MAX, &ro->map) : 0;
 }
 
 int
@@ -466,8 +489,10 @@ roster_decode(const uint8_t *body, size_t len, struct roster **out,
 	rc = 0;
 	for (i = 0; i < ro->npeers && rc == 0; i++)
 		rc = get_peer(&r, ro, i);
-	if (rc == 0 && r.off < r.len)
+	if (rc == 0)
 		rc = get_racks(&r, ro);
+	if (rc == 0)
+		rc = get_map(&r, ro);
 	if (rc == 0)
 		rc = rbuf_done(&r);
 	if (rc < 0)
@@ -503,6 +528,7 @@ roster_free(struct roster *ro)
 {
 	if (ro == NULL)
 		return;
+	bset_free(ro->map);
 	free(ro->racks);
 	free(ro->peers);
 	free(ro);

@@ -12,12 +12,17 @@
  *   JOB      s->d  body: the job (files, block size, algorithm, flags)
  *   ACCEPT   d->s  job set up, temporaries created, space reserved;
  *                  val: the daemon's rdma_cm port, 0 if it has no RDMA;
+ *                  body (after DIGESTS): the blocks it lacks (bset),
+ *                  the others filled from what stands where the files
+ *                  land; none: it lacks them all
  *                  with JOB_DRY_RUN: every check passed (paths, roots,
  *                  what exists, free space), nothing was made
  *   REFUSE   d->s  val: errno, body: reason
  *   START    s->d  body: the member's rank, the group's size and
  *                  transport, its schedule neighbours' addresses and
- *                  rdma_cm ports, and the racks' sizes (--topology)
+ *                  rdma_cm ports, the racks' sizes (--topology), and
+ *                  the blocks the group carries, if not all: block j
+ *                  of the schedule is the set's j-th
  *   CRC      s->d  every block is out and no source changed: the member
  *                  may land once it holds every block; val: crc32 of the
  *                  whole stream (with --verify, else 0)
@@ -30,6 +35,11 @@
  *                  are there with its sizes and modes, to be compared;
  *                  HAVE_SAME: every entry is there, identical (times set
  *                  with JOB_TIMES): nothing to send
+ *   DIGESTS  s->d  with JOB_DELTA, after HAVE_ASK and before REPLACE:
+ *                  the digest of each block of the stream
+ *                  (PROTO_DIGEST_LEN bytes, truncated SHA-256), for the
+ *                  daemon to fill its temporaries with the blocks it
+ *                  holds already
  *   REPLACE  s->d  after HAVE_ASK: body: the sources' crc32s, one per
  *                  entry; the daemon keeps the files that are identical,
  *                  refuses one that differs (without JOB_FORCE, naming it)
@@ -67,9 +77,12 @@
 
 #include "util/log.h"
 #include "sched/schedule.h"
+#include "util/bset.h"
 #include "util/wire.h"
 
-#define PROTO_VERSION 8	/* 8: JF_PLACE; HAVE and REPLACE file by file */
+#define PROTO_VERSION 9	/* 8: JF_PLACE; HAVE and REPLACE file by file;
+			 * 9: DIGESTS, ACCEPT's blocks lacked, START's
+			 * blocks carried */
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -81,6 +94,13 @@
 #define PROTO_MIN_BLOCK 512u
 #define PROTO_MAX_BLOCK (1u << 30)
 #define PROTO_NO_PEER UINT32_MAX
+/* Runs of blocks a set on the wire holds at most (ACCEPT, START): a set
+ * more scattered is coarsened, a superset (bset_coarsen). */
+#define PROTO_MAX_RUNS 4096u
+/* The length of a block's digest (DIGESTS), and the most blocks a job
+ * may have for its blocks to be compared: more are sent whole. */
+#define PROTO_DIGEST_LEN 16u
+#define PROTO_MAX_DIGESTS (PROTO_MAX_BODY / PROTO_DIGEST_LEN)
 
 /* PROGRESS's block time: not known, for the daemon runs other transfers
  * too, which share its link (the largest time it sends is one less). */
@@ -121,6 +141,7 @@ enum proto_type {
 	MSG_BLOCK,
 	MSG_OUTCOME,
 	MSG_TRACE,
+	MSG_DIGESTS,	/* s->d: each block's digest (see above) */
 	MSG_NOP = 31,	/* keepalive, any connection; never reaches owners */
 };
 
@@ -142,7 +163,9 @@ int frame_decode(const uint8_t in[PROTO_FRAME_LEN], struct frame *f);
  * already, instead of ACCEPT. */
 #define HAVE_ASK 0u	/* files of the job's sizes and modes are there: the
 			 * sender's crc32s (REPLACE) tell which are
-			 * identical, to be kept */
+			 * identical, to be kept; or with JOB_DELTA and
+			 * JOB_FORCE, files of other sizes or modes, whose
+			 * blocks the sender's DIGESTS tell */
 #define HAVE_SAME 1u	/* every entry is there, identical (after REPLACE,
 			 * or with no file to compare): nothing to send */
 
@@ -179,8 +202,10 @@ const char *proto_transport_name(enum proto_transport t);
 #define JOB_SPARSE 0x20u	/* copies keep holes where blocks are zero */
 #define JOB_DRY_RUN 0x40u	/* check, create nothing: ACCEPT means "would
 				 * take it"; the sender then closes */
+#define JOB_DELTA 0x100u	/* the sender sends DIGESTS before REPLACE:
+				 * what a host holds is not sent again */
 #define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES | JOB_OWNERS | \
-			 JOB_TRACE | JOB_SPARSE | JOB_DRY_RUN)
+			 JOB_TRACE | JOB_SPARSE | JOB_DRY_RUN | JOB_DELTA)
 
 /* What a manifest entry is.  Entries come in tree order: a directory
  * before anything inside it. */
@@ -257,9 +282,10 @@ struct roster_peer {
 /* What a START carries: the receiving member's rank, the group's size and
  * transport, and its schedule neighbours only (a member needs no other
  * address: START costs the sender O(n log n) bytes in all, not n^2),
- * sorted by rank; and, when the members are in racks (--topology), the
- * racks' sizes, rank by rank from 0 (after the peers; absent otherwise,
- * so a START without racks is what it always was). */
+ * sorted by rank; when the members are in racks (--topology), the
+ * racks' sizes, rank by rank from 0 (after the peers; a count of 0
+ * otherwise); and the blocks the group carries when not all (a delta:
+ * what every member holds already is not sent). */
 struct roster {
 	uint32_t rank;
 	uint32_t n;
@@ -268,6 +294,9 @@ struct roster {
 	struct roster_peer *peers;
 	uint32_t nracks;	/* 0, or 2.. n */
 	uint32_t *racks;	/* sizes, each >= 1, summing to n */
+	struct bset *map;	/* the stream blocks the group carries, or
+				 * NULL: all (the member checks they are
+				 * the job's) */
 };
 
 int roster_encode(const struct roster *ro, struct wbuf *w);

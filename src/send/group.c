@@ -111,6 +111,13 @@ crc_run(uv_work_t *w)
 	struct push *p = w->data;
 
 	p->crc = store_compute_crc(p->st, p->crcs);
+	if (p->delta) {
+		p->digests = malloc(store_stream_blocks(p->st) *
+				    PROTO_DIGEST_LEN + 1);
+		if (p->digests != NULL)
+			store_digests(p->st, 0, store_stream_blocks(p->st),
+				      p->digests);
+	}
 }
 
 static void
@@ -139,6 +146,19 @@ push_start_crc(struct push *p)
 				    crc_after) == 0;
 }
 
+/* With delta, h gets our digests before REPLACE. */
+static int
+send_digests(struct phost *h)
+{
+	struct frame f = { .type = MSG_DIGESTS };
+	struct iovec iov = { h->p->digests, 0 };
+
+	if (!h->p->delta)
+		return 0;
+	f.len = iov.iov_len = store_stream_blocks(h->p->st) * PROTO_DIGEST_LEN;
+	return conn_send(h->c, &f, &iov, 1, 0);
+}
+
 void
 push_settle_haves(struct push *p)
 {
@@ -152,10 +172,11 @@ push_settle_haves(struct push *p)
 		if (h->st != HS_HAVE)
 			continue;
 		h->compared = true;
-		if (p->crcmsg.err != 0)
+		if (p->crcmsg.err != 0 || (p->delta && p->digests == NULL))
 			push_host_failed(h, -ENOMEM, PROTO_NO_PEER, "out of "
 					 "memory for the sources' crcs");
-		else if (conn_send(h->c, &f, &iov, 1, 0) < 0)
+		else if (send_digests(h) < 0 ||
+			 conn_send(h->c, &f, &iov, 1, 0) < 0)
 			push_host_lost(h, -EPIPE, "cannot send REPLACE");
 		else {
 			h->st = HS_OFFERED;	/* HAVE_SAME, ACCEPT, REFUSE */
@@ -268,7 +289,8 @@ encode_start(struct push *p, const struct phost *h,
 {
 	struct roster ro = { .rank = h->rank, .n = p->members,
 			     .transport = p->group, .peers = mine,
-			     .nracks = (uint32_t)p->nracks, .racks = p->racks };
+			     .nracks = (uint32_t)p->nracks, .racks = p->racks,
+			     .map = p->map };
 	struct sched *s;
 	size_t i, n;
 	int rc;
@@ -403,6 +425,44 @@ rack_sizes(struct push *p)
 	return 0;
 }
 
+/* The blocks the group carries: those some member lacks (the union of
+ * what they said in ACCEPT), in at most PROTO_MAX_RUNS runs; NULL when
+ * that is all of them.  0 or -ENOMEM. */
+static int
+choose_map(struct push *p)
+{
+	struct bset *u = NULL, *next;
+	uint32_t r;
+	int rc;
+
+	for (r = 1; r < p->members; r++)
+		if (p->by_rank[r]->need == NULL)
+			return 0;	/* one lacks them all */
+	rc = bset_new(&u);
+	for (r = 1; rc == 0 && r < p->members; r++) {
+		rc = bset_union(u, p->by_rank[r]->need, &next);
+		if (rc == 0) {
+			bset_free(u);
+			u = next;
+		}
+	}
+	if (rc == 0)
+		bset_coarsen(u, PROTO_MAX_RUNS);
+	if (rc == 0 && bset_count(u) < store_stream_blocks(p->st)) {
+		log_info("%llu of %llu blocks to send: the hosts hold the "
+			 "others already",
+			 (unsigned long long)bset_count(u),
+			 (unsigned long long)store_stream_blocks(p->st));
+		rc = store_set_map(p->st, u);
+		if (rc == 0) {
+			p->map = u;
+			u = NULL;
+		}
+	}
+	bset_free(u);
+	return rc;
+}
+
 /* Every host accepted or failed: form the group. */
 void
 push_maybe_start(struct push *p)
@@ -445,7 +505,9 @@ push_maybe_start(struct push *p)
 	p->sum->setup = push_elapsed(p);
 	trace_add(p->trace, TR_BOOT, p->t0_us, trace_now(), PROTO_NO_PEER, 0);
 	if (p->members > 1) {
-		rc = rack_sizes(p);
+		rc = choose_map(p);
+		if (rc == 0)
+			rc = rack_sizes(p);
 		if (rc == 0)
 			rc = choose_transport(p);
 		p->sum->transport = proto_transport_name(p->group);

@@ -139,6 +139,23 @@ on_have(struct phost *h, const struct frame *f)
 	return 0;
 }
 
+/* ACCEPT's body, after our DIGESTS: the blocks h lacks.  0 or -errno. */
+static int
+take_need(struct phost *h, const struct frame *f, const uint8_t *body)
+{
+	struct rbuf r;
+
+	if (f->len == 0)
+		return 0;
+	if (h->need != NULL || !h->p->delta || !h->compared)
+		return -EPROTO;
+	rbuf_init(&r, body, f->len);
+	if (bset_decode(&r, PROTO_MAX_RUNS, store_stream_blocks(h->p->st),
+			&h->need) < 0)
+		return -EPROTO;
+	return rbuf_done(&r);
+}
+
 /* REFUSE or FAIL: the host discarded what it had of this push. */
 static void
 on_fail_msg(struct phost *h, const struct frame *f, const uint8_t *body)
@@ -193,7 +210,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_CHALLENGE:
 		return on_challenge(h, f, body);
 	case MSG_ACCEPT:
-		if (h->st != HS_OFFERED)
+		if (h->st != HS_OFFERED || take_need(h, f, body) < 0)
 			return -EPROTO;
 		setup_answered(h);
 		h->st = HS_ACCEPTED;
@@ -540,7 +557,8 @@ build_job(struct push *p, struct rd_err *err)
 			 (cfg->times ? JOB_TIMES | JOB_OWNERS : 0) |
 			 (cfg->trace ? JOB_TRACE : 0) |
 			 (cfg->sparse ? JOB_SPARSE : 0) |
-			 (cfg->dry_run ? JOB_DRY_RUN : 0),
+			 (cfg->dry_run ? JOB_DRY_RUN : 0) |
+			 (p->delta ? JOB_DELTA : 0),
 		.bwlimit = cfg->bwlimit,
 		.nfiles = (uint32_t)cfg->nfiles,
 	};
@@ -596,6 +614,10 @@ push_init(struct push *p, const struct push_cfg *cfg,
 						     cfg->nhosts));
 	store_set_block_size(p->st, p->block_size);
 	sum->block_size = p->block_size;
+	/* what hosts hold is compared block by block, unless told not to,
+	 * or the blocks are too many for their digests to go in a frame */
+	p->delta = !cfg->whole_file && !cfg->dry_run &&
+		   store_blocks(p->st) <= PROTO_MAX_DIGESTS;
 	rc = build_job(p, err);
 	if (rc < 0)
 		return rc;
@@ -667,6 +689,10 @@ out:
 	wbuf_free(&p.jobmsg);
 	wbuf_free(&p.crcmsg);
 	free(p.crcs);
+	free(p.digests);
+	bset_free(p.map);
+	for (i = 0; p.h != NULL && i < p.nh; i++)
+		bset_free(p.h[i].need);
 	trace_free(p.trace);
 	free(p.by_addr);
 	free(p.by_rank);

@@ -107,6 +107,8 @@ struct push_cfg {
 	bool verify;
 	bool force;
 	bool sparse;			/* copies keep holes (JOB_SPARSE) */
+	bool whole_file;		/* send every block, whatever a host
+					 * holds (no JOB_DELTA) */
 	/* Contact, authenticate and ask every host whether it would take
 	 * the job (JOB_DRY_RUN), run nothing: hosts that would are reported
 	 * ok with `dry_run` set. */

@@ -76,6 +76,8 @@ struct phost {
 	uint64_t job_sent_us, accepted_us;	/* trace_now(): its JOB went,
 						 * its ACCEPT came */
 	bool compared;			/* our crcs went to it (REPLACE) */
+	struct bset *need;		/* the blocks it lacks (ACCEPT), or
+					 * NULL: all */
 	uint64_t held;			/* blocks it reported holding */
 	uint64_t block_us;		/* its median block time, 0: unknown */
 	double held_at;			/* when it said so, push seconds */
@@ -129,6 +131,11 @@ struct push {
 	uint32_t crc;		/* of the whole stream */
 	uint32_t *crcs;		/* of each entry's file (0: no file) */
 	struct wbuf crcmsg;	/* REPLACE's body: crcs, encoded */
+	bool delta;		/* JOB_DELTA: digests go before REPLACE */
+	uint8_t *digests;	/* each stream block's (with delta), NULL
+				 * until computed with the crcs */
+	struct bset *map;	/* the blocks the group carries, or NULL:
+				 * all */
 	bool sent_all;		/* rank 0's engine sent every block */
 	bool go_sent;		/* the final CRC frame went to the members */
 	bool sender_fault;	/* the group broke for the sender's reason */

@@ -16,30 +16,9 @@
 #include <zlib.h>
 
 #include "dest/dest.h"
+#include "store/store_int.h"
+#include "util/bset.h"
 #include "util/path.h"
-
-struct sfile {
-	char *path;	/* sender: the source, or NULL */
-	struct stat sb;	/* sender: the source when opened */
-	uint64_t off;	/* offset in the stream */
-	uint64_t size;
-	uint32_t mode;
-	uint8_t *map;
-	int fd;		/* the file, open while the store lives, or -1 */
-};
-
-struct store {
-	bool receiver;
-	struct dest *dest;	/* receiver: where the files land */
-	uint32_t bsize;
-	uint64_t total;
-	uint64_t blocks;
-	size_t n;
-	struct sfile *f;
-	size_t *full;		/* indices of non-empty files, by offset */
-	size_t nfull;
-	bool holes;		/* receiver: punch zero pages (JOB_SPARSE) */
-};
 
 static int
 store_alloc(size_t n, uint32_t bsize, bool receiver, struct store **out)
@@ -276,9 +255,8 @@ store_look(const struct job *job, const struct dest_policy *pol,
  * Blocks
  */
 
-/* Index into st->full of the non-empty file holding stream offset `at`. */
-static size_t
-file_at(const struct store *st, uint64_t at)
+size_t
+store_file_at(const struct store *st, uint64_t at)
 {
 	size_t lo = 0, hi = st->nfull, mid;
 	const struct sfile *f;
@@ -294,10 +272,8 @@ file_at(const struct store *st, uint64_t at)
 	return lo;
 }
 
-/* Call fn on each piece of block `block` (one per file it spans); returns
- * the number of pieces. */
-static int
-walk_block(const struct store *st, uint64_t block,
+int
+store_walk_block(const struct store *st, uint64_t block,
 	   void (*fn)(void *arg, int i, uint8_t *p, size_t len), void *arg)
 {
 	uint64_t start = block * st->bsize, end, lo, hi;
@@ -306,7 +282,7 @@ walk_block(const struct store *st, uint64_t block,
 	int n = 0;
 
 	end = start + st->bsize < st->total ? start + st->bsize : st->total;
-	for (i = file_at(st, start); i < st->nfull; i++, n++) {
+	for (i = store_file_at(st, start); i < st->nfull; i++, n++) {
 		f = &st->f[st->full[i]];
 		if (f->off >= end)
 			break;
@@ -338,9 +314,9 @@ store_iov(struct store *st, uint64_t block, struct iovec *iov, int max)
 {
 	struct iov_fill fill = { iov, max };
 
-	if (block >= st->blocks)
+	if (block >= store_blocks(st))
 		return -EINVAL;
-	return walk_block(st, block, fill_iov, &fill);
+	return store_walk_block(st, store_stream_block(st, block), fill_iov, &fill);
 }
 
 void
@@ -377,9 +353,8 @@ punch_zero_pages(const struct sfile *f, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Block `block`'s zero pages, in each file it spans, made holes. */
-static int
-punch_block(const struct store *st, uint64_t block)
+int
+store_punch_block(const struct store *st, uint64_t block)
 {
 	uint64_t start = block * st->bsize, end, lo, hi;
 	const struct sfile *f;
@@ -387,7 +362,7 @@ punch_block(const struct store *st, uint64_t block)
 	int rc = 0;
 
 	end = start + st->bsize < st->total ? start + st->bsize : st->total;
-	for (i = file_at(st, start); i < st->nfull && rc == 0; i++) {
+	for (i = store_file_at(st, start); i < st->nfull && rc == 0; i++) {
 		f = &st->f[st->full[i]];
 		if (f->off >= end)
 			break;
@@ -401,9 +376,10 @@ punch_block(const struct store *st, uint64_t block)
 int
 store_arrived(struct store *st, uint64_t block)
 {
-	if (block >= st->blocks)
+	if (block >= store_blocks(st))
 		return -EINVAL;
-	return st->holes ? punch_block(st, block) : 0;
+	return st->holes ? store_punch_block(st, store_stream_block(st, block))
+			 : 0;
 }
 
 /* crc32 of `len` zero bytes appended to `crc`, without touching memory
@@ -482,7 +458,13 @@ store_total(const struct store *st)
 uint64_t
 store_blocks(const struct store *st)
 {
-	return st->blocks;
+	return st->map != NULL ? bset_count(st->map) : st->blocks;
+}
+
+uint64_t
+store_stream_block(const struct store *st, uint64_t block)
+{
+	return st->map != NULL ? bset_nth(st->map, block) : block;
 }
 
 size_t
@@ -514,6 +496,7 @@ store_free(struct store *st)
 
 	if (st == NULL)
 		return;
+	bset_free(st->map);
 	for (i = 0; i < st->n; i++) {
 		if (st->f[i].map != NULL)
 			munmap(st->f[i].map, (size_t)st->f[i].size);

@@ -24,6 +24,7 @@
 #include "dest/dest.h"
 #include "util/log.h"
 #include "proto/proto.h"
+#include "util/bset.h"
 
 struct store;
 
@@ -83,7 +84,43 @@ uint32_t store_compute_crc(const struct store *st, uint32_t *each);
 /* Modes, times, and every temporary renamed into place (dest.h). */
 int store_commit(struct store *st, struct rd_err *err);
 
+/* ---------------------------------------------------------------------
+ * Deltas (delta.c): what a receiver holds already, by block digests.
+ */
+
+#define STORE_DIGEST_LEN 16	/* SHA-256, cut to 128 bits */
+
+/* The digest of each stream block in [first, first + n) into `out` (n *
+ * STORE_DIGEST_LEN bytes), read from the mappings.  Before store_set_map;
+ * safe on several threads at once for ranges that do not overlap. */
+void store_digests(const struct store *st, uint64_t first, uint64_t n,
+		   uint8_t *out);
+
+/* Receiver: fill the temporaries from what stands where they land: each
+ * file of the job that finds a regular file there (its old version, or a
+ * file found identical) takes that file's first bytes, as many as both
+ * have (copy_file_range: shared extents where the file system can, else a
+ * copy in the kernel).  Then every stream block whose digest equals the
+ * source's (`digests`, one per stream block) is held; *need gets the
+ * others, which the stream must bring.  0, or -errno with `err`. */
+int store_fill(struct store *st, const struct job *job,
+	       const struct dest_policy *pol, const uint8_t *digests,
+	       struct bset **need, struct rd_err *err);
+
+/* Carry only the stream blocks of `map` from now on (a copy is kept):
+ * block j of store_iov, store_arrived and store_blocks is the map's j-th;
+ * NULL carries them all.  0 or -ENOMEM. */
+int store_set_map(struct store *st, const struct bset *map);
+
+/* The stream block that block j is (store_set_map). */
+uint64_t store_stream_block(const struct store *st, uint64_t block);
+
+/* Blocks of the whole stream, whatever the map. */
+uint64_t store_stream_blocks(const struct store *st);
+
 uint64_t store_total(const struct store *st);
+
+/* Blocks carried: the map's, or the whole stream's. */
 uint64_t store_blocks(const struct store *st);
 size_t store_nfiles(const struct store *st);
 

@@ -160,6 +160,21 @@ bset_has(const struct bset *s, uint64_t b)
 	return i >= 0 && b - s->run[i].first < s->run[i].count;
 }
 
+bool
+bset_covers(const struct bset *s, const struct bset *part)
+{
+	uint32_t i;
+
+	for (i = 0; i < part->n; i++) {
+		int64_t k = run_before(s, part->run[i].first);
+
+		if (k < 0 || part->run[i].first + part->run[i].count >
+				     s->run[k].first + s->run[k].count)
+			return false;
+	}
+	return true;
+}
+
 uint64_t
 bset_nth(const struct bset *s, uint64_t j)
 {

@@ -48,6 +48,9 @@ struct bset_run bset_run_at(const struct bset *s, uint32_t i);
 /* Whether block b is in the set. */
 bool bset_has(const struct bset *s, uint64_t b);
 
+/* Whether every block of `part` is in `s`. */
+bool bset_covers(const struct bset *s, const struct bset *part);
+
 /* The set's j-th block in increasing order (j < bset_count), in
  * O(log runs); UINT64_MAX when j is past the end. */
 uint64_t bset_nth(const struct bset *s, uint64_t j);

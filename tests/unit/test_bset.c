@@ -64,6 +64,8 @@ START_TEST(union_of_overlaps)
 	ck_assert_uint_eq(bset_count(u), 22 + 1 + 2);
 	for (uint64_t blk = 0; blk < 60; blk++)
 		ck_assert(bset_has(u, blk) == (bset_has(a, blk) || bset_has(b, blk)));
+	ck_assert(bset_covers(u, a) && bset_covers(u, b) && bset_covers(u, u));
+	ck_assert(!bset_covers(a, u) && !bset_covers(b, a));
 	bset_free(u);
 	bset_free(a);
 	bset_free(b);

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * delta - what a receiver holds already, by block digests (store.h):
+ * the digests of a stream's blocks, temporaries filled from the files
+ * that stand where they land, and a store that carries only some blocks.
+ */
+#include <errno.h>
+#include <nettle/sha2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/store_int.h"
+#include "util/bset.h"
+
+static void
+digest_piece(void *arg, int i, uint8_t *p, size_t len)
+{
+	(void)i;
+	sha256_update(arg, len, p);
+}
+
+void
+store_digests(const struct store *st, uint64_t first, uint64_t n,
+	      uint8_t *out)
+{
+	struct sha256_ctx ctx;
+	uint64_t b;
+
+	for (b = first; b < first + n; b++) {
+		sha256_init(&ctx);
+		store_walk_block(st, b, digest_piece, &ctx);
+		sha256_digest(&ctx, STORE_DIGEST_LEN,
+			      out + (b - first) * STORE_DIGEST_LEN);
+	}
+}
+
+/* Copy the first `len` bytes of `in` into f, read back through its
+ * mapping: the kernel copies (sharing extents where it can), else we
+ * read into the mapping.  0 or -errno; a file that shrank as it was read
+ * leaves the rest as it was (its blocks will not match). */
+static int
+copy_prefix(int in, struct sfile *f, uint64_t len)
+{
+	loff_t off_in = 0, off_out = 0;
+	ssize_t n = 0;
+
+	while ((uint64_t)off_in < len &&
+	       (n = copy_file_range(in, &off_in, f->fd, &off_out,
+				    (size_t)(len - (uint64_t)off_in), 0)) > 0)
+		;
+	if (n < 0 && errno != EXDEV && errno != EINVAL &&
+	    errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	while (n != 0 && (uint64_t)off_in < len) {
+		n = pread(in, f->map + off_in, (size_t)(len - (uint64_t)off_in),
+			  off_in);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		off_in += n > 0 ? n : 0;
+	}
+	return 0;
+}
+
+/* dest_bases' call for each file standing where file i lands. */
+static int
+fill_one(void *ctx, size_t i, int fd)
+{
+	struct store *st = ctx;
+	struct sfile *f = &st->f[i];
+	struct stat sb;
+
+	if (f->fd < 0 || f->size == 0)
+		return 0;
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	return copy_prefix(fd, f, (uint64_t)sb.st_size < f->size
+					  ? (uint64_t)sb.st_size : f->size);
+}
+
+/* The stream blocks whose digest differs from the source's, into *need;
+ * with holes kept, the zero pages of those that match punched. */
+static int
+compare_blocks(const struct store *st, const uint8_t *digests,
+	       struct bset *need)
+{
+	uint8_t mine[STORE_DIGEST_LEN];
+	uint64_t b;
+	int rc = 0;
+
+	for (b = 0; b < st->blocks && rc == 0; b++) {
+		store_digests(st, b, 1, mine);
+		if (memcmp(mine, digests + b * STORE_DIGEST_LEN,
+			   STORE_DIGEST_LEN) != 0)
+			rc = bset_add(need, b, 1);
+		else if (st->holes)
+			rc = store_punch_block(st, b);
+	}
+	return rc;
+}
+
+int
+store_fill(struct store *st, const struct job *job,
+	   const struct dest_policy *pol, const uint8_t *digests,
+	   struct bset **need, struct rd_err *err)
+{
+	int rc;
+
+	*need = NULL;
+	rc = dest_bases(job, pol, fill_one, st, err);
+	if (rc == 0)
+		rc = bset_new(need);
+	if (rc == 0)
+		rc = compare_blocks(st, digests, *need);
+	if (rc < 0 && err->code == 0)
+		rd_errf(err, rc, "cannot compare the blocks held: %s",
+			strerror(-rc));
+	if (rc < 0) {
+		bset_free(*need);
+		*need = NULL;
+	}
+	return rc;
+}
+
+int
+store_set_map(struct store *st, const struct bset *map)
+{
+	struct bset *none, *copy = NULL;
+	int rc = 0;
+
+	if (map != NULL) {
+		rc = bset_new(&none);
+		if (rc < 0)
+			return rc;
+		rc = bset_union(map, none, &copy);
+		bset_free(none);
+		if (rc < 0)
+			return rc;
+	}
+	bset_free(st->map);
+	st->map = copy;
+	return 0;
+}
+
+uint64_t
+store_stream_blocks(const struct store *st)
+{
+	return st->blocks;
+}
