@@ -357,15 +357,46 @@ START_TEST(roster_racks)
 	w.len = 0;
 	ck_assert_int_eq(roster_encode(&ro, &w), 0);
 	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
-	racks[0] = 7;		/* one rack is none: not sent at all */
+	racks[0] = 7;		/* one rack is none: a count of 0, and no map */
 	ro.nracks = 1;
 	w.len = 0;
 	ck_assert_int_eq(roster_encode(&ro, &w), 0);
-	ck_assert_uint_eq(w.len, 13 + 25);
+	ck_assert_uint_eq(w.len, 13 + 25 + 4 + 1);
 	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
 	ck_assert_uint_eq(back->nracks, 0);
 	roster_free(back);
 	wbuf_free(&w);
+}
+END_TEST
+
+/* The blocks a group carries (a delta): kept, and checked. */
+START_TEST(roster_map)
+{
+	struct roster_peer peers[1] = { { .rank = 0 } };
+	struct roster ro = { .rank = 1, .n = 2, .peers = peers, .npeers = 1 },
+		      *back;
+	struct wbuf w;
+	size_t cut;
+
+	ck_assert_int_eq(bset_new(&ro.map), 0);
+	ck_assert_int_eq(bset_add(ro.map, 3, 2), 0);
+	ck_assert_int_eq(bset_add(ro.map, 9, 1), 0);
+	wbuf_init(&w);
+	ck_assert_int_eq(roster_encode(&ro, &w), 0);
+	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
+	ck_assert_ptr_nonnull(back->map);
+	ck_assert_uint_eq(bset_count(back->map), 3);
+	ck_assert_uint_eq(bset_nth(back->map, 2), 9);
+	roster_free(back);
+	for (cut = 13 + 25; cut < w.len; cut++)	/* a cut tail */
+		ck_assert_int_lt(roster_decode(w.data, cut, &back, NULL), 0);
+	w.data[13 + 25 + 4] = 2;	/* a flag that is neither 0 nor 1 */
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	w.data[13 + 25 + 4] = 1;
+	w.data[w.len - 1] = 0;		/* an empty run */
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	wbuf_free(&w);
+	bset_free(ro.map);
 }
 END_TEST
 
@@ -561,6 +592,7 @@ proto_suite(void)
 	tcase_add_test(tc, job_hostile_counts);
 	tcase_add_test(tc, roster_round_trip);
 	tcase_add_test(tc, roster_racks);
+	tcase_add_test(tc, roster_map);
 	tcase_add_test(tc, hello_round_trip);
 	tcase_add_test(tc, strings_bounded);
 	tcase_add_test(tc, addresses);
