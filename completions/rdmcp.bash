@@ -12,8 +12,8 @@ _rdmcp() {
 		--prefix --preserve --progress --quiet --racks --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --size
 		--slow --sparse --state-dir --timeout --topology --trace
-		--transport --verbose --verify --version --window"
-	local short="-a -b -d -f -h -n -p -P -q -r -S -t -v -V -w -x"
+		--transport --verbose --verify --version --whole-file --window"
+	local short="-a -b -d -f -h -n -p -P -q -r -S -t -v -V -w -W -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	# --opt=value: complete the value as after '--opt value'

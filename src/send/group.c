@@ -111,7 +111,7 @@ crc_run(uv_work_t *w)
 	struct push *p = w->data;
 
 	p->crc = store_compute_crc(p->st, p->crcs);
-	if (p->delta) {
+	if (p->delta && p->digests_wanted) {
 		p->digests = malloc(store_stream_blocks(p->st) *
 				    PROTO_DIGEST_LEN + 1);
 		if (p->digests != NULL)

@@ -134,6 +134,7 @@ on_have(struct phost *h, const struct frame *f)
 	}
 	h->st = HS_HAVE;
 	setup_answered(h);
+	h->p->digests_wanted = true;
 	push_start_crc(h->p);
 	push_settle_haves(h->p);	/* at once if our crcs are known */
 	return 0;

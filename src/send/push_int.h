@@ -132,6 +132,8 @@ struct push {
 	uint32_t *crcs;		/* of each entry's file (0: no file) */
 	struct wbuf crcmsg;	/* REPLACE's body: crcs, encoded */
 	bool delta;		/* JOB_DELTA: digests go before REPLACE */
+	bool digests_wanted;	/* a host holds files to compare (HAVE_ASK):
+				 * the crcs' work computes the digests too */
 	uint8_t *digests;	/* each stream block's (with delta), NULL
 				 * until computed with the crcs */
 	struct bset *map;	/* the blocks the group carries, or NULL:

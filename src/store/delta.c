@@ -14,26 +14,71 @@
 #include "store/store_int.h"
 #include "util/bset.h"
 
+/* Hash `len` zero bytes. */
 static void
-digest_piece(void *arg, int i, uint8_t *p, size_t len)
+digest_zeros(struct sha256_ctx *ctx, uint64_t len)
 {
-	(void)i;
-	sha256_update(arg, len, p);
+	static const uint8_t zeros[64 << 10];
+
+	for (; len > sizeof(zeros); len -= sizeof(zeros))
+		sha256_update(ctx, sizeof(zeros), zeros);
+	sha256_update(ctx, (size_t)len, zeros);
+}
+
+/* Hash bytes [lo, hi) of file f: its holes as zeros, never read through
+ * the mapping (on tmpfs that would allocate them). */
+static void
+digest_range(struct sha256_ctx *ctx, const struct sfile *f, off_t lo,
+	     off_t hi)
+{
+	off_t data, hole;
+
+	while (lo < hi) {
+		data = f->fd >= 0 ? lseek(f->fd, lo, SEEK_DATA) : lo;
+		if (data < 0)
+			data = errno == ENXIO ? hi : lo;	/* no holes known */
+		if (data > hi)
+			data = hi;
+		hole = data < hi && f->fd >= 0 ? lseek(f->fd, data, SEEK_HOLE)
+					       : hi;
+		if (hole < 0 || hole > hi)
+			hole = hi;
+		digest_zeros(ctx, (uint64_t)(data - lo));
+		sha256_update(ctx, (size_t)(hole - data), f->map + data);
+		lo = hole;
+	}
+}
+
+/* The digest of stream block b into out. */
+static void
+digest_block(const struct store *st, uint64_t b, uint8_t *out)
+{
+	uint64_t start = b * st->bsize, end, lo, hi;
+	struct sha256_ctx ctx;
+	const struct sfile *f;
+	size_t i;
+
+	end = start + st->bsize < st->total ? start + st->bsize : st->total;
+	sha256_init(&ctx);
+	for (i = store_file_at(st, start); i < st->nfull; i++) {
+		f = &st->f[st->full[i]];
+		if (f->off >= end)
+			break;
+		lo = start > f->off ? start - f->off : 0;
+		hi = end < f->off + f->size ? end - f->off : f->size;
+		digest_range(&ctx, f, (off_t)lo, (off_t)hi);
+	}
+	sha256_digest(&ctx, STORE_DIGEST_LEN, out);
 }
 
 void
 store_digests(const struct store *st, uint64_t first, uint64_t n,
 	      uint8_t *out)
 {
-	struct sha256_ctx ctx;
 	uint64_t b;
 
-	for (b = first; b < first + n; b++) {
-		sha256_init(&ctx);
-		store_walk_block(st, b, digest_piece, &ctx);
-		sha256_digest(&ctx, STORE_DIGEST_LEN,
-			      out + (b - first) * STORE_DIGEST_LEN);
-	}
+	for (b = first; b < first + n; b++)
+		digest_block(st, b, out + (b - first) * STORE_DIGEST_LEN);
 }
 
 /* Copy the first `len` bytes of `in` into f, read back through its

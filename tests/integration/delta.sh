@@ -9,6 +9,9 @@
 #   - the file grown by a tail: the tail alone (and the block it ends);
 #   - the file shrunk: nothing (the hosts hold every block);
 #   - --whole-file (-W) sends every block whatever the hosts hold;
+#   - a tree (-r) whose blocks span files, one file changed, one grown, one
+#     new, with --verify: the blocks that hold a change; a file further
+#     in the stream is taken from its own old copy;
 #   - without --force a differing file is still refused, and kept.
 . "$(dirname "$0")/../lib.sh"
 start_daemons 3
@@ -105,6 +108,30 @@ change 3
 push 0 --force -W
 expect_sent $(stat -c %s "$src/data") "--whole-file"
 all_same "--whole-file"
+
+# a tree of small files in 4 KiB blocks that span them, with --verify
+tree=$WORK/tree
+mkdir -p "$tree/sub"
+for f in a b c d; do make_file "$tree/sub/$f" 10000; done
+tpush() {
+	expect_status 0 "$RDMCP" --json -a chain -b 4096 --verify --force -r \
+		-d "$stage/" "$tree" "$(hosts 3)"
+}
+tpush
+printf 'Z' | dd of="$tree/sub/b" bs=1 seek=5000 conv=notrunc status=none
+head -c 3000 /dev/urandom >>"$tree/sub/c"
+make_file "$tree/sub/e" 2000
+tpush
+# the stream: a 0..9999, b ..19999, c ..32999, d ..42999, e ..44999.
+# Sent: b's block 3 (its byte at 15000), c's tail in blocks 7 and 8 (8
+# also holds d's start), block 10 (d's end and e, new); d, 3000 bytes
+# further in the stream, is taken from its own old copy: block 9 is d's.
+expect_sent $((3 * 4096 + 45000 - 10 * 4096)) "tree"
+for i in 1 2 3; do
+	diff -r "$tree" "$WORK/h$i$stage/tree" >/dev/null || fail "host $i: the tree differs"
+done
+grep -c '"verified":true' "$WORK/out" | grep -qx 3 || fail "tree: not verified: $(cat "$WORK/out")"
+assert_no_temporaries
 
 # without --force a file that differs is refused, and kept as it is
 cp "$(on 1)" "$WORK/kept1"
