@@ -82,6 +82,7 @@ struct opts {
 	unsigned max_jobs;	/* --max-jobs, 0: no cap */
 	uint64_t max_blocks;	/* --max-blocks, 0: no cap */
 	unsigned job_idle_ms;	/* --job-idle-timeout, 0: no cap */
+	unsigned keep_partial_ms;	/* --keep-partial, 0: none kept */
 	/* plan */
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;

@@ -69,6 +69,7 @@ enum {
 	OPT_SLOW,
 	OPT_RACKS,
 	OPT_JOB_IDLE_TIMEOUT,
+	OPT_KEEP_PARTIAL,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -95,6 +96,7 @@ static const struct option long_options[] = {
 	{ "interrupts", no_argument, NULL, OPT_INTERRUPTS },
 	{ "job-idle-timeout", required_argument, NULL, OPT_JOB_IDLE_TIMEOUT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "keep-partial", required_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "keep-owners", no_argument, NULL, OPT_KEEP_OWNERS },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -415,6 +417,11 @@ parse_option(struct opts *o, int c, const char *arg)
 			return bad_usage("bad job count '%s' (0 to 100000)", arg);
 		o->max_jobs = (unsigned)v;
 		return 0;
+	case OPT_KEEP_PARTIAL:
+		if (parse_seconds_or_0(arg, &o->keep_partial_ms) < 0)
+			return bad_usage("bad --keep-partial '%s' (seconds, "
+					 "0 or from 0.001 to 86400)", arg);
+		return 0;
 	case OPT_JOB_IDLE_TIMEOUT:
 		if (parse_seconds_or_0(arg, &o->job_idle_ms) < 0)
 			return bad_usage("bad job idle timeout '%s' (seconds, "
@@ -592,6 +599,7 @@ defaults(struct opts *o)
 	o->max_jobs = 64;
 	o->max_blocks = SERVE_DEFAULT_MAX_BLOCKS;
 	o->job_idle_ms = SERVE_DEFAULT_JOB_IDLE_MS;
+	o->keep_partial_ms = SERVE_DEFAULT_KEEP_PARTIAL_MS;
 	o->remote_path = "rdmcp";
 	o->rsh = getenv("RDMCP_RSH");
 }

@@ -17,6 +17,7 @@
 
 #include "transport/tcp/conn.h"
 #include "daemon/gate.h"
+#include "daemon/partial.h"
 #include "util/net.h"
 #include "util/path.h"
 #include "dest/pending.h"
@@ -389,6 +390,9 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 		.gone = job_gone, .ctx = s,
 	};
 	if (rc == 0)
+		rc = partials_new(cfg->loop, cfg->keep_partial_ms, &s->partials);
+	s->env.partials = s->partials;
+	if (rc == 0)
 		rc = serve_ownership(s, err);
 	if (rc == 0)
 		serve_sweep(s);
@@ -448,6 +452,7 @@ serve_shutdown(struct serve *s)
 	serve_fresh_close_all(s);
 	gate_close(s->gate);
 	s->gate = NULL;
+	partials_close(s->partials);
 	for (i = 0; i < s->njobs; i++)
 		transfer_stop(s->jobs[i]);
 	if (s->njobs == 0)
@@ -468,5 +473,6 @@ serve_free(struct serve *s)
 	free(s->state_dir);
 	free(s->jobs);
 	free(s->outcomes);
+	partials_free(s->partials);
 	free(s);
 }

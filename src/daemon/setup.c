@@ -45,13 +45,16 @@ settle(struct transfer *j)
 							       : DS_DIFFERENT;
 }
 
-/* May entry i's old file serve a delta?  Only where --force lets it be
- * replaced, before the sender's digests came (the first look). */
+/* May entry i's old file serve a delta (only where --force lets it be
+ * replaced), or an unfinished copy an earlier job left?  Asked on the
+ * first look, before the sender's digests came. */
 static bool
 may_delta(const struct transfer *j, uint32_t i)
 {
-	return j->seen[i] == DS_OLD_FILE && !j->settle &&
-	       (j->job->flags & JOB_DELTA) && (j->job->flags & JOB_FORCE);
+	if (j->settle || !(j->job->flags & JOB_DELTA))
+		return false;
+	return (j->seen[i] == DS_OLD_FILE && (j->job->flags & JOB_FORCE)) ||
+	       (j->partials[i] >= 0 && j->seen[i] != DS_SAME);
 }
 
 /* What the entries seen make of the job: a file or link that differs,
@@ -103,7 +106,8 @@ set_up(struct transfer *j)
 	if (rc == 0 && (j->job->flags & JOB_SPARSE))
 		store_keep_holes(j->st);
 	if (rc == 0 && j->digests != NULL)
-		rc = store_fill(j->st, j->job, &pol, j->digests, &j->need,
+		rc = store_fill(j->st, j->job, &pol, j->digests, j->partials,
+				&j->need,
 				&j->work_err);
 	return rc;
 }

@@ -5,10 +5,12 @@
 #include "daemon/transfer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "util/log.h"
@@ -18,6 +20,7 @@
 #include "proto/trace.h"
 #include "transport/tcp/tcp.h"
 #include "transport/verbs/xv.h"
+#include "daemon/partial.h"
 #include "daemon/transfer_int.h"
 
 #define TRACE_MAX_SPANS (1u << 20)
@@ -97,6 +100,8 @@ free_seen(struct transfer *j)
 	free(j->theirs);
 	free(j->digests);
 	bset_free(j->need);
+	free(j->partials);
+	j->partials = NULL;
 	j->seen = NULL;
 	j->crcs = j->theirs = NULL;
 	j->digests = NULL;
@@ -135,13 +140,46 @@ transfer_idle_fail(struct transfer *j, const char *reason)
 	job_fail(j, -ETIMEDOUT, "%s", reason);
 }
 
-/* Release what the job holds; uncommitted temporaries are removed. */
+/* A job that ends without landing leaves its copies to the next job of
+ * the same sources (partial.h): its temporaries, open, their names gone
+ * with the store; or, set up no further, the copies it was given. */
+static void
+keep_partials(struct transfer *j)
+{
+	size_t i;
+	void *map;
+	size_t len;
+	int fd;
+
+	for (i = 0; j->partials != NULL && i < j->job->nfiles; i++) {
+		if (j->st == NULL || j->landed)
+			continue;	/* given back as they were, or used */
+		if (j->partials[i] >= 0)
+			close(j->partials[i]);
+		store_mapping(j->st, i, &map, &len, &fd);
+		j->partials[i] = fd >= 0 && len > 0
+					 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	}
+	if (j->landed) {
+		for (i = 0; j->partials != NULL && i < j->job->nfiles; i++)
+			if (j->partials[i] >= 0)
+				close(j->partials[i]);
+		return;
+	}
+	if (j->partials != NULL)
+		partials_keep(j->env->partials, j->job, j->partials);
+}
+
+/* Release what the job holds; uncommitted temporaries are removed (kept
+ * open for the next job, without landing: keep_partials). */
 static void
 job_release(struct transfer *j)
 {
 	eng_free(j->eng);
 	j->eng = NULL;
 	transfer_drop_parked(j);
+	if (j->job != NULL)
+		keep_partials(j);
 	store_free(j->st);
 	j->st = NULL;
 	roster_free(j->ro);
@@ -705,6 +743,24 @@ static const struct conn_ops ctl_ops = {
 	.on_close = ctl_close,
 };
 
+/* Unfinished copies of this job's sources an earlier job left, when its
+ * sender can tell which of their blocks are good (JOB_DELTA). */
+static void
+take_partials(struct transfer *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->job->nfiles; i++)
+		j->partials[i] = -1;
+	if (!(j->job->flags & JOB_DELTA) || (j->job->flags & JOB_DRY_RUN))
+		return;
+	j->npartials = partials_take(j->env->partials, j->job, j->partials);
+	if (j->npartials > 0)
+		log_info("job %s: %zu unfinished cop%s of its files kept from "
+			 "before: resuming", j->tag, j->npartials,
+			 j->npartials == 1 ? "y" : "ies");
+}
+
 /* The largest body the sender's frames may carry: START, REPLACE, and
  * the job's DIGESTS. */
 static uint64_t
@@ -768,9 +824,11 @@ transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
 	if (j == NULL)
 		return -ENOMEM;
 	j->seen = calloc(job->nfiles + 1, sizeof(*j->seen));
+	j->partials = calloc(job->nfiles + 1, sizeof(*j->partials));
 	j->crcs = calloc(job->nfiles + 1, sizeof(*j->crcs));
 	j->theirs = calloc(job->nfiles + 1, sizeof(*j->theirs));
-	if (j->seen == NULL || j->crcs == NULL || j->theirs == NULL) {
+	if (j->seen == NULL || j->crcs == NULL || j->theirs == NULL ||
+	    j->partials == NULL) {
 		free_seen(j);
 		free(j);
 		return -ENOMEM;
@@ -783,6 +841,7 @@ transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
 		j->t_job = trace_now();
 	}
 	memcpy(j->token, job->token, PROTO_TOKEN_LEN);
+	take_partials(j);
 	snprintf(j->tag, sizeof(j->tag), "%02x%02x%02x%02x", job->token[0],
 		 job->token[1], job->token[2], job->token[3]);
 	uv_timer_init(env->loop, &j->reaper);

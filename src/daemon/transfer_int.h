@@ -67,6 +67,10 @@ struct transfer {
 	uint32_t *theirs;	/* ... the source's (REPLACE) */
 	uint8_t *digests;	/* each stream block's, as the sender has it
 				 * (DIGESTS), or NULL */
+	int *partials;		/* per file, an unfinished copy of the same
+				 * source an earlier job left (partial.h),
+				 * open, or -1 */
+	size_t npartials;	/* how many */
 	struct bset *need;	/* the stream blocks we lack, the others
 				 * filled from what was there (with
 				 * digests), or NULL: all */

@@ -145,10 +145,87 @@ compare_blocks(const struct store *st, const uint8_t *digests,
 	return rc;
 }
 
+/* Stream block b's pieces in the files that have a partial copy
+ * (partials[i] >= 0), read from it into the temporaries.  0 or -errno. */
+static int
+overlay_block(const struct store *st, uint64_t b, const int *partials)
+{
+	uint64_t start = b * st->bsize, end, lo, hi;
+	const struct sfile *f;
+	size_t i, k;
+	ssize_t n;
+
+	end = start + st->bsize < st->total ? start + st->bsize : st->total;
+	for (i = store_file_at(st, start); i < st->nfull; i++) {
+		k = st->full[i];
+		f = &st->f[k];
+		if (f->off >= end)
+			break;
+		lo = start > f->off ? start - f->off : 0;
+		hi = end < f->off + f->size ? end - f->off : f->size;
+		for (; partials[k] >= 0 && lo < hi; lo += (uint64_t)n) {
+			n = pread(partials[k], f->map + lo, (size_t)(hi - lo),
+				  (off_t)lo);
+			if (n < 0 && errno == EINTR)
+				n = 0;
+			else if (n <= 0)
+				return n < 0 ? -errno : 0;	/* short: no match */
+		}
+	}
+	return 0;
+}
+
+/* The blocks of *need taken from the partial copies where their digests
+ * then match; *need keeps the others. */
+static int
+resume_blocks(const struct store *st, const uint8_t *digests,
+	      const int *partials, struct bset **need)
+{
+	uint8_t mine[STORE_DIGEST_LEN];
+	struct bset *still;
+	uint32_t r;
+	uint64_t b;
+	int rc = bset_new(&still);
+
+	for (r = 0; rc == 0 && r < bset_nruns(*need); r++) {
+		struct bset_run run = bset_run_at(*need, r);
+
+		for (b = run.first; rc == 0 && b < run.first + run.count; b++) {
+			rc = overlay_block(st, b, partials);
+			if (rc < 0)
+				break;
+			store_digests(st, b, 1, mine);
+			if (memcmp(mine, digests + b * STORE_DIGEST_LEN,
+				   STORE_DIGEST_LEN) != 0)
+				rc = bset_add(still, b, 1);
+			else if (st->holes)
+				rc = store_punch_block(st, b);
+		}
+	}
+	if (rc < 0) {
+		bset_free(still);
+		return rc;
+	}
+	bset_free(*need);
+	*need = still;
+	return 0;
+}
+
+static bool
+any_partial(const struct store *st, const int *partials)
+{
+	size_t i;
+
+	for (i = 0; partials != NULL && i < st->n; i++)
+		if (partials[i] >= 0)
+			return true;
+	return false;
+}
+
 int
 store_fill(struct store *st, const struct job *job,
 	   const struct dest_policy *pol, const uint8_t *digests,
-	   struct bset **need, struct rd_err *err)
+	   const int *partials, struct bset **need, struct rd_err *err)
 {
 	int rc;
 
@@ -158,6 +235,8 @@ store_fill(struct store *st, const struct job *job,
 		rc = bset_new(need);
 	if (rc == 0)
 		rc = compare_blocks(st, digests, *need);
+	if (rc == 0 && bset_count(*need) > 0 && any_partial(st, partials))
+		rc = resume_blocks(st, digests, partials, need);
 	if (rc < 0 && err->code == 0)
 		rd_errf(err, rc, "cannot compare the blocks held: %s",
 			strerror(-rc));

@@ -101,11 +101,14 @@ void store_digests(const struct store *st, uint64_t first, uint64_t n,
  * file found identical) takes that file's first bytes, as many as both
  * have (copy_file_range: shared extents where the file system can, else a
  * copy in the kernel).  Then every stream block whose digest equals the
- * source's (`digests`, one per stream block) is held; *need gets the
- * others, which the stream must bring.  0, or -errno with `err`. */
+ * source's (`digests`, one per stream block) is held.  Of the others,
+ * those that a partial copy of the same source holds (file i's open at
+ * partials[i] >= 0, a temporary an earlier job left; partials may be
+ * NULL) are taken from it where their digests then match.  *need gets
+ * the rest, which the stream must bring.  0, or -errno with `err`. */
 int store_fill(struct store *st, const struct job *job,
 	       const struct dest_policy *pol, const uint8_t *digests,
-	       struct bset **need, struct rd_err *err);
+	       const int *partials, struct bset **need, struct rd_err *err);
 
 /* Carry only the stream blocks of `map` from now on (a copy is kept):
  * block j of store_iov, store_arrived and store_blocks is the map's j-th;
