@@ -8,7 +8,7 @@ _rdmcp() {
 	local long="--algorithm --allow-setid --bind --block-size --blocks
 		--bwlimit --connect-timeout --dest --device --dry-run --exclude --failed-file --fanout
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
-		--job-idle-timeout --json --keep-owners --key --listen --max-blocks --max-jobs --name --nodes --ok-file --once --owner --plan --port
+		--job-idle-timeout --json --keep-owners --keep-partial --key --listen --max-blocks --max-jobs --name --nodes --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --racks --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --size
 		--slow --sparse --state-dir --timeout --topology --trace
@@ -59,7 +59,7 @@ _rdmcp() {
 	-b | --block-size | -P | --port | -t | --timeout | --connect-timeout | \
 	--listen | --hosts | --blocks | --racks | --window | --retries | --bind | \
 	--gid-index | --remote-opts | --fanout | --name | --size | --bwlimit | \
-	--max-jobs | --max-blocks | --job-idle-timeout)
+	--max-jobs | --max-blocks | --job-idle-timeout | --keep-partial)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
