@@ -319,7 +319,7 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 INSTALLED := $(BINDIR)/rdmcp $(MANDIR)/man1/rdmcp.1 $(BASHCOMPDIR)/rdmcp \
 	$(ZSHCOMPDIR)/_rdmcp $(SYSTEMDDIR)/rdmcp.service \
 	$(SYSUSERSDIR)/rdmcp.conf $(DOCDIR)/rdmcp.default \
-	$(DOCDIR)/slurm-prolog-example.sh $(DOCDIR)/spark-hadoop-prolog-example.sh
+	$(DOCDIR)/slurm-stage-example.sh $(DOCDIR)/spark-hadoop-stage-example.sh
 
 install: $(BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -337,8 +337,8 @@ install: $(BIN)
 		$(DESTDIR)$(SYSTEMDDIR)/rdmcp.service
 	install -m 0644 contrib/systemd/rdmcp.sysusers $(DESTDIR)$(SYSUSERSDIR)/rdmcp.conf
 	install -m 0644 contrib/systemd/rdmcp.default $(DESTDIR)$(DOCDIR)/rdmcp.default
-	install -m 0755 contrib/slurm-prolog-example.sh \
-		contrib/spark-hadoop-prolog-example.sh $(DESTDIR)$(DOCDIR)/
+	install -m 0755 contrib/slurm-stage-example.sh \
+		contrib/spark-hadoop-stage-example.sh $(DESTDIR)$(DOCDIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

@@ -69,6 +69,7 @@ struct opts {
 	int gid_index;		/* -1: from the address */
 	bool interrupts;
 	int verbose;		/* -1 quiet, 0 normal, 1.. more */
+	bool log_epoch;		/* --log-time epoch */
 	/* daemon */
 	const char *listen;
 	const char **roots;
@@ -115,6 +116,7 @@ struct opts {
 	const char *remote_path;	/* --remote-path */
 	const char *remote_opts;	/* --remote-opts */
 	unsigned fanout;	/* --fanout */
+	bool fanout_given;	/* ... on the command line */
 };
 
 /* The modes (send.c, modes.c): each runs to the end and returns rdmcp's
@@ -148,11 +150,19 @@ int add_libs(struct manifest *m, const char *exe, const char *dest);
 int destinations(const struct opts *o, char **sources, size_t n,
 		 char **dests);
 
+/* -d DIR/, with a trailing slash: DIR is made where it is missing, with
+ * its missing parents, as mkdir -p (sources.c). */
+bool dest_dir_made(const struct opts *o);
+
 /* The manifest of the sources, landing at dests: -d DIR/, every file,
  * with -r every tree, with --send-libs the libraries.  Returns 0, or
  * -errno after a message (a source that cannot be read...). */
 int build_manifest(const struct opts *o, char **sources, char **dests,
 		   size_t n, struct manifest **out);
+
+/* The bytes of the regular files in mf; *nfiles (unless NULL) gets how
+ * many there are (sources.c). */
+uint64_t manifest_bytes(const struct manifest *mf, size_t *nfiles);
 
 /* The distinct directories the manifest's entries land in that it does
  * not make itself (the parents of entries not inside one of its
@@ -173,6 +183,13 @@ int gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles,
  * address or NULL, only that one): the sender is the root of every group,
  * never a destination.  0 otherwise. */
 int refuse_self(const struct hostlist *hl, const char *bind);
+
+/* The rack of this machine in t (self.c): with `bind` (a numeric
+ * address, or NULL) that address's, else the first of its interfaces'
+ * addresses that t lists (the host name is shared by containers and
+ * network namespaces), else its host name's; -1 if t lists none. */
+struct topo;
+int own_rack(const struct topo *t, const char *bind);
 
 /* The hosts with failed[i] == want as a compressed host list (malloc'd),
  * or NULL if out of memory. */
@@ -207,10 +224,23 @@ int load_key(const struct opts *o, struct auth_key *key);
 /* The --help text, to `out` (usage.c). */
 void usage(FILE *out);
 
+/* What getopt_long (quiet: opterr 0, the option string starting with
+ * ':') found wrong, said on stderr as "rdmcp: ...": c is what it
+ * returned ('?' or ':'), optopt_ its optopt, word the argument it looked
+ * at last (argv[optind - 1]); an unknown long option near one of opts
+ * gets "did you mean --NAME?", an ambiguous one the options it begins
+ * (usage.c). */
+struct option;
+void usage_bad_option(int c, int optopt_, const char *word,
+		      const struct option *opts);
+
 /* Logging to stderr at `normal` level, adjusted by -q/-v; with stamp_all
- * every line carries the time (seconds since the epoch, to the
- * microsecond), otherwise only debug lines do. */
-void setup_logging(int verbose, enum log_level normal, bool stamp_all);
+ * every line carries the time, otherwise only debug lines do: ISO 8601
+ * local time with its offset, to the microsecond
+ * (2026-11-28T21:30:01.094241+01:00), or with epoch seconds since the
+ * epoch (1795901401.094241). */
+void setup_logging(int verbose, enum log_level normal, bool stamp_all,
+		   bool epoch);
 
 /* Output of a push: one line per host as it comes (-v; --json: an
  * object), then the summary (report.c). */

@@ -4,9 +4,11 @@
  * Slurm's allocation; minus excluded hosts (-x); duplicates dropped.  And
  * the host lists written back: the failed line, --ok-file, --failed-file.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "cmd.h"
 #include "util/log.h"
 #include "hosts/topo.h"
+#include "util/path.h"
 
 #define MAX_HOSTFILE (64u << 20)
 
@@ -79,18 +82,63 @@ slurp(const char *path, const char *what)
 }
 
 /* A file name, never a host: "-" (standard input) or a name with a '/'
- * (no host name or address holds one). */
+ * outside brackets (no host name or address holds one; a step range,
+ * node[1-30/4], does). */
 static bool
 never_a_host(const char *arg)
 {
-	return strcmp(arg, "-") == 0 || strchr(arg, '/') != NULL;
+	bool in = false;
+
+	if (strcmp(arg, "-") == 0)
+		return true;
+	for (; *arg != '\0'; arg++) {
+		if (*arg == '[' || *arg == ']')
+			in = *arg == '[';
+		else if (*arg == '/' && !in)
+			return true;
+	}
+	return false;
+}
+
+/* Does the resolver know no host of this name?  Only a definite answer
+ * counts: a resolver that cannot tell (no DNS server) says nothing. */
+static bool
+no_such_name(const char *name)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int rc = getaddrinfo(name, NULL, &hints, &res);
+
+	if (res != NULL)
+		freeaddrinfo(res);
+	return rc == EAI_NONAME || rc == EAI_NODATA;
+}
+
+/* Is `arg`, where the hosts go, rather a file name with a typo: one plain
+ * name (no list, range or port) with a '.', that could be a host's (what
+ * could not is for the host list's parser to say), no address, and no
+ * host's name?  (One lookup, for this one argument.) */
+static bool
+mistyped_file(const char *arg)
+{
+	struct hostlist one = { .max = 1 };
+	struct rd_err err = { 0 };
+	struct in_addr a;
+	bool plain;
+
+	if (strpbrk(arg, ",[]: \t") != NULL || strchr(arg, '.') == NULL ||
+	    inet_pton(AF_INET, arg, &a) == 1)
+		return false;
+	plain = hostlist_parse(&one, arg, &err) == 0;
+	hostlist_clear(&one);
+	return plain && no_such_name(arg);
 }
 
 /* Is the last argument a host list rather than a file?  Without -f, -w
  * or Slurm it must be; inside an allocation, a lone argument, an
- * existing local path or a name that cannot be a host is a file and the
- * hosts come from SLURM_JOB_NODELIST.  Returns the host list, or NULL
- * if there is none in the arguments; *nfiles is how many are files. */
+ * existing local path, a name that cannot be a host or a mistyped file
+ * name (mistyped_file) is a file and the hosts come from
+ * SLURM_JOB_NODELIST.  Returns the host list, or NULL if there is none in
+ * the arguments; *nfiles is how many are files. */
 static const char *
 hosts_source(const struct opts *o, int *nfiles)
 {
@@ -102,7 +150,7 @@ hosts_source(const struct opts *o, int *nfiles)
 		return NULL;
 	if (slurm != NULL && slurm[0] != '\0' && last != NULL &&
 	    (o->nargs == 1 || access(last, F_OK) == 0 ||
-	     never_a_host(last))) {
+	     never_a_host(last) || mistyped_file(last))) {
 		if (o->verbose > 0)
 			warnx_("hosts from SLURM_JOB_NODELIST: %s", slurm);
 		return slurm;
@@ -111,28 +159,149 @@ hosts_source(const struct opts *o, int *nfiles)
 	return last;
 }
 
+/* pdsh's -f N (its fanout) given to rdmcp, whose -f is a host file: a
+ * number that names no file.  -EINVAL after a message; else 0. */
+static int
+check_fanout_habit(const char *hostfile)
+{
+	if (hostfile[strspn(hostfile, "0123456789")] != '\0' ||
+	    access(hostfile, F_OK) == 0)
+		return 0;
+	warnx_("-f %s: no host file '%s'. rdmcp's -f reads the hosts from a "
+	       "file (pdsh's -w ^FILE); there is no fanout to set: every host "
+	       "receives at once and passes blocks on (--fanout is --rsh's, "
+	       "for the remote commands)", hostfile, hostfile);
+	return -EINVAL;
+}
+
+/* The hosts of a host file appended to hl.  0, or -errno with err set
+ * (-EINVAL with err clear: slurp said why). */
+static int
+parse_host_file(const char *path, struct hostlist *hl, struct rd_err *err)
+{
+	char *text = slurp(path, "host file");
+	int rc;
+
+	if (text == NULL)
+		return -EINVAL;
+	rc = hostlist_parse_file(hl, text, path, err);
+	free(text);
+	return rc;
+}
+
+/* The hosts of a -w or -x value appended to hl: a host list, or with a
+ * '^' a host file (pdsh's and clush's -w ^FILE).  As parse_host_file. */
+static int
+parse_host_arg(const char *arg, struct hostlist *hl, struct rd_err *err)
+{
+	if (arg[0] == '^')
+		return parse_host_file(arg + 1, hl, err);
+	return hostlist_parse(hl, arg, err);
+}
+
 /* The hosts of -f and every -w, or of spec, appended to hl.  Returns 0,
- * or -errno with err set. */
+ * or -errno with err set (-EINVAL with err clear: said why). */
 static int
 parse_hosts(const struct opts *o, const char *spec, struct hostlist *hl,
 	    struct rd_err *err)
 {
-	char *text;
 	size_t i;
 	int rc = 0;
 
 	if (spec != NULL)
 		return hostlist_parse(hl, spec, err);
 	if (o->hostfile != NULL) {
-		text = slurp(o->hostfile, "host file");
-		if (text == NULL)
-			return -EINVAL;	/* slurp said why */
-		rc = hostlist_parse_file(hl, text, o->hostfile, err);
-		free(text);
+		rc = check_fanout_habit(o->hostfile);
+		if (rc == 0)
+			rc = parse_host_file(o->hostfile, hl, err);
 	}
 	for (i = 0; rc == 0 && i < o->nwlists; i++)
-		rc = hostlist_parse(hl, o->wlists[i], err);
+		rc = parse_host_arg(o->wlists[i], hl, err);
 	return rc;
+}
+
+/* -x: leave out the hosts its entries name (hostlist_leave_out), and warn
+ * of each entry that names none (a typo, or a host not in the list).
+ * 0, or -ENOMEM after a message. */
+static int
+leave_out(const struct opts *o, struct hostlist *hl, const struct hostlist *ex)
+{
+	bool *matched = calloc(ex->n ? ex->n : 1, sizeof(*matched));
+	char *list = NULL;
+	size_t i, n = 0;
+
+	if (matched == NULL || hostlist_leave_out(hl, ex, o->port,
+						  matched) < 0) {
+		free(matched);
+		warnx_("-x: out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < ex->n; i++) {
+		matched[i] = !matched[i];	/* now: names no host */
+		n += matched[i];
+	}
+	if (n > 0)
+		list = hosts_compressed(ex, matched, true);
+	if (list != NULL)
+		warnx_("warning: -x %s: %s in the host list, not left out",
+		       list, n > 1 ? "none of these is" : "no such host");
+	free(list);
+	free(matched);
+	return 0;
+}
+
+/* The last argument, where the hosts go, is a file here, or a mistyped
+ * file name: the host list was forgotten.  -EINVAL after a message; 0 if
+ * it may be hosts. */
+static int
+check_last_is_hosts(const char *spec)
+{
+	struct stat st;
+
+	if (never_a_host(spec)) {
+		warnx_("'%s' is not a host list but a file name (hosts hold "
+		       "no '/'): give the hosts last, or with -w or -f", spec);
+		return -EINVAL;
+	}
+	if (lstat(spec, &st) == 0) {
+		warnx_("'%s', last, is where the hosts go, but it is %s here: "
+		       "are the hosts missing? Give them last, or with -w or "
+		       "-f (-w %s if a host has that name)", spec,
+		       path_kind(st.st_mode), spec);
+		return -EINVAL;
+	}
+	if (mistyped_file(spec)) {
+		warnx_("'%s', last, is where the hosts go, but no host has "
+		       "that name, and no file here either: a mistyped FILE, "
+		       "and the hosts missing? Give them last, or with -w or "
+		       "-f", spec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* pdcp's habit, 'pdcp -w HOSTS -r SRC DEST': with the hosts given
+ * otherwise (-w, -f, Slurm) and no -d, a last argument that is a
+ * directory here is taken for a destination, which rdmcp would copy as a
+ * source (each source lands at its own path).  -EINVAL after a message;
+ * "DIR/." names the directory as a source on purpose. */
+static int
+check_pdcp_dest(const struct opts *o, int nfiles)
+{
+	const char *last = nfiles > 0 ? o->args[nfiles - 1] : NULL;
+	size_t len = last != NULL ? strlen(last) : 0;
+	struct stat st;
+
+	if (o->dest_dir != NULL || nfiles < 2 || nfiles != o->nargs ||
+	    (len >= 2 && strcmp(last + len - 2, "/.") == 0) ||
+	    stat(last, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	warnx_("'%s', last, is a directory here: did you mean -d %s%s? "
+	       "rdmcp takes the destination with -d only, and would copy "
+	       "'%s' as a source too, every source to its own path (to mean "
+	       "that, name it other than last, or as '%s/.')", last, last,
+	       last[len - 1] == '/' ? "" : "/", last, last);
+	return -EINVAL;
 }
 
 /* Usage errors in where the hosts come from: -EINVAL after a message. */
@@ -145,24 +314,9 @@ check_hosts_source(const struct opts *o, const char *spec, int nfiles)
 		       "-w HOSTS, -f FILE, or a Slurm allocation)");
 		return -EINVAL;
 	}
-	if (spec != NULL && never_a_host(spec)) {
-		warnx_("'%s' is not a host list but a file name (hosts hold "
-		       "no '/'): give the hosts last, or with -w or -f", spec);
+	if (spec != NULL && nfiles < o->nargs && check_last_is_hosts(spec) < 0)
 		return -EINVAL;
-	}
-	return 0;
-}
-
-/* The rack of this machine in t, by its host name; -1 if not listed. */
-static int
-own_rack(const struct topo *t)
-{
-	char name[256];
-
-	if (gethostname(name, sizeof(name) - 1) < 0)
-		return -1;
-	name[sizeof(name) - 1] = '\0';
-	return topo_rack_of(t, name);
+	return check_pdcp_dest(o, nfiles);
 }
 
 /* Say (-v) which racks the hosts are in, in the order they will go. */
@@ -226,7 +380,7 @@ apply_topology(const struct opts *o, struct hostlist *hl,
 	if (rc == 0 && (rc = topo_parse(text, o->topology, &t, &err)) < 0)
 		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
 	if (rc == 0) {
-		hr->own = own_rack(t);
+		hr->own = own_rack(t, o->bind);
 		rc = topo_order(t, hr->own, hl->hosts, hl->n, rack_of);
 		if (rc < 0)
 			warnx_("--topology: %s", strerror(-rc));
@@ -256,16 +410,20 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles,
 		return rc;
 	rc = parse_hosts(o, spec, hl, &err);
 	for (i = 0; rc == 0 && i < o->nxlists; i++)
-		rc = hostlist_parse(&ex, o->xlists[i], &err);
-	if (rc == -EINVAL && err.code == 0)
-		return rc;	/* slurp said why */
+		rc = parse_host_arg(o->xlists[i], &ex, &err);
+	if (rc == -EINVAL && err.code == 0) {
+		hostlist_clear(&ex);
+		return rc;	/* said why */
+	}
 	if (rc < 0) {
 		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
 		hostlist_clear(&ex);
 		return rc == -ENOMEM ? rc : -EINVAL;
 	}
-	hostlist_exclude(hl, &ex);
+	rc = leave_out(o, hl, &ex);
 	hostlist_clear(&ex);
+	if (rc < 0)
+		return rc;
 	dups = hostlist_dedupe(hl);
 	if (dups > 0)
 		warnx_("warning: %zu duplicate host%s ignored", dups,

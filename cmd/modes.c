@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -22,6 +23,37 @@
 #include "rsh.h"
 #include "daemon/serve.h"
 
+/* --log-time epoch: seconds since the epoch, else ISO 8601 local time. */
+static bool stamp_epoch;
+
+/* The time now as a line's stamp, with a blank after it; "" if the clock
+ * cannot be read. */
+static void
+format_stamp(char *buf, size_t len)
+{
+	uv_timeval64_t tv;
+	char day[32];
+	struct tm tm;
+	time_t t;
+	long off;
+
+	buf[0] = '\0';
+	if (uv_gettimeofday(&tv) != 0)
+		return;
+	if (stamp_epoch) {
+		snprintf(buf, len, "%lld.%06d ", (long long)tv.tv_sec,
+			 tv.tv_usec);
+		return;
+	}
+	t = (time_t)tv.tv_sec;
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		return;
+	off = tm.tm_gmtoff / 60;
+	snprintf(buf, len, "%s.%06d%c%02ld:%02ld ", day, tv.tv_usec,
+		 off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+}
+
 /* Debug lines carry the time; so does every line of the daemon (ctx
  * non-NULL), whose log says when each job failed or was discarded. */
 static void
@@ -29,22 +61,22 @@ log_to_stderr(void *ctx, enum log_level level, const char *msg)
 {
 	static const char *const tags[] = { "error: ", "warning: ", "", "",
 					    "" };
-	uv_timeval64_t tv;
+	char stamp[64] = "";
 
 	progress_clear();
-	if ((ctx != NULL || level >= LOG_DEBUG) && uv_gettimeofday(&tv) == 0)
-		fprintf(stderr, "rdmcp: %lld.%06d %s%s\n",
-			(long long)tv.tv_sec, tv.tv_usec, tags[level], msg);
-	else
-		fprintf(stderr, "rdmcp: %s%s\n", tags[level], msg);
+	if (ctx != NULL || level >= LOG_DEBUG)
+		format_stamp(stamp, sizeof(stamp));
+	fprintf(stderr, "rdmcp: %s%s%s\n", stamp, tags[level], msg);
 }
 
 void
-setup_logging(int verbose, enum log_level normal, bool stamp_all)
+setup_logging(int verbose, enum log_level normal, bool stamp_all,
+	      bool epoch)
 {
 	static int stamp;
 	enum log_level max = verbose < 0 ? LOG_WARN : normal + verbose;
 
+	stamp_epoch = epoch;
 	log_setup(log_to_stderr, stamp_all ? &stamp : NULL,
 		  max > LOG_TRACE ? LOG_TRACE : max);
 }
@@ -293,7 +325,7 @@ run_serve(const struct opts *o)
 	uv_loop_t loop;
 	int rc, status;
 
-	setup_logging(o->verbose, LOG_INFO, true);
+	setup_logging(o->verbose, LOG_INFO, true, o->log_epoch);
 	if (serve_settings(o, &loop, &cfg) < 0)
 		return EXIT_USAGE;
 	status = EXIT_DAEMON;

@@ -70,6 +70,7 @@ enum {
 	OPT_RACKS,
 	OPT_JOB_IDLE_TIMEOUT,
 	OPT_KEEP_PARTIAL,
+	OPT_LOG_TIME,
 };
 
 /* Sorted by long name (make check-docs checks). */
@@ -100,6 +101,7 @@ static const struct option long_options[] = {
 	{ "keep-partial", required_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "log-time", required_argument, NULL, OPT_LOG_TIME },
 	{ "max-blocks", required_argument, NULL, OPT_MAX_BLOCKS },
 	{ "max-jobs", required_argument, NULL, OPT_MAX_JOBS },
 	{ "name", required_argument, NULL, OPT_NAME },
@@ -191,17 +193,38 @@ parse_size(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-/* --bwlimit: a bare number is KiB/s, as rsync's; 0 is no cap. */
+/* --bwlimit: a number, with a fraction if need be, of KiB/s (as rsync's)
+ * or with K, M or G of bytes/s ("1.5m"); 0 is no cap, and a rate above
+ * 0 is at least 1 byte/s. */
 static int
 parse_rate(const char *s, uint64_t *out)
 {
-	size_t n = strlen(s);
-	int rc;
+	size_t n = strspn(s, "0123456789.");
+	uint64_t mul = 1ull << 10;
+	const char *end = s + n;
+	char num[32];
+	double v;
 
-	rc = parse_size(s, 1ull << 50, out);
-	if (rc == 0 && n > 0 && s[n - 1] >= '0' && s[n - 1] <= '9')
-		*out <<= 10;
-	return rc;
+	if (n == 0 || n >= sizeof(num) || strchr(s, '.') != strrchr(s, '.'))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	v = strtod(num, NULL);
+	switch (*end) {
+	case 'k': case 'K': mul = 1ull << 10; end++; break;
+	case 'm': case 'M': mul = 1ull << 20; end++; break;
+	case 'g': case 'G': mul = 1ull << 30; end++; break;
+	default: break;
+	}
+	if (end > s + n && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
+		end += strlen(end);
+	if (*end != '\0' || (n == 1 && *s == '.') || v * (double)mul >
+	    (double)(1ull << 50))
+		return -EINVAL;
+	*out = (uint64_t)(v * (double)mul + 0.5);
+	if (*out == 0 && v > 0)
+		*out = 1;
+	return 0;
 }
 
 /* A user or group: a name, or a number. */
@@ -539,6 +562,12 @@ parse_option(struct opts *o, int c, const char *arg)
 	case OPT_LISTEN:
 		o->listen = arg;
 		return 0;
+	case OPT_LOG_TIME:
+		if (strcmp(arg, "iso") != 0 && strcmp(arg, "epoch") != 0)
+			return bad_usage("unknown --log-time '%s' (iso, epoch)",
+					 arg);
+		o->log_epoch = strcmp(arg, "epoch") == 0;
+		return 0;
 	case OPT_PLAN:
 		o->mode = MODE_PLAN;
 		return 0;
@@ -569,15 +598,15 @@ parse_option(struct opts *o, int c, const char *arg)
 		if (parse_size(arg, 65536, &v) < 0 || v == 0)
 			return bad_usage("bad fanout '%s' (1 to 65536)", arg);
 		o->fanout = (unsigned)v;
+		o->fanout_given = env_source == NULL;
 		return 0;
 	case OPT_WINDOW:
 		if (parse_size(arg, 1024, &v) < 0 || v == 0)
 			return bad_usage("bad window '%s' (1 to 1024)", arg);
 		o->window = (unsigned)v;
 		return 0;
-	default:	/* getopt_long said what is wrong */
-		fprintf(stderr, "Try 'rdmcp --help'.\n");
-		return -EINVAL;
+	default:	/* main: getopt_long's '?' and ':' are said there */
+		return bad_usage("unknown option");
 	}
 }
 
@@ -679,9 +708,17 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	defaults(&o);
 	rc = env_defaults(&o);
-	while (rc == 0 && (c = getopt_long(argc, argv, "a:b:d:f:hnpP:qrSt:vVw:Wx:",
-					   long_options, NULL)) != -1)
-		rc = parse_option(&o, c, optarg);
+	opterr = 0;	/* said as rdmcp says it: usage_bad_option */
+	while (rc == 0 && (c = getopt_long(argc, argv, ":a:b:d:f:hnpP:qrSt:vVw:Wx:",
+					   long_options, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			usage_bad_option(c, optopt, optind > 0 ?
+					 argv[optind - 1] : NULL, long_options);
+			rc = -EINVAL;
+		} else {
+			rc = parse_option(&o, c, optarg);
+		}
+	}
 	o.args = argv + optind;
 	o.nargs = argc - optind;
 	/* one crossing per rack; --plan --racks shows what --topology does */

@@ -65,7 +65,9 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 		    const char *failed_hosts, const char *not_copied,
 		    int status, const struct dry_plan *dry)
 {
-	double tput = s->last_ok > 0 && dry == NULL && s->copied > 0
+	/* nothing sent (every host had it already, or every block): no
+	 * rate either */
+	double tput = s->last_ok > 0 && dry == NULL && s->sent > 0
 			      ? (double)s->bytes / s->last_ok : 0;
 
 	printf("{\"event\":\"summary\",\"hosts\":%zu,\"complete\":%zu,"
@@ -159,6 +161,13 @@ report_summary(const struct opts *o, const struct push_summary *s)
 		printf(" (%zu not copied, for the sender's reason)", s->unsent);
 	if (s->ok > 0 && s->copied == 0)	/* no rate: nothing moved */
 		printf(": already identical, nothing sent");
+	else if (s->ok > 0 && s->sent == 0 && s->bytes > 0)	/* no rate */
+		printf(": %s, nothing sent (already there), in %.3f s", size,
+		       s->last_ok);	/* of what was not sent: the copies
+					 * were made of blocks held */
+	else if (s->ok > 0 && s->sent == 0)
+		printf(": %s in %.3f s, over %s", size, s->last_ok,
+		       s->transport);
 	else if (s->ok > 0)
 		printf(": %s in %.3f s, %s (%.3f Gbit/s), skew %.3f s, over %s",
 		       size, s->last_ok, rate, gbit, s->last_ok - s->first_ok,

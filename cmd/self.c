@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "hosts/topo.h"
 #include "util/net.h"
 
 /* a and b name the same host if equal, or one is the other's short name
@@ -73,6 +74,44 @@ is_self(const char *entry, const char *me, struct ifaddrs *ifs,
 	if (net_parse_numeric(host, 0, &ss) == 0)
 		return own_addr(&ss, ifs, bound);
 	return me[0] != '\0' && same_name(host, me);
+}
+
+/* The rack of address sa in t (-1: none, or not an address). */
+static int
+rack_of_addr(const struct topo *t, const struct sockaddr *sa)
+{
+	struct sockaddr_storage ss = { 0 };
+	char host[NET_ADDRSTRLEN];
+
+	if (sa == NULL || (sa->sa_family != AF_INET &&
+			   sa->sa_family != AF_INET6))
+		return -1;
+	memcpy(&ss, sa, sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+					       : sizeof(struct sockaddr_in6));
+	net_format_host(&ss, host, sizeof(host));
+	return topo_rack_of(t, host);
+}
+
+int
+own_rack(const struct topo *t, const char *bind)
+{
+	struct sockaddr_storage bound;
+	struct ifaddrs *ifs = NULL, *i;
+	char name[256];
+	int rack = -1;
+
+	if (bind != NULL && net_parse_numeric(bind, 0, &bound) == 0)
+		return rack_of_addr(t, (const struct sockaddr *)&bound);
+	if (getifaddrs(&ifs) == 0) {
+		for (i = ifs; i != NULL && rack < 0; i = i->ifa_next)
+			rack = rack_of_addr(t, i->ifa_addr);
+		freeifaddrs(ifs);
+	}
+	if (rack < 0 && gethostname(name, sizeof(name) - 1) == 0) {
+		name[sizeof(name) - 1] = '\0';
+		rack = topo_rack_of(t, name);
+	}
+	return rack;
 }
 
 int

@@ -59,6 +59,7 @@ on_push_report(void *ctx, const struct push_report *r)
 	struct sender *sd = ctx;
 	struct push_report out = *r;
 	size_t idx = sd->pending[r->index];
+	uint8_t faults = sd->faults[idx];
 	char why[512];
 
 	if (r->regroup) {	/* not an outcome: sent again, in order */
@@ -91,6 +92,8 @@ on_push_report(void *ctx, const struct push_report *r)
 				  &sd->faults[idx])) {
 		sd->retry[idx] = true;
 		sd->busy += r->error == -EBUSY;
+		sd->bound[idx] = sd->faults[idx] == faults ? 0
+			: (uint8_t)push_retry_bound(r, sd->o->retries);
 		if (sd->o->verbose > 0)
 			warnx_("%s failed (%s); will retry", r->host, r->reason);
 		return;
@@ -363,6 +366,7 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->failed = calloc(n, sizeof(bool));
 	sd->unsent = calloc(n, sizeof(bool));
 	sd->retry = calloc(n, sizeof(bool));
+	sd->bound = calloc(n, sizeof(*sd->bound));
 	sd->faults = calloc(n, sizeof(*sd->faults));
 	sd->maybe_landed = calloc(n, sizeof(bool));
 	sd->slow = calloc(n, sizeof(*sd->slow));
@@ -373,7 +377,7 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
 	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
 	sd->outcomes = outcomes_new(sd->hl);
-	if (!sd->ok || !sd->failed || !sd->unsent || !sd->retry ||
+	if (!sd->ok || !sd->failed || !sd->unsent || !sd->retry || !sd->bound ||
 	    !sd->faults || !sd->maybe_landed ||
 	    !sd->slow || !sd->rate || !sd->pending ||
 	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
@@ -402,6 +406,7 @@ sender_free(struct sender *sd)
 	free(sd->failed);
 	free(sd->unsent);
 	free(sd->retry);
+	free(sd->bound);
 	free(sd->faults);
 	free(sd->maybe_landed);
 	free(sd->slow);
@@ -444,6 +449,7 @@ push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
 		.force = o->force, .timeout_ms = o->timeout_ms,
 		.sparse = o->sparse, .dry_run = o->dry_run,
 		.whole_file = o->whole_file,
+		.parents = dest_dir_made(o),
 		.bwlimit = o->bwlimit,
 		.connect_timeout_ms = o->connect_timeout_ms,
 		.window = o->window, .report = on_push_report,
@@ -476,7 +482,7 @@ run_push(const struct opts *o)
 	struct rsh *rsh = NULL;
 	int nfiles, rc, status = EXIT_SENDER;
 
-	setup_logging(o->verbose, LOG_WARN, false);
+	setup_logging(o->verbose, LOG_WARN, false, o->log_epoch);
 	signal(SIGBUS, on_sigbus);
 	progress_start(o);
 	rc = gather_hosts(o, &hl, &nfiles, &sd.racks);
@@ -494,8 +500,9 @@ run_push(const struct opts *o)
 			fprintf(stderr, "Try 'rdmcp --help'.\n");
 		goto out;
 	}
-	if (build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests,
-			   &mf) < 0) {
+	rc = build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests, &mf);
+	if (rc < 0) {	/* a directory without -r is a usage error */
+		status = rc == -EISDIR ? EXIT_USAGE : EXIT_SENDER;
 		send_finish(&sd, false);	/* no host failed: nothing was sent */
 		goto report;
 	}
@@ -510,6 +517,10 @@ run_push(const struct opts *o)
 			goto out;
 		}
 	} else {
+		if (o->fanout_given)
+			warnx_("warning: --fanout bounds the remote commands of "
+			       "--rsh, and does nothing without it: every host "
+			       "receives at once and passes blocks on");
 		free(sd.targets);
 		sd.targets = NULL;
 	}

@@ -22,6 +22,8 @@ struct sender {
 	bool *ok;		/* holds a complete copy */
 	bool *failed;		/* failed for good, for reasons of its own */
 	bool *retry;		/* failed in this attempt, may be retried */
+	uint8_t *bound;		/* ... using one of its push_retry_bound()
+				 * retries (0: uncounted) */
 	uint8_t *faults;	/* attempts it failed for reasons of its own */
 	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
 	enum slow_verdict *slow;	/* found slow (--slow last) */

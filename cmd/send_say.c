@@ -200,27 +200,45 @@ send_say_changed(const struct sender *sd, size_t more)
 		       sd->total.source_changed);
 }
 
+/* "retrying 3 hosts that failed (attempt 2: retry 1 of at most 1; 2 only
+ * lost their group, not counted against --retries 1; in 1 s: 1 was busy):
+ * LIST": the bound a host's own failures have, not the push's
+ * (casualties are sent to again uncounted). */
 void
 send_say_retry(const struct sender *sd, int round)
 {
 	bool *pick = calloc(sd->hl->n, sizeof(*pick));
-	char *list = NULL, wait[80] = "";
-	size_t i;
+	char *list = NULL, why[260];
+	size_t i, j, own = 0, n = sd->npending;
+	int most = 0, bound = 0, len;
 
-	for (i = 0; pick != NULL && i < sd->npending; i++)
-		pick[sd->pending[i]] = true;
-	if (pick != NULL)
-		list = hosts_compressed(sd->hl, pick, true);
+	for (i = 0; pick != NULL && i < n; i++) {
+		j = sd->pending[i];
+		pick[j] = true;
+		own += sd->bound[j] > 0;
+		most = sd->bound[j] > 0 && sd->faults[j] > most ? sd->faults[j]
+								: most;
+		bound = sd->bound[j] > bound ? sd->bound[j] : bound;
+	}
+	list = pick != NULL ? hosts_compressed(sd->hl, pick, true) : NULL;
 	free(pick);
-	progress_clear();
+	len = snprintf(why, sizeof(why), "attempt %d", round + 1);
+	if (own > 0)
+		len += snprintf(why + len, sizeof(why) - (size_t)len, ": retry "
+				"%d of at most %d", most, bound);
+	if (own < n)
+		len += snprintf(why + len, sizeof(why) - (size_t)len, "%s%zu "
+				"only lost %s group, not counted against "
+				"--retries %d", own > 0 ? "; " : ": ", n - own,
+				n - own > 1 ? "their" : "its", sd->o->retries);
 	if (sd->busy > 0)
-		snprintf(wait, sizeof(wait), ", in %.0f s: %zu %s busy",
-			 push_retry_wait_ms(round) / 1000.0, sd->busy,
-			 sd->busy > 1 ? "were" : "was");
+		snprintf(why + len, sizeof(why) - (size_t)len, "; in %.0f s: "
+			 "%zu %s busy", push_retry_wait_ms(round) / 1000.0,
+			 sd->busy, sd->busy > 1 ? "were" : "was");
+	progress_clear();
 	if (sd->o->verbose >= 0 && list != NULL)
-		warnx_("retrying %zu host%s that failed (attempt %d, at most "
-		       "%d%s): %s", sd->npending, sd->npending > 1 ? "s" : "",
-		       round + 1, sd->max_attempts, wait, list);
+		warnx_("retrying %zu host%s that failed (%s): %s", n,
+		       n > 1 ? "s" : "", why, list);
 	free(list);
 }
 

@@ -92,16 +92,24 @@ destinations(const struct opts *o, char **sources, size_t n, char **dests)
 	return rc;
 }
 
-/* -d DIR/ (a trailing slash): DIR is made where it is missing.  Returns 0
+bool
+dest_dir_made(const struct opts *o)
+{
+	size_t len = o->dest_dir ? strlen(o->dest_dir) : 0;
+
+	return len >= 2 && o->dest_dir[len - 1] == '/';
+}
+
+/* -d DIR/ (a trailing slash): DIR is made where it is missing, the first
+ * entry (the daemons make its missing parents: JOB_PARENTS).  Returns 0
  * or -errno after a message. */
 static int
 add_dest_dir(const struct opts *o, struct manifest *m)
 {
-	size_t len = o->dest_dir ? strlen(o->dest_dir) : 0;
 	char *dir;
 	int rc;
 
-	if (len < 2 || o->dest_dir[len - 1] != '/')
+	if (!dest_dir_made(o))
 		return 0;
 	dir = path_absolute("/", o->dest_dir);
 	rc = dir ? mf_add_dir(m, dir, 0755) : -ENOMEM;
@@ -143,6 +151,23 @@ build_manifest(const struct opts *o, char **sources, char **dests, size_t n,
 out:
 	mf_free(m);
 	return rc;
+}
+
+uint64_t
+manifest_bytes(const struct manifest *mf, size_t *nfiles)
+{
+	const struct job_file *e = mf_entries(mf);
+	size_t i, n = mf_count(mf), files = 0;
+	uint64_t bytes = 0;
+
+	for (i = 0; i < n; i++)
+		if (e[i].type == JF_FILE) {
+			files++;
+			bytes += e[i].size;
+		}
+	if (nfiles != NULL)
+		*nfiles = files;
+	return bytes;
 }
 
 static int

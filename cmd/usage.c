@@ -4,7 +4,9 @@
  * Kept apart from the option parser (cmd/rdmcp.c); check-docs.sh holds
  * both to the man page.
  */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "proto/auth.h"
 #include "cmd.h"
@@ -29,18 +31,26 @@ usage(FILE *out)
 "or --rsh starts a one-shot receiver on each (ssh, no daemon needed).\n"
 "HOSTS is a host list: host, host:port or [address]:port entries,\n"
 "separated by commas, with ranges as in Slurm and pdsh: node[01-64,70],\n"
-"rack[1-2]n[01-16].  Inside a Slurm allocation HOSTS may be left out:\n"
-"the hosts are then $SLURM_JOB_NODELIST.  Host names have letters,\n"
-"digits, '-', '.' and '_', a letter or digit first; a name with a '/'\n"
-"is a FILE, never a host.  A FILE '-' is standard input (with --name):\n"
-"it is first kept in a file without a name in $TMPDIR (default /tmp),\n"
-"which needs room for all of it, then sent; nothing of it is left there.\n"
+"rack[1-2]n[01-16], and clush's steps: node[1-30/4].  Inside a Slurm\n"
+"allocation HOSTS may be left out: the hosts are then\n"
+"$SLURM_JOB_NODELIST.  Host names have letters, digits, '-', '.' and\n"
+"'_', a letter or digit first; a name with a '/' (outside brackets) is\n"
+"a FILE, never a host, and so is a last argument that is a file here or\n"
+"an unknown name that looks like one (inptu.dat), which outside an\n"
+"allocation is a usage error.  The destination is -d DIR only: with the\n"
+"hosts given by -w, -f or Slurm and no -d, a last argument that is a\n"
+"directory here is an error ('did you mean -d DIR/?', as for pdcp's\n"
+"DEST; DIR/. names it as a source).  A FILE '-' is standard input\n"
+"(with --name): it is first kept in a file without a name in $TMPDIR\n"
+"(default /tmp), which needs room for all of it, then sent; nothing of\n"
+"it is left there.\n"
 "\n"
 "Sending:\n"
 "  -d, --dest DIR           land files in DIR on every host (default: the\n"
 "                           same absolute path as the source); DIR must\n"
 "                           exist, or with a trailing slash (DIR/) it is\n"
-"                           made where it is missing\n"
+"                           made where it is missing, with its missing\n"
+"                           parents (as mkdir -p)\n"
 "      --name NAME          the name '-' (standard input) lands as, like a\n"
 "                           FILE named NAME: e.g. tar c dir | rdmcp --name\n"
 "                           dir.tar -d /dst - HOSTS\n"
@@ -70,20 +80,27 @@ usage(FILE *out)
 "                           not stored (and no space is reserved ahead)\n"
 "      --bwlimit RATE       each host (and the sender) sends at most RATE\n"
 "                           bytes/s, on average over a block: a number of\n"
-"                           KiB/s, or with K, M or G suffix (as rsync)\n"
+"                           KiB/s, or with K, M or G suffix (as rsync;\n"
+"                           1.5M: a fraction)\n"
 "  -n, --dry-run            contact and authenticate every host, check its\n"
 "                           destination, what exists and its free space;\n"
 "                           print the block size, schedule and a predicted\n"
 "                           time; create and send nothing\n"
-"  -f, --hostfile FILE      read the hosts from FILE ('-': stdin), one host\n"
-"                           list per line, '#' comments; then every\n"
-"                           argument is a FILE\n"
+"  -f, --hostfile FILE      read the hosts from FILE ('-': stdin), host\n"
+"                           lists separated by blanks, commas or lines,\n"
+"                           '#' comments; then every argument is a FILE\n"
+"                           (not pdsh's fanout: rdmcp needs none)\n"
 "  -w, --nodes HOSTS        the hosts, as with pdsh -w (repeatable, and\n"
-"                           with -f); then every argument is a FILE\n"
-"  -x, --exclude HOSTS      leave these hosts out (repeatable: all of them)\n"
+"                           with -f; ^FILE: from FILE); then every\n"
+"                           argument is a FILE\n"
+"  -x, --exclude HOSTS      leave these hosts out (repeatable: all of them;\n"
+"                           ^FILE: those of FILE); an entry without a port\n"
+"                           names the host at any port; one that names no\n"
+"                           host is a warning\n"
 "      --topology FILE      which rack each host is in (lines 'RACK: HOSTS',\n"
 "                           or Slurm's topology.conf): hosts go in rack\n"
-"                           order, this machine's rack first, and the\n"
+"                           order, this machine's rack (by its addresses,\n"
+"                           else its name) first, and the\n"
 "                           algorithm is chain unless -a says otherwise\n"
 "                           (binomial: a pipeline in each rack, fed from\n"
 "                           the rack before), so the data crosses each\n"
@@ -102,11 +119,12 @@ usage(FILE *out)
 "                           0.001 to 86400)\n"
 "      --retries N          send again, N times at most, to the hosts that\n"
 "                           failed in a way that sending again may cure\n"
-"                           (default 1); a host whose group broke only\n"
-"                           because another host failed, or after the\n"
-"                           sender itself went silent to it for nearly\n"
-"                           --timeout, is sent to again without using one\n"
-"                           (2(N+1) attempts at most);\n"
+"                           (default 1; not a name that does not resolve,\n"
+"                           a refused connection once); a host whose group\n"
+"                           broke only because another host failed, or\n"
+"                           after the sender itself went silent to it for\n"
+"                           nearly --timeout, is sent to again without\n"
+"                           using one (2(N+1) attempts at most);\n"
 "                           each retry doubles --timeout\n"
 "      --connect-timeout SECS  give up connecting after this (default 5),\n"
 "                           on a handshake, or on a silent host's set-up\n"
@@ -129,6 +147,9 @@ usage(FILE *out)
 "Receiving (daemon):\n"
 "      --serve              run the receiving daemon\n"
 "      --listen ADDR[:PORT] address to listen on (default 0.0.0.0:%d)\n"
+"      --log-time FORMAT    stamp the log's lines with the local time in\n"
+"                           ISO 8601 ('iso', default) or with seconds since\n"
+"                           the epoch ('epoch')\n"
 "      --root DIR           write only below DIR (repeatable; required\n"
 "                           unless --prefix is given)\n"
 "      --prefix DIR         land every destination path below DIR, e.g.\n"
@@ -167,7 +188,7 @@ usage(FILE *out)
 "                           words; default $RDMCP_RSH) and push to them;\n"
 "                           no daemon or key file needed\n"
 "      --fanout N           at most N remote commands starting at once\n"
-"                           (default 32)\n"
+"                           (default 32; nothing without --rsh)\n"
 "      --remote-path PATH   rdmcp on the hosts (default: rdmcp in PATH)\n"
 "      --remote-opts OPTS   append OPTS to the remote command line (%%h: the\n"
 "                           host, quoted), e.g. '--prefix /tmp/%%h'\n"
@@ -219,4 +240,124 @@ usage(FILE *out)
 "the daemon could not start (or did not shut down cleanly); interrupted\n"
 "(SIGINT, SIGTERM, SIGHUP): killed by the signal (130, 143, 129).\n",
 		PROTO_DEFAULT_PORT, PROTO_DEFAULT_PORT, AUTH_DEFAULT_KEY);
+}
+
+/* ---------------------------------------------------------------------
+ * What getopt_long found wrong, said as rdmcp says it
+ */
+
+/* The edit distance of a and b (insertions, deletions, substitutions and
+ * swaps of neighbours), capped at 9. */
+static unsigned
+distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	unsigned d[32][32], best;
+
+	if (la >= 32 || lb >= 32)
+		return 9;
+	for (i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb] < 9 ? d[la][lb] : 9;
+}
+
+/* The option of opts named by name (up to '=' or its end), exactly or as
+ * the only one it begins: its entry, or NULL; *prefixed counts the
+ * options it begins. */
+static const struct option *
+find_long(const struct option *opts, const char *name, size_t len,
+	  size_t *prefixed)
+{
+	const struct option *o, *found = NULL;
+
+	*prefixed = 0;
+	for (o = opts; o->name != NULL; o++) {
+		if (strncmp(o->name, name, len) != 0)
+			continue;
+		if (o->name[len] == '\0')
+			return o;
+		(*prefixed)++;
+		found = o;
+	}
+	return *prefixed == 1 ? found : NULL;
+}
+
+/* An unknown or ambiguous long option: what it may have meant. */
+static void
+bad_long(const struct option *opts, const char *word)
+{
+	const char *name = word + 2;
+	size_t len = strcspn(name, "="), n;
+	const struct option *o, *best = NULL;
+	unsigned d, bestd = 9;
+	char want[32];
+
+	find_long(opts, name, len, &n);
+	if (n > 1) {
+		fprintf(stderr, "rdmcp: option '--%.*s' is ambiguous; it "
+			"begins", (int)len, name);
+		for (o = opts; o->name != NULL; o++)
+			if (strncmp(o->name, name, len) == 0)
+				fprintf(stderr, " --%s", o->name);
+		fprintf(stderr, "\n");
+		return;
+	}
+	snprintf(want, sizeof(want), "%.*s", (int)(len < 31 ? len : 31), name);
+	for (o = opts; o->name != NULL; o++) {
+		d = distance(want, o->name);
+		if (d < bestd) {
+			bestd = d;
+			best = o;
+		}
+	}
+	if (best != NULL && bestd <= (len > 5 ? 2u : 1u))
+		fprintf(stderr, "rdmcp: unknown option '--%.*s'; did you mean "
+			"--%s?\n", (int)len, name, best->name);
+	else
+		fprintf(stderr, "rdmcp: unknown option '--%.*s'\n", (int)len,
+			name);
+}
+
+void
+usage_bad_option(int c, int optopt_, const char *word,
+		 const struct option *opts)
+{
+	size_t n;
+	const struct option *o = NULL;
+	bool is_long = word != NULL && strncmp(word, "--", 2) == 0;
+
+	if (is_long)
+		o = find_long(opts, word + 2, strcspn(word + 2, "="), &n);
+	/* a short option in a cluster leaves word at the one before */
+	if (is_long && optopt_ != 0 && (o == NULL || o->val != optopt_))
+		is_long = false;
+	if (is_long && c == ':')
+		fprintf(stderr, "rdmcp: option '--%s' needs a value\n",
+			o != NULL ? o->name : word + 2);
+	else if (is_long && optopt_ == 0)
+		bad_long(opts, word);
+	else if (is_long)
+		fprintf(stderr, "rdmcp: option '--%s' takes no value\n",
+			o != NULL ? o->name : word + 2);
+	else if (c == ':')
+		fprintf(stderr, "rdmcp: option '-%c' needs a value\n", optopt_);
+	else if (optopt_ > ' ' && optopt_ < 127)
+		fprintf(stderr, "rdmcp: unknown option '-%c'\n", optopt_);
+	else
+		fprintf(stderr, "rdmcp: unknown option\n");
+	fprintf(stderr, "Try 'rdmcp --help'.\n");
 }

@@ -8,7 +8,7 @@ _rdmcp() {
 	local long="--algorithm --allow-setid --bind --block-size --blocks
 		--bwlimit --connect-timeout --dest --device --dry-run --exclude --failed-file --fanout
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
-		--job-idle-timeout --json --keep-owners --keep-partial --key --listen --max-blocks --max-jobs --name --nodes --ok-file --once --owner --plan --port
+		--job-idle-timeout --json --keep-owners --keep-partial --key --listen --log-time --max-blocks --max-jobs --name --nodes --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --racks --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --size
 		--slow --sparse --state-dir --timeout --topology --trace
@@ -40,6 +40,9 @@ _rdmcp() {
 		return ;;
 	--slow)
 		COMPREPLY=($(compgen -W "last wait" -- "$cur"))
+		return ;;
+	--log-time)
+		COMPREPLY=($(compgen -W "iso epoch" -- "$cur"))
 		return ;;
 	--device)
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))

@@ -22,6 +22,11 @@
  * whatever it still holds.  FUZZ_LOG=1: the sender's log, what the fake
  * hears and does, the report.
  *
+ * An input whose push opened more than one control connection (the
+ * QUERY after a lost go) and played any after the first with the key is
+ * pushed again, those without it: the same answer (OUTCOME "landed"...)
+ * from an endpoint without the key must not count.
+ *
  * Properties:
  *   - the push ends (libFuzzer's -timeout) and push_run returns 0;
  *   - the host counts as ok only if the fake said COMPLETE, OUTCOME
@@ -603,8 +608,11 @@ drain_listener(void)
 		close(fd);
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One push of the input, the fake answering with the key on the control
+ * connections whose bit `honest` has; the properties checked.  Returns
+ * the bits of the connections it played with the key after the first. */
+static uint8_t
+push_once(const uint8_t *data, size_t size, uint8_t honest)
 {
 	struct fake *fk;
 	struct outcome out = { 0 };
@@ -616,16 +624,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct push_summary sum;
 	struct rd_err err = { 0 };
 	pthread_t th;
-	uint8_t opts;
+	uint8_t opts = data[1], later;
 	int rc, fds;
 
-	if (size < 2)
-		return -1;
 	fk = calloc(1, sizeof(*fk));
 	if (fk == NULL)
 		abort();
-	fk->honest = data[0];
-	opts = data[1];
+	fk->honest = honest;
 	fk->dry_run = opts & OPT_DRY_RUN;
 	fk->script = (struct in){ data + 2, size - 2 };
 	fk->t0 = now_ms();
@@ -663,13 +668,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sum.ok > 0 && !fk->won)
 		FUZZ_FAIL("the host counts as ok, and nothing that could "
 			  "make it so came from an endpoint that proved the "
-			  "key");
+			  "key (control connections with the key: %#x)",
+			  honest);
 	fds = count_fds();
 	if (fds != base_fds) {
 		dump_fds();
 		FUZZ_FAIL("%d descriptors after a push, %d before", fds,
 			  base_fds);
 	}
+	later = fk->nctl > 1 ? honest & (uint8_t)((1u << fk->nctl) - 2) : 0;
 	free(fk);
+	return later;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t later;
+
+	if (size < 2)
+		return -1;
+	later = push_once(data, size, data[0]);
+	/* The sender asked again (QUERY, after a lost go) and the fake
+	 * answered with the key: the same bytes, from an endpoint without
+	 * it, must not make the host ok. */
+	if (later != 0)
+		push_once(data, size, data[0] & (uint8_t)~later);
 	return 0;
 }

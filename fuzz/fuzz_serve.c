@@ -29,7 +29,10 @@
  *             body (a job token)
  *
  * SC_CLOSE ends the script; SC_WAIT also ends once the daemon has nothing
- * to do but wait (for us, or a later timer), SC_WAIT_MS at most.  The
+ * to do but wait (for us, or a later timer), SC_WAIT_MS at most; the
+ * SC_PAUSEs of an input wait PAUSE_MAX_MS in all (enough for the gate's
+ * deadline), none once the daemon holds nothing of ours; SC_X5 asks
+ * QUERIES_MAX times at most.  The
  * root holds, from the start, a directory "have" with a file and a link
  * to it (for HAVE, REPLACE, --force and merged directories).  Whatever
  * the daemon answers must keep to:
@@ -77,6 +80,8 @@
 #include "daemon/serve.h"
 
 #define FUZZ_JOB_BYTES (4u << 20)
+#define PAUSE_MAX_MS 600	/* SC_PAUSEs of one input, in all */
+#define QUERIES_MAX 4		/* SC_X5s of one input */
 #define ANSWER_MS 10000		/* a JOB's answer, a close after ours */
 #define SETTLE_MS 10000		/* everything released after an input */
 
@@ -94,6 +99,7 @@ static char base[PATH_MAX - 64];
 static char root[PATH_MAX], state[PATH_MAX];
 static int base_fds;
 static unsigned base_handles;
+static unsigned paused;		/* ms of SC_PAUSE in this input */
 
 /* Tokens of jobs this harness gave the go: the only ones that may land. */
 static uint8_t (*gone)[PROTO_TOKEN_LEN];
@@ -898,8 +904,18 @@ script_op(struct peer *p, uint8_t op, struct in *in)
 	case SC_CLOSE:
 		return false;
 	case SC_PAUSE: {
-		uint64_t end = now_ms() + in_u8(in) % SC_PAUSE_MS;
+		unsigned ms = in_u8(in) % SC_PAUSE_MS;
+		uint64_t end;
 
+		/* nothing comes of waiting once the daemon holds nothing
+		 * of ours (no connection, no job: only its own handles),
+		 * and an input waits PAUSE_MAX_MS in all (the gate's
+		 * deadline and more) */
+		if (count_handles() == base_handles ||
+		    paused + ms > PAUSE_MAX_MS)
+			return true;
+		paused += ms;
+		end = now_ms() + ms;
 		while (now_ms() < end)
 			pump((int)(end - now_ms()));
 		return true;
@@ -1047,6 +1063,7 @@ fuzz_job(struct in *in)
 	uint8_t nonce_d[AUTH_NONCE_LEN], token[PROTO_TOKEN_LEN], *body;
 	struct peer *p, *cur, *d;
 	const struct seen *a;
+	unsigned queries = 0;
 	bool landed, go;
 
 	/* a token of its own (the job's first bytes): what the daemon says
@@ -1091,8 +1108,11 @@ fuzz_job(struct in *in)
 		while (in->n > 0) {
 			uint8_t op = in_u8(in);
 
-			if ((op & 7) == SC_X5 && job != NULL)
+			if ((op & 7) == SC_X5 && job != NULL &&
+			    queries++ < QUERIES_MAX)
 				query_own(p);
+			else if ((op & 7) == SC_X5)
+				continue;
 			else if ((op & 7) == SC_X6)
 				start_struct(p, in);
 			else if ((op & 7) == SC_X7 && job != NULL)
@@ -1235,6 +1255,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	paused = 0;
 	switch (data[0] % 4) {
 	case 0:
 		fuzz_raw(&in);

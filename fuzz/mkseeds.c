@@ -108,12 +108,19 @@ raw_frame(struct wbuf *w, uint8_t type, uint64_t val, const void *body,
 	wput_bytes(w, body, len);
 }
 
+/* A SIGNAL's OFFER of a block (src/engine/engine_int.h: SIG_OFFER in
+ * the top byte). */
+#define SEED_OFFER (3ull << 56)
+
+/* The block size of the jobs below. */
+static uint32_t job_block = 4096;
+
 /* A job of `nfiles` of these entries, with `flags`. */
 static void
 encode_job(struct wbuf *w, const struct job_file *files, uint32_t nfiles,
 	   uint32_t flags, enum proto_transport transport, uint8_t tok)
 {
-	struct job job = { .alg = SCHED_BINOMIAL, .block_size = 4096,
+	struct job job = { .alg = SCHED_BINOMIAL, .block_size = job_block,
 			   .timeout_ms = 5000, .window = 16, .nfiles = nfiles,
 			   .flags = flags, .transport = transport,
 			   .files = (struct job_file *)files,
@@ -134,10 +141,13 @@ static const struct job_file tree[] = {
 	{ .path = (char *)"/top", .mode = 04755 },
 };
 
-/* A file of 3 blocks (4096 bytes), a file of many, one whose parent is
- * missing. */
+/* A file of 3 blocks (4096 bytes), of 20 (512 bytes), of many, one
+ * whose parent is missing. */
 static const struct job_file three_blocks[] = {
 	{ .path = (char *)"/data", .size = 10000, .mode = 0644 },
+};
+static const struct job_file twenty_blocks[] = {
+	{ .path = (char *)"/data", .size = 20 * 512, .mode = 0644 },
 };
 static const struct job_file blocks[] = {
 	{ .path = (char *)"/f", .size = 200000, .mode = 0644 },
@@ -365,7 +375,9 @@ serve_seeds(void)
 	serve_job("job-force-land", 0, have_other, 3, JOB_FORCE | JOB_TIMES,
 		  TRANSPORT_TCP, &w);
 	w.len = 0;
-	/* the blocks of a job, from rank 0 on a data connection */
+	/* the blocks of a job from rank 0 on a data connection, as a paced
+	 * sender sends them (engine/pace.c): OFFER, the member's GRANT, the
+	 * block, its NEARLY; then the go */
 	{
 		static uint8_t block[4096];
 		uint64_t b;
@@ -375,17 +387,31 @@ serve_seeds(void)
 		start_of(&w, 2, 1);
 		hello_of(&w, 0, 1);
 		for (b = 0; b < 3; b++) {
+			sc_frame(&w, MSG_SIGNAL, 0, SEED_OFFER | b, NULL, 0);
 			sc_op(&w, SC_WAIT, MSG_SIGNAL);
 			sc_frame(&w, MSG_BLOCK, (uint32_t)b, b, block,
 				 b < 2 ? 4096 : 10000 - 2 * 4096);
+			sc_op(&w, SC_WAIT, MSG_SIGNAL);
 		}
-		sc_op(&w, SC_WAIT, 0);
 		sc_op(&w, SC_CLOSE, -1);
 		sc_frame(&w, MSG_CRC, 0, 0, NULL, 0);
 		sc_op(&w, SC_WAIT, MSG_COMPLETE);
 		sc_op(&w, SC_X5, -1);
 		serve_job("job-data", 0, three_blocks, 1, 0, TRANSPORT_TCP,
 			  &w);
+		/* and blocks nobody granted, more than the window: the
+		 * engine once wrote past its pending receives */
+		w.len = 0;
+		job_block = 512;
+		start_of(&w, 2, 1);
+		hello_of(&w, 0, 1);
+		sc_op(&w, SC_PAUSE, 10);
+		for (b = 0; b < 20; b++)
+			sc_frame(&w, MSG_BLOCK, (uint32_t)b, b, block, 512);
+		sc_op(&w, SC_WAIT, 0);
+		serve_job("job-data-ungranted", 0, twenty_blocks, 1, 0,
+			  TRANSPORT_TCP, &w);
+		job_block = 4096;
 	}
 	w.len = 0;
 	/* the job's fate asked while it runs, a START of racks */

@@ -4,15 +4,17 @@
 # 'make check-docs' runs).
 #
 #   1. man/rdmcp.1 is lint-clean: mandoc -Tlint -W warning prints nothing,
-#      groff renders it (as man does) without a warning, and the rendered
-#      text shows no macro that swallowed its neighbours;
+#      groff renders it (as man does) without a warning, the rendered
+#      text shows no macro that swallowed its neighbours, and no cell of a
+#      table is wider than its column;
 #   2. the options of './rdmcp --help' and of the man page (Fl macros) are
 #      the same, long and short, and agree on which take a value; options in HIDDEN are accepted by rdmcp and
 #      documented in the man page but deliberately left out of --help;
 #      every option in the long_options table of cmd/rdmcp.c is in the man
 #      page, and so is every letter of its getopt string;
-#   3. README.md exists and stays under 30 KB, and the relative links of
-#      it and of docs/ lead to files that exist;
+#   3. README.md exists and stays under 30 KB, the relative links of it
+#      and of docs/ lead to files that exist, and its --plan sample is
+#      what its command prints;
 #   4. the bash and zsh completions offer every option of --help
 #      (tests/completions.sh);
 #   5. the includes keep to the layers of docs/architecture.md
@@ -28,7 +30,7 @@ set -euo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$TOP"
 RDMCP=./rdmcp
-MAN=man/rdmcp.1
+MAN=${CHECK_DOCS_MAN:-man/rdmcp.1}
 README=README.md
 MAIN_C=cmd/rdmcp.c
 # Accepted and documented in the man page, not listed by --help.
@@ -138,6 +140,40 @@ elif [ -f "$MAN" ]; then
 	else
 		ok "$MAN: no doubled quotes or dangling parentheses in the rendered text"
 	fi
+	# a cell of a .Bl -column table wider than its column's width string
+	# runs into the next column in groff ("a different file or a
+	# linkrefused"); the last column may wrap
+	wide=$(awk '
+	/^\.Bl -column/ {
+		ncol = 0
+		line = $0
+		while (match(line, /"[^"]*"/)) {
+			w[++ncol] = RLENGTH - 2
+			line = substr(line, RSTART + RLENGTH)
+		}
+		intable = 1
+		next
+	}
+	/^\.El/ { intable = 0 }
+	intable && /^\.It / {
+		n = split(substr($0, 5), cell, / Ta /)
+		for (i = 1; i < n && i <= ncol; i++) {
+			text = cell[i]
+			gsub(/(^| )(Sy|Ar|Li|Cm|Em|Ql|Pq|No|Ns)( |$)/, " ", text)
+			gsub(/(^| )Fl /, " -", text)
+			gsub(/^ +| +$/, "", text)
+			gsub(/  +/, " ", text)
+			if (length(text) > w[i])
+				printf "line %d: \"%s\" (%d) is wider than column %d (%d)\n",
+					NR, text, length(text), i, w[i]
+		}
+	}' "$MAN")
+	if [ -n "$wide" ]; then
+		fail "$MAN: table cells wider than their column (groff runs them into the next):"
+		printf '%s\n' "$wide" | sed 's/^/    /' >&2
+	else
+		ok "$MAN: every table cell fits its column"
+	fi
 fi
 
 # --- 2. options: --help, man page, source ------------------------------
@@ -236,6 +272,19 @@ for doc in "$README" docs/*.md HACKING.md; do
 	done
 done
 ok "the links of $README and docs/ lead to files that exist"
+# the README's --plan sample is what its command prints
+plan_cmd=$(sed -n '/^\$ rdmcp --plan/,/^step 0:/p' "$README" | sed '$d' |
+	sed 's/^\$ rdmcp /"$RDMCP" /')
+plan_want=$(sed -n '/^\$ rdmcp --plan/,/^```/p' "$README" | grep '^step ' || true)
+if [ -z "$plan_cmd" ] || [ -z "$plan_want" ]; then
+	fail "$README: no '\$ rdmcp --plan' sample with its output"
+elif [ "$(RDMCP=$RDMCP bash -c "$plan_cmd" 2>&1)" != "$plan_want" ]; then
+	fail "$README: the --plan sample is not what its command prints:"
+	RDMCP=$RDMCP bash -c "$plan_cmd" 2>&1 | sed 's/^/    /' >&2
+else
+	ok "$README: the --plan sample is what its command prints"
+fi
+
 # --- 4. shell completions --------------------------------------------------
 if [ -x "$RDMCP" ]; then
 	tests/completions.sh || fail "shell completions (tests/completions.sh)"

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "transport/tcp/conn.h"
@@ -212,6 +213,7 @@ static int
 add_root(struct serve *s, const char *dir, struct rd_err *err)
 {
 	char real[PATH_MAX];
+	struct statvfs vfs;
 	struct stat sb;
 
 	if (realpath(dir, real) == NULL)
@@ -220,6 +222,10 @@ add_root(struct serve *s, const char *dir, struct rd_err *err)
 	if (stat(real, &sb) < 0 || !S_ISDIR(sb.st_mode))
 		return rd_errf(err, -ENOTDIR, "root %s is not a directory",
 			       dir);
+	if (statvfs(real, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+		log_warn("root %s is read-only here: nothing can land there "
+			 "(under systemd, the unit's ReadWritePaths= must list "
+			 "it too)", dir);
 	s->roots[s->nroots] = strdup(real);
 	if (s->roots[s->nroots] == NULL)
 		return -ENOMEM;

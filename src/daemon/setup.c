@@ -6,7 +6,9 @@
  * then HAVE, ACCEPT or REFUSE.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/log.h"
 #include "store/store.h"
@@ -80,6 +82,54 @@ verdict(struct transfer *j)
 	return ask ? SETUP_ASK : same ? SETUP_SAME : SETUP_MADE;
 }
 
+/* Grow an array of n entries of `size` bytes to m, zeroed: 0 or -ENOMEM
+ * (the old array is kept). */
+static int
+grow(void **arr, size_t size, size_t n, size_t m)
+{
+	void *p = realloc(*arr, (m + 1) * size);
+
+	if (p == NULL)
+		return -ENOMEM;
+	memset((char *)p + n * size, 0, (m + 1 - n) * size);
+	*arr = p;
+	return 0;
+}
+
+/* -d DIR/'s missing parents join the job (JOB_PARENTS), once, before the
+ * first look, and the arrays per entry grow with it.  Where DIR's parents
+ * are missing nothing is there to compare, and REPLACE would name the
+ * sender's entries, not these: unfinished copies kept from before are
+ * given up. */
+static int
+add_parents(struct transfer *j, const struct dest_policy *pol)
+{
+	size_t before = j->job->nfiles, i;
+	int rc = dest_add_parents(j->job, pol, &j->work_err);
+
+	if (rc < 0 || j->job->nfiles == before)
+		return rc;
+	for (i = 0; i < before; i++) {
+		if (j->partials[i] >= 0)
+			close(j->partials[i]);
+		j->partials[i] = -1;
+	}
+	j->npartials = 0;
+	rc = grow((void **)&j->seen, sizeof(*j->seen), before, j->job->nfiles);
+	if (rc == 0)
+		rc = grow((void **)&j->crcs, sizeof(*j->crcs), before,
+			  j->job->nfiles);
+	if (rc == 0)
+		rc = grow((void **)&j->theirs, sizeof(*j->theirs), before,
+			  j->job->nfiles);
+	if (rc == 0)
+		rc = grow((void **)&j->partials, sizeof(*j->partials), before,
+			  j->job->nfiles);
+	for (i = 0; i <= j->job->nfiles && rc == 0; i++)
+		j->partials[i] = -1;
+	return rc;
+}
+
 /* Look (or settle what was seen), then keep, check or make. */
 static int
 set_up(struct transfer *j)
@@ -90,7 +140,8 @@ set_up(struct transfer *j)
 	policy(j, &pol);
 	if (j->settle)
 		settle(j);
-	else if ((rc = store_look(j->job, &pol, j->seen, j->crcs,
+	else if ((rc = add_parents(j, &pol)) < 0 ||
+		 (rc = store_look(j->job, &pol, j->seen, j->crcs,
 				  &j->work_err)) < 0)
 		return rc;
 	rc = verdict(j);

@@ -254,8 +254,8 @@ no_parent(const struct dest *d, const struct dent *e, int en,
 	char *parent = path_parent(dest_upath(d, e));
 	int rc = rd_errf(err, -en, "destination directory %s: %s%s",
 			 parent ? parent : "?", strerror(en), en != ENOENT ? ""
-			 : " (-d DIR/, with a trailing slash, makes it where "
-			 "it is missing)");
+			 : " (-d DIR/, with a trailing slash, makes it and "
+			 "its parents)");
 
 	free(parent);
 	return rc;
@@ -692,7 +692,7 @@ dest_prepare(const struct job *job, const struct dest_policy *pol,
 			rc = create_entry(d, i, &job->files[i], file, ctx, err);
 	if (rc < 0) {
 		dest_free(d);
-		return rc;
+		return dest_access_hint(rc, err);
 	}
 	*out = d;
 	return 0;

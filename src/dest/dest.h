@@ -136,6 +136,15 @@ int dest_settle(const struct job *job, const struct dest_policy *pol,
 int dest_check(const struct job *job, const struct dest_policy *pol,
 	       struct rd_err *err);
 
+/* With JOB_PARENTS (-d DIR/), the directories missing above the job's
+ * first entry (DIR) join the job before it, top first, as directories
+ * like it (mode, times, owner): dest_prepare then makes them with DIR,
+ * as a new tree, and dest_check checks that it could.  Called before
+ * them, on the daemon's copy of the job; nothing is made here.  0, or
+ * -errno with `err` set (-E2BIG: more entries than a job may have). */
+int dest_add_parents(struct job *job, const struct dest_policy *pol,
+		     struct rd_err *err);
+
 /* Modes, times, then renames into place.  0 or -errno with `err` set. */
 int dest_commit(struct dest *d, struct rd_err *err);
 

@@ -132,6 +132,11 @@ int dest_is_made_at(const struct dent *e, int holder, const char *name);
  * not ours: a failure (not its owner) is logged, and what landed stays
  * (land.c). */
 void dest_time_merged(struct dest *d, const struct dent *e);
+/* rc, a job's failure with err saying why: if it is "Permission denied"
+ * (-EACCES) where a daemon without CAP_DAC_OVERRIDE may not write, or
+ * "Read-only file system" (-EROFS, a root systemd keeps read-only), say
+ * in err how to deploy it so that it may (access.c).  Returns rc. */
+int dest_access_hint(int rc, struct rd_err *err);
 
 /* Mode, times, owner of what dest_open_made()'s `fd` refers to (a file
  * or directory for the first two; any entry for the owner).  0 or

@@ -127,7 +127,7 @@ dest_check(const struct job *job, const struct dest_policy *pol,
 	if (rc == 0)
 		rc = dest_check_space(d, err);
 	dest_free(d);
-	return rc;
+	return dest_access_hint(rc, err);
 }
 
 /* What stands at entry i, once resolved by a look (probing). */

@@ -239,6 +239,10 @@ bool eng_sending_to(const struct eng *e, uint32_t peer);
  * is to hear it is nearly in. */
 bool eng_unadmit(struct eng *e, uint64_t b);
 
+/* Is block b's receive posted and not granted yet?  Then its block may
+ * not come: a sender sends only what it was granted. */
+bool eng_ungranted(const struct eng *e, uint64_t b);
+
 /* A signal of another kind than READY from p, about `count` blocks from
  * `block` on: 0 once handled, 1 if it is READY (the caller's), or
  * -errno. */

@@ -147,7 +147,11 @@ on_recv_done(void *ctx, uint32_t peer, uint64_t cookie, uint32_t imm)
 
 	if (e->failed || e->finished)
 		return;
-	if (p == NULL || (uint32_t)cookie != imm || eng_is_held(e, cookie)) {
+	/* a block not granted yet (admit_one) would leave its receive
+	 * pending while a new one is posted: more pending than pend has
+	 * room for */
+	if (p == NULL || (uint32_t)cookie != imm || eng_is_held(e, cookie) ||
+	    eng_ungranted(e, cookie)) {
 		eng_fail(e, -EPROTO, peer);
 		return;
 	}
@@ -207,6 +211,10 @@ on_recv_begins(void *ctx, uint32_t peer, uint64_t cookie)
 	struct epeer *p = eng_find_peer(e, peer);
 	uint64_t now;
 
+	if (!e->failed && !e->finished && eng_ungranted(e, cookie)) {
+		eng_fail(e, -EPROTO, peer);	/* sent before its grant */
+		return;
+	}
 	if (p != NULL) {
 		p->rx_begin = uv_hrtime();
 		p->rx_cookie = cookie;

@@ -59,6 +59,17 @@ eng_unadmit(struct eng *e, uint64_t b)
 	return false;
 }
 
+bool
+eng_ungranted(const struct eng *e, uint64_t b)
+{
+	uint32_t i;
+
+	for (i = 0; e->cfg.admit_one && i < e->npend; i++)
+		if (e->pend[i].block == b)
+			return true;
+	return false;
+}
+
 /* Which offered receive to grant: the sender's first (rank 0: every
  * moment its link idles, the whole group loses), else the earliest in
  * schedule order.  A member whose blocks all come from one peer grants

@@ -8,7 +8,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 
 struct range {
 	uint64_t lo, hi;
+	uint64_t step;		/* clush's lo-hi/step, else 1 */
 	int width;		/* zero padding, 0: none */
 };
 
@@ -124,7 +124,7 @@ parse_bound(struct parser *ps, const char *p, uint64_t *v, size_t *ndig)
 	while (isalnum((unsigned char)*word))
 		word++;
 	if (word > end || (*ndig == 0 && isgraph((unsigned char)*end) &&
-			   !strchr(",-]", *end))) {
+			   !strchr(",-]/", *end))) {
 		quoted_error(ps, p, word > end ? word : end + 1, "",
 			     " is not a number");
 		return NULL;
@@ -137,7 +137,24 @@ parse_bound(struct parser *ps, const char *p, uint64_t *v, size_t *ndig)
 	return end;
 }
 
-/* One "lo" or "lo-hi" at p; returns the character after it or NULL. */
+/* The "/step" of a range at p (clush's node[1-30/4]): the character
+ * after it, or NULL after saying what is wrong. */
+static const char *
+parse_step(struct parser *ps, const char *p, struct range *r)
+{
+	const char *at = p;
+	size_t n;
+
+	p = parse_bound(ps, p + 1, &r->step, &n);
+	if (p != NULL && r->step == 0) {
+		quoted_error(ps, at, p, "step ", " is not a number of 1 or more");
+		return NULL;
+	}
+	return p;
+}
+
+/* One "lo", "lo-hi" or "lo-hi/step" at p; returns the character after
+ * it or NULL. */
 static const char *
 parse_range(struct parser *ps, const char *p, struct range *r)
 {
@@ -149,6 +166,11 @@ parse_range(struct parser *ps, const char *p, struct range *r)
 		return NULL;
 	r->width = (nlo > 1 && *start == '0') ? (int)nlo : 0;
 	r->hi = r->lo;
+	r->step = 1;
+	if (*p == '/') {
+		syntax_error(ps, p, "a step ('/') needs a range (lo-hi/step)");
+		return NULL;
+	}
 	if (*p != '-')
 		return p;
 	p = parse_bound(ps, p + 1, &r->hi, &nhi);
@@ -158,7 +180,7 @@ parse_range(struct parser *ps, const char *p, struct range *r)
 		quoted_error(ps, start, p, "range ", " goes backwards");
 		return NULL;
 	}
-	return p;
+	return *p == '/' ? parse_step(ps, p, r) : p;
 }
 
 static int
@@ -261,8 +283,8 @@ count_hosts(const struct parser *ps)
 		for (j = 0; j < ps->parts[i].nranges; j++) {
 			const struct range *r = &ps->parts[i].ranges[j];
 
-			sum += r->hi - r->lo + 1;
-			if (r->hi - r->lo >= HOSTLIST_MAX || sum > HOSTLIST_MAX)
+			sum += (r->hi - r->lo) / r->step + 1;
+			if (sum > HOSTLIST_MAX)
 				return HOSTLIST_MAX + 1;
 		}
 		total *= sum;
@@ -380,7 +402,7 @@ expand(struct parser *ps, const char *entry, size_t i, size_t len)
 		return expand(ps, entry, i + 1, len + pt->len);
 	}
 	for (j = 0; j < pt->nranges; j++) {
-		for (v = pt->ranges[j].lo; v <= pt->ranges[j].hi; v++) {
+		for (v = pt->ranges[j].lo;; v += pt->ranges[j].step) {
 			n = snprintf(ps->host + len, sizeof(ps->host) - len,
 				     "%0*" PRIu64, pt->ranges[j].width, v);
 			if (n < 0 || len + (size_t)n >= sizeof(ps->host))
@@ -389,6 +411,8 @@ expand(struct parser *ps, const char *entry, size_t i, size_t len)
 			rc = expand(ps, entry, i + 1, len + (size_t)n);
 			if (rc < 0)
 				return rc;
+			if (pt->ranges[j].hi - v < pt->ranges[j].step)
+				break;	/* the last: no overflow past hi */
 		}
 	}
 	return 0;
@@ -423,13 +447,16 @@ parse_entry(struct parser *ps, const char *p, const char *end)
 	return rc;
 }
 
-/* The end of the entry at p: a ',' outside brackets, or the end. */
+/* The end of the entry at p: a ',' (or with `blanks` a blank) outside
+ * brackets, or the end. */
 static const char *
-entry_end(struct parser *ps, const char *p)
+entry_end(struct parser *ps, const char *p, bool blanks)
 {
 	const char *open = NULL;
 
 	for (; *p != '\0'; p++) {
+		if (blanks && open == NULL && isspace((unsigned char)*p))
+			break;
 		if (*p == '[') {
 			if (open != NULL) {
 				syntax_error(ps, p, "'[' inside '[...]'");
@@ -449,8 +476,11 @@ entry_end(struct parser *ps, const char *p)
 	return p;
 }
 
-int
-hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err)
+/* The entries of spec, separated by commas, and with `blanks` by blanks
+ * too. */
+static int
+parse_list(struct hostlist *hl, const char *spec, bool blanks,
+	   struct rd_err *err)
 {
 	struct parser ps = { .hl = hl, .spec = spec, .err = err };
 	const char *p = spec, *end, *last;
@@ -459,7 +489,7 @@ hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err)
 	for (;;) {
 		while (isspace((unsigned char)*p))
 			p++;
-		end = entry_end(&ps, p);
+		end = entry_end(&ps, p, blanks);
 		if (end == NULL)
 			return err->code;
 		last = end;
@@ -468,10 +498,25 @@ hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err)
 		rc = parse_entry(&ps, p, last);
 		if (rc < 0)
 			return rc;
+		while (blanks && isspace((unsigned char)*end))
+			end++;	/* "a b", "a , b": one separator */
 		if (*end == '\0')
 			return 0;
-		p = end + 1;
+		p = *end == ',' ? end + 1 : end;
 	}
+}
+
+int
+hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err)
+{
+	return parse_list(hl, spec, false, err);
+}
+
+int
+hostlist_parse_line(struct hostlist *hl, const char *line,
+		    struct rd_err *err)
+{
+	return parse_list(hl, line, true, err);
 }
 
 int
@@ -495,7 +540,7 @@ hostlist_parse_file(struct hostlist *hl, const char *text, const char *name,
 		line[n] = '\0';
 		if (line[strspn(line, " \t\r")] == '\0')
 			continue;
-		rc = hostlist_parse(hl, line, err);
+		rc = hostlist_parse_line(hl, line, err);
 		if (rc < 0) {
 			snprintf(msg, sizeof(msg), "%s", err->msg);
 			rd_err_clear(err);
@@ -503,278 +548,6 @@ hostlist_parse_file(struct hostlist *hl, const char *text, const char *name,
 		}
 	}
 	return 0;
-}
-
-/* ---------------------------------------------------------------------
- * Set operations
- */
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void
-hostlist_exclude(struct hostlist *hl, const struct hostlist *ex)
-{
-	char **sorted;
-	size_t i, kept = 0;
-
-	if (ex->n == 0 || hl->n == 0)
-		return;
-	sorted = malloc(ex->n * sizeof(*sorted));
-	if (sorted == NULL)
-		return;
-	memcpy(sorted, ex->hosts, ex->n * sizeof(*sorted));
-	qsort(sorted, ex->n, sizeof(*sorted), cmp_str);
-	for (i = 0; i < hl->n; i++) {
-		if (bsearch(&hl->hosts[i], sorted, ex->n, sizeof(*sorted),
-			    cmp_str) != NULL)
-			free(hl->hosts[i]);
-		else
-			hl->hosts[kept++] = hl->hosts[i];
-	}
-	hl->n = kept;
-	free(sorted);
-}
-
-struct keyed {
-	const char *s;
-	size_t i;
-};
-
-static int
-cmp_keyed(const void *a, const void *b)
-{
-	const struct keyed *x = a, *y = b;
-	int c = strcmp(x->s, y->s);
-
-	return c ? c : (x->i > y->i) - (x->i < y->i);
-}
-
-size_t
-hostlist_dedupe(struct hostlist *hl)
-{
-	struct keyed *k;
-	const char *first;
-	size_t i, kept = 0, dropped = 0;
-
-	if (hl->n < 2)
-		return 0;
-	k = malloc(hl->n * sizeof(*k));
-	if (k == NULL)
-		return 0;
-	for (i = 0; i < hl->n; i++)
-		k[i] = (struct keyed){ hl->hosts[i], i };
-	qsort(k, hl->n, sizeof(*k), cmp_keyed);
-	for (i = 1, first = k[0].s; i < hl->n; i++) {
-		if (strcmp(k[i].s, first) != 0) {
-			first = k[i].s;		/* kept: the first of its run */
-			continue;
-		}
-		free(hl->hosts[k[i].i]);
-		hl->hosts[k[i].i] = NULL;
-		dropped++;
-	}
-	for (i = 0; i < hl->n; i++)
-		if (hl->hosts[i] != NULL)
-			hl->hosts[kept++] = hl->hosts[i];
-	hl->n = kept;
-	free(k);
-	return dropped;
-}
-
-/* ---------------------------------------------------------------------
- * Compression
- */
-
-/* A host as prefix, number, suffix ("node", 7, 2 digits, ":7000"), or a
- * literal when it has no number to range over. */
-struct citem {
-	const char *host;
-	size_t plen;		/* prefix length */
-	const char *suffix;
-	uint64_t value;
-	int ndig;
-	bool padded;		/* written with leading zeros */
-	bool literal;
-};
-
-/* Split at the last run of digits in the name (not in the port). */
-static void
-citem_split(struct citem *c, const char *host)
-{
-	const char *colon = strchr(host, ':'), *end, *d;
-
-	memset(c, 0, sizeof(*c));
-	c->host = host;
-	c->literal = true;
-	if (host[0] == '[' || (colon != NULL && strchr(colon + 1, ':')))
-		return;			/* IPv6 */
-	end = colon != NULL ? colon : host + strlen(host);
-	while (end > host && !isdigit((unsigned char)end[-1]))
-		end--;
-	for (d = end; d > host && isdigit((unsigned char)d[-1]); d--)
-		;
-	if (d == end || end - d > MAX_DIGITS)
-		return;
-	c->plen = (size_t)(d - host);
-	c->suffix = end;
-	c->ndig = (int)(end - d);
-	c->padded = c->ndig > 1 && *d == '0';
-	c->value = strtoull(d, NULL, 10);
-	c->literal = false;
-}
-
-static int
-cmp_citem(const void *a, const void *b)
-{
-	const struct citem *x = a, *y = b;
-	size_t n = x->plen < y->plen ? x->plen : y->plen;
-	int c;
-
-	if (x->literal || y->literal)
-		return x->literal != y->literal ? (x->literal ? 1 : -1)
-						: strcmp(x->host, y->host);
-	c = memcmp(x->host, y->host, n);
-	if (c == 0 && x->plen != y->plen)
-		c = x->plen < y->plen ? -1 : 1;
-	if (c == 0)
-		c = strcmp(x->suffix, y->suffix);
-	if (c == 0 && x->value != y->value)
-		c = x->value < y->value ? -1 : 1;
-	return c ? c : x->ndig - y->ndig;
-}
-
-static bool
-same_group(const struct citem *x, const struct citem *y)
-{
-	return !x->literal && !y->literal && x->plen == y->plen &&
-	       memcmp(x->host, y->host, x->plen) == 0 &&
-	       strcmp(x->suffix, y->suffix) == 0;
-}
-
-/* Would y print as itself with the zero padding of a range of width w? */
-static bool
-fits_width(const struct citem *y, int w)
-{
-	return y->padded ? y->ndig == w : y->ndig >= w;
-}
-
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void
-sb_add(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void
-sb_add(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	char *grown;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(b->s ? b->s + b->len : NULL,
-		      b->s ? b->cap - b->len : 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || b->oom)
-		return;
-	if (b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = (b->len + (size_t)n + 1) * 2;
-
-		grown = realloc(b->s, cap);
-		if (grown == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->s = grown;
-		b->cap = cap;
-		va_start(ap, fmt);
-		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-	}
-	b->len += (size_t)n;
-}
-
-/* Items [i, j) form one group: prefix[runs]suffix. */
-static void
-write_group(struct sbuf *b, const struct citem *it, size_t i, size_t j)
-{
-	size_t k, end;
-	int w;
-
-	if (j - i == 1) {
-		sb_add(b, "%s", it[i].host);
-		return;
-	}
-	sb_add(b, "%.*s[", (int)it[i].plen, it[i].host);
-	for (k = i; k < j; k = end) {
-		w = it[k].padded ? it[k].ndig : 0;
-		for (end = k + 1; end < j && it[end].value == it[end - 1].value + 1
-		     && fits_width(&it[end], w); end++)
-			;
-		sb_add(b, "%s%0*" PRIu64, k > i ? "," : "", w, it[k].value);
-		if (end - k > 1)
-			sb_add(b, "-%0*" PRIu64, w, it[end - 1].value);
-	}
-	sb_add(b, "]%s", it[i].suffix);
-}
-
-/* Sorted items, duplicates removed; returns the count. */
-static size_t
-collect(char *const *hosts, size_t n, const bool *pick, struct citem *it)
-{
-	size_t i, m = 0, kept = 0;
-
-	for (i = 0; i < n; i++)
-		if (pick == NULL || pick[i])
-			citem_split(&it[m++], hosts[i]);
-	qsort(it, m, sizeof(*it), cmp_citem);
-	for (i = 0; i < m; i++)
-		if (kept == 0 || strcmp(it[i].host, it[kept - 1].host) != 0)
-			it[kept++] = it[i];
-	return kept;
-}
-
-long
-hostlist_compress(char *const *hosts, size_t n, const bool *pick, char *buf,
-		  size_t len)
-{
-	struct sbuf b = { 0 };
-	struct citem *it = calloc(n ? n : 1, sizeof(*it));
-	size_t i, j, m;
-	long need;
-
-	if (it == NULL)
-		return -ENOMEM;
-	m = collect(hosts, n, pick, it);
-	sb_add(&b, "%s", "");
-	for (i = 0; i < m; i = j) {
-		for (j = i + 1; j < m && same_group(&it[i], &it[j]); j++)
-			;
-		if (i > 0)
-			sb_add(&b, ",");
-		write_group(&b, it, i, j);
-	}
-	free(it);
-	if (b.oom) {
-		free(b.s);
-		return -ENOMEM;
-	}
-	need = (long)b.len;
-	if (len > 0) {
-		snprintf(buf, len, "%s", b.s);
-		if (b.len >= len && len > 4)
-			memcpy(buf + len - 4, "...", 4);
-	}
-	free(b.s);
-	return need;
 }
 
 void

@@ -7,6 +7,7 @@
  *
  *     node[01-64,70]        node01 .. node64, node70 (zero padding kept)
  *     rack[1-2]n[01-16]     32 hosts: the product of the ranges
+ *     node[1-30/4]          node1, node5 .. node29: a step, as clush's
  *     10.0.0.[1-8]:7000     addresses with a port
  *     [fe80::1]:7000        an IPv6 address (brackets holding a colon)
  *
@@ -24,6 +25,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "util/log.h"
 
@@ -42,14 +45,29 @@ struct hostlist {
  * address (-ENOMEM, -E2BIG). */
 int hostlist_parse(struct hostlist *hl, const char *spec, struct rd_err *err);
 
-/* Append the hosts of a host file: one expression per line, '#' starts a
- * comment, blank lines are skipped.  `text` is the file's contents;
- * errors name `name` and the line. */
+/* As hostlist_parse, but blanks separate entries too, as commas do
+ * ("node1 node2, node[3-4]"): a line of a host or topology file. */
+int hostlist_parse_line(struct hostlist *hl, const char *line,
+			struct rd_err *err);
+
+/* Append the hosts of a host file: one or more entries per line
+ * (hostlist_parse_line), '#' starts a comment, blank lines are skipped.
+ * `text` is the file's contents; errors name `name` and the line. */
 int hostlist_parse_file(struct hostlist *hl, const char *text,
 			const char *name, struct rd_err *err);
 
-/* Remove from `hl` every host that appears in `ex`. */
+/* Remove from `hl` every host that appears in `ex`, exactly (a set
+ * difference). */
 void hostlist_exclude(struct hostlist *hl, const struct hostlist *ex);
+
+/* Remove from `hl` every host an entry of `ex` names, as -x does: the
+ * same name, ignoring case, and if the entry has a port, the same port (a
+ * host of hl without one has default_port); an entry without a port
+ * names the host at any port.  matched[j] (unless NULL) is set true for
+ * each entry j of ex that named a host.  Returns how many hosts were
+ * removed, or -ENOMEM (hl unchanged). */
+ssize_t hostlist_leave_out(struct hostlist *hl, const struct hostlist *ex,
+			   uint16_t default_port, bool *matched);
 
 /* Drop repeated hosts, keeping first occurrences in order; returns how
  * many were dropped. */

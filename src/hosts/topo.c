@@ -189,7 +189,7 @@ parse_line(struct topo *t, char *line, const char *file, unsigned no,
 			       "nor 'SwitchName=RACK Nodes=HOSTS'", file, no);
 	if ((spec = strndup(list, llen)) == NULL)
 		return -ENOMEM;
-	rc = hostlist_parse(&hl, spec, err);
+	rc = hostlist_parse_line(&hl, spec, err);	/* "A: n1 n2, n3" */
 	if (rc == -EINVAL) {
 		snprintf(why, sizeof(why), "%s", err->msg);
 		rd_err_clear(err);

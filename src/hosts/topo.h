@@ -10,7 +10,9 @@
  *                                          switches), the others are
  *                                          skipped
  *     rack1: node[17-32],gpu[1-4]          a rack name, a colon, a host
- *                                          list (hostlist.h syntax)
+ *                                          list (hostlist.h syntax), its
+ *                                          entries separated by commas
+ *                                          or blanks
  *
  * '#' starts a comment; blank lines are skipped.  A host named twice is an
  * error.  Hosts are matched without their ":port", and, when the full

@@ -202,10 +202,14 @@ const char *proto_transport_name(enum proto_transport t);
 #define JOB_SPARSE 0x20u	/* copies keep holes where blocks are zero */
 #define JOB_DRY_RUN 0x40u	/* check, create nothing: ACCEPT means "would
 				 * take it"; the sender then closes */
+#define JOB_PARENTS 0x80u	/* the first entry is a directory (-d DIR/)
+				 * whose missing parents the daemon makes
+				 * too, as mkdir -p (dest_add_parents) */
 #define JOB_DELTA 0x100u	/* the sender sends DIGESTS before REPLACE:
 				 * what a host holds is not sent again */
 #define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES | JOB_OWNERS | \
-			 JOB_TRACE | JOB_SPARSE | JOB_DRY_RUN | JOB_DELTA)
+			 JOB_TRACE | JOB_SPARSE | JOB_DRY_RUN | JOB_PARENTS | \
+			 JOB_DELTA)
 
 /* What a manifest entry is.  Entries come in tree order: a directory
  * before anything inside it. */

@@ -504,6 +504,9 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 	struct phost *h = req->data;
 
 	if (status < 0 || res == NULL) {
+		/* no such name: asking again cannot help; a resolver that
+		 * could not answer (UV_EAI_AGAIN...) may next time */
+		h->refused = status == UV_EAI_NONAME || status == UV_EAI_NODATA;
 		push_host_failed(h, -EHOSTUNREACH, PROTO_NO_PEER,
 				 "cannot resolve %s: %s", h->host,
 				 uv_strerror(status));
@@ -559,7 +562,8 @@ build_job(struct push *p, struct rd_err *err)
 			 (cfg->trace ? JOB_TRACE : 0) |
 			 (cfg->sparse ? JOB_SPARSE : 0) |
 			 (cfg->dry_run ? JOB_DRY_RUN : 0) |
-			 (p->delta ? JOB_DELTA : 0),
+			 (p->delta ? JOB_DELTA : 0) |
+			 (cfg->parents ? JOB_PARENTS : 0),
 		.bwlimit = cfg->bwlimit,
 		.nfiles = (uint32_t)cfg->nfiles,
 	};

@@ -38,7 +38,8 @@ struct push_report {
 	const char *reason;	/* why, when !ok */
 	bool permanent;		/* the host refused the job itself (a file
 				 * exists, a path outside its roots, the
-				 * key...): sending again cannot help */
+				 * key...), or its name does not resolve:
+				 * sending again cannot help */
 	bool identical;		/* ok: it held identical files already and
 				 * was not sent to */
 	bool verified;		/* ok: its crc32 matched the source's */
@@ -109,6 +110,9 @@ struct push_cfg {
 	bool sparse;			/* copies keep holes (JOB_SPARSE) */
 	bool whole_file;		/* send every block, whatever a host
 					 * holds (no JOB_DELTA) */
+	bool parents;			/* files[0] is a directory whose missing
+					 * parents the daemons make (-d DIR/:
+					 * JOB_PARENTS) */
 	/* Contact, authenticate and ask every host whether it would take
 	 * the job (JOB_DRY_RUN), run nothing: hosts that would are reported
 	 * ok with `dry_run` set. */
@@ -184,9 +188,14 @@ enum sched_link push_link(enum proto_transport transport,
  * silent to it for nearly --timeout (the sender was starved or frozen:
  * its daemon may have given up on the sender) always may; a host that
  * failed for its own reasons or the sender's counts that in *faults,
- * and may while it has failed so `retries` times at most. */
+ * and may while it has failed so push_retry_bound() times at most. */
 bool push_may_retry(const struct push_report *r, bool last_attempt,
 		    int retries, uint8_t *faults);
+
+/* How many of its own failures a host that failed as r says may have
+ * and still be sent to again: `retries`, but once for a refused
+ * connection (no daemon listens there). */
+int push_retry_bound(const struct push_report *r, int retries);
 
 /* The --timeout of attempt `round` (0: the first): doubled for each
  * retry, up to PROTO_MAX_TIMEOUT_MS.  An attempt lost to overload (a

@@ -6,6 +6,16 @@
  */
 #include "send/push.h"
 
+#include <errno.h>
+
+int
+push_retry_bound(const struct push_report *r, int retries)
+{
+	if (r->error == -ECONNREFUSED && retries > 1)
+		return 1;	/* no daemon there: once more, no more */
+	return retries;
+}
+
 bool
 push_may_retry(const struct push_report *r, bool last_attempt, int retries,
 	       uint8_t *faults)
@@ -16,7 +26,7 @@ push_may_retry(const struct push_report *r, bool last_attempt, int retries,
 		return true;
 	if (*faults < UINT8_MAX)
 		(*faults)++;
-	return *faults <= retries;
+	return *faults <= push_retry_bound(r, retries);
 }
 
 unsigned

@@ -16,7 +16,7 @@ VICTIM=2	# rank 1: relays from the first step on
 fault_setup() {
 	need_root
 	cluster_up $N 200mbit
-	cluster_daemons $N
+	cluster_daemons $N --log-time epoch	# member_ends reads seconds
 	SRC=$WORK/src
 	mkdir -p "$SRC"
 	prepare_dirs $N "$SRC"

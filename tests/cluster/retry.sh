@@ -23,7 +23,8 @@ kill_daemon 2
 rc=0
 wait "$pid" || rc=$?
 [ "$rc" -eq 1 ] || fail "exit $rc: $(cat "$WORK/out" "$WORK/err")"
-grep -q "retrying .* (attempt 2, at most 4)" "$WORK/err" || fail "$(cat "$WORK/err")"
+grep -q "retrying .* (attempt 2: retry 1 of at most 1; .* only lost their group" "$WORK/err" ||
+	fail "$(cat "$WORK/err")"
 [ "$(host_lines ok "$WORK/out")" -eq $((N - 2)) ] ||
 	fail "not every survivor has a copy: $(cat "$WORK/out")"
 [ "$(host_lines FAILED "$WORK/out")" -eq 1 ] || fail "$(cat "$WORK/out")"

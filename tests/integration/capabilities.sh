@@ -65,3 +65,47 @@ expect_status 1 "$RDMCP" -r --retries 0 -d "$job/" "$src/tool" "$src/tree" \
 grep -q "needs CAP_CHOWN" "$WORK/out" ||
 	fail "the reason does not name CAP_CHOWN: $(cat "$WORK/out")"
 [ -z "$(ls -A "$WORK/h1$job")" ] || fail "left: $(ls -A "$WORK/h1$job")"
+
+# The unit as shipped: an unprivileged daemon (User=rdmcp, no
+# capabilities) asked to write into a job directory that a user owns is
+# refused with "Permission denied" and the drop-in that lets it (issue
+# 39, item 7), the set the unit suggests; nothing is left.  (On the build
+# before it said "Permission denied" alone.)
+stop_daemon 1
+rm -rf "${WORK:?}/h1$job"/*
+chmod 0755 "$WORK/h1$job"	# the user's, readable, not writable by others
+chmod 0711 "$WORK"
+mkdir -p "$WORK/state1"
+chown nobody:nogroup "$WORK/state1"
+install -m 0600 -o nobody "$WORK/key" "$WORK/nobody.key"
+DAEMON_WRAP=(setpriv --reuid nobody --regid nogroup --clear-groups
+	--inh-caps=-all --bounding-set=-all)
+restart_daemon 1 --key "$WORK/nobody.key"
+DAEMON_WRAP=()
+for dry in "" -n; do
+	expect_status 1 "$RDMCP" $dry --retries 0 -d "$job/" "$src/tool" \
+		"$(host_addr 1):$PORT"
+	grep -qF "Permission denied (this daemon's user may not write there; for directories that users own, run it as root with only $caps, as rdmcp.service's header shows)" \
+		"$WORK/out" || fail "no hint${dry:+ with $dry}: $(cat "$WORK/out")"
+done
+[ -z "$(ls -A "$WORK/h1$job")" ] || fail "left: $(ls -A "$WORK/h1$job")"
+# where the daemon's user may write (its root, its own), it writes
+expect_status 0 "$RDMCP" -d /staged/ "$src/tool" "$(host_addr 1):$PORT"
+[ "$(stat -c %U "$WORK/h1/staged/tool")" = nobody ] || fail "staged as $(stat -c %U "$WORK/h1/staged/tool")"
+
+# The roots are named twice under systemd, in RDMCP_OPTS and in
+# ReadWritePaths= (which expands no variables); a root that the second
+# misses is read-only to the daemon: it says so when it starts, and a
+# push there says what to add.  (A read-only bind mount in a mount
+# namespace of its own stands for ProtectSystem=strict.)
+stop_daemon 1
+DAEMON_WRAP=(unshare --mount --propagation private sh -c
+	'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+	"$WORK/h1")
+restart_daemon 1
+DAEMON_WRAP=()
+grep -q "warning: root $WORK/h1 is read-only here: nothing can land there (under systemd, the unit's ReadWritePaths= must list it too)" \
+	"$WORK/daemon1.log" || fail "no warning: $(tail -5 "$WORK/daemon1.log")"
+expect_status 1 "$RDMCP" --retries 0 -d /staged/ "$src/tree/sub/f" "$(host_addr 1):$PORT"
+grep -qF "Read-only file system (under systemd, the unit's ReadWritePaths= must list the daemon's --root directories too)" \
+	"$WORK/out" || fail "no hint: $(cat "$WORK/out")"

@@ -25,7 +25,8 @@ grep -q "must be absolute" "$WORK/err" || fail "relative -d: $(cat "$WORK/err")"
 # sender-side errors: nothing is contacted
 expect_status 3 "$RDMCP" "$WORK/missing" "127.0.0.2:$PORT"
 grep -q "cannot open .*missing" "$WORK/err" || fail "missing source"
-expect_status 3 "$RDMCP" "$WORK" "127.0.0.2:$PORT"
+# a directory without -r is a usage error (habits.sh)
+expect_status 2 "$RDMCP" "$WORK" "127.0.0.2:$PORT"
 grep -q "is a directory" "$WORK/err" || fail "directory source"
 # nobody listens there: refused, reported at once
 echo data >"$WORK/f"

@@ -37,8 +37,8 @@ want share/zsh/vendor-completions/_rdmcp 644
 want lib/systemd/system/rdmcp.service 644
 want lib/sysusers.d/rdmcp.conf 644
 want share/doc/rdmcp/rdmcp.default 644
-want share/doc/rdmcp/slurm-prolog-example.sh 755
-want share/doc/rdmcp/spark-hadoop-prolog-example.sh 755
+want share/doc/rdmcp/slurm-stage-example.sh 755
+want share/doc/rdmcp/spark-hadoop-stage-example.sh 755
 cmp -s "$RDMCP" "$dest$prefix/bin/rdmcp" || fail "installed binary differs"
 cmp -s "$TOP/man/rdmcp.1" "$dest$prefix/share/man/man1/rdmcp.1" ||
 	fail "installed man page differs"

@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: MIT
-# The example staging scripts (contrib/slurm-prolog-example.sh and
-# contrib/spark-hadoop-prolog-example.sh) against real daemons on
+# The example staging scripts (contrib/slurm-stage-example.sh and
+# contrib/spark-hadoop-stage-example.sh) against real daemons on
 # 127.0.0.2-5, with a made-up Slurm allocation and workers file: the files
 # land, a node without a daemon is reported, written to the failed file
 # (and drained through scontrol) and gives status 1, and usage errors and
-# unreadable sources give 2 and 3.  Both scripts are shellcheck-clean.
+# unreadable sources give 2 and 3; the stage directory is made where it is
+# missing, and the Spark driver that is a worker too copies for itself.
+# Both scripts are shellcheck-clean.
 . "$(dirname "$0")/../lib.sh"
-SLURM_SCRIPT=$TOP/contrib/slurm-prolog-example.sh
-SPARK_SCRIPT=$TOP/contrib/spark-hadoop-prolog-example.sh
+SLURM_SCRIPT=$TOP/contrib/slurm-stage-example.sh
+SPARK_SCRIPT=$TOP/contrib/spark-hadoop-stage-example.sh
 
 if command -v shellcheck >/dev/null 2>&1; then
 	shellcheck "$SLURM_SCRIPT" "$SPARK_SCRIPT" || fail "shellcheck"
@@ -114,6 +116,16 @@ expect_status 1 slurm SLURM_JOB_NODELIST="127.0.0.[2-6]" STAGE_MKDIR=0 \
 	"$SLURM_SCRIPT" "$src/input.dat"
 no_calls
 assert_staged 4 input.dat
+# STAGE_MKDIR=0 and no directory: rdmcp makes it, with its parents; the
+# batch host (not a node here) is not left out: no -x warning
+clear_stage
+expect_status 0 slurm SLURM_JOB_NODELIST="127.0.0.[2-5]" STAGE_MKDIR=0 \
+	STAGE_DIR="$stage/job/42" "$SLURM_SCRIPT" "$src/input.dat"
+for i in 1 2 3 4; do
+	cmp -s "$src/input.dat" "$(landed "$i" "$stage/job/42/input.dat")" ||
+		fail "host $i: STAGE_DIR not made: $(cat "$WORK/err")"
+done
+! grep -q -- "-x" "$WORK/err" || fail "an -x for no node: $(cat "$WORK/err")"
 
 # usage errors (2) and a sender-side problem (3): nothing is drained
 rm -f "$WORK/calls"
@@ -142,12 +154,12 @@ spark() {
 		STAGE_DIR="$stage" STAGED_WORKERS="$WORK/staged" \
 		FAILED_FILE="$WORK/failed" "$@"
 }
-# Spark's conf/workers, found through SPARK_HOME
+# Spark's conf/workers, found through SPARK_HOME; STAGE_DIR is made where
+# it is missing
 mkdir -p "$WORK/spark/conf"
 printf '# workers\n127.0.0.2\n127.0.0.3\n\n127.0.0.4  # rack 2\n127.0.0.5\n' \
 	>"$WORK/spark/conf/workers"
 clear_stage
-prepare_dirs 5 "$stage"
 expect_status 0 spark SPARK_HOME="$WORK/spark" \
 	"$SPARK_SCRIPT" "$src/solver" "$src/input.dat"
 assert_staged 4 solver input.dat
@@ -193,6 +205,31 @@ for i in 1 2 3 4; do
 	cmp -s "$WORK/solver.before" "$(landed "$i" "$stage/solver")" ||
 		fail "host $i: the existing solver was changed"
 done
+
+# the driver (this machine) is a worker too: it copies for itself, is left
+# out of the push (rdmcp refuses to send to itself: status 2 before), and
+# counts as a staged worker
+here=$WORK/here
+printf '127.0.0.2\n%s\n127.0.0.3\n' "$(hostname)" >"$WORK/with-driver"
+clear_stage
+expect_status 0 spark WORKERS_FILE="$WORK/with-driver" STAGE_DIR="$here/etl" \
+	"$SPARK_SCRIPT" "$src/solver"
+cmp -s "$src/solver" "$here/etl/solver" || fail "the driver has no copy: $(cat "$WORK/err")"
+for i in 1 2; do
+	cmp -s "$src/solver" "$(landed "$i" "$here/etl/solver")" || fail "host $i: no copy"
+done
+[ "$(sort "$WORK/staged" | tr '\n' ' ')" = "$(printf '%s\n' 127.0.0.2 127.0.0.3 "$(hostname)" | sort | tr '\n' ' ')" ] ||
+	fail "staged workers: $(cat "$WORK/staged")"
+grep -q "3 of 3 workers staged" "$WORK/err" || fail "$(cat "$WORK/err")"
+# ... and keeps its own differing copy without STAGE_FORCE, as rdmcp does
+echo other >"$here/etl/solver"
+expect_status 1 spark WORKERS_FILE="$WORK/with-driver" STAGE_DIR="$here/etl" \
+	"$SPARK_SCRIPT" "$src/solver"
+[ "$(cat "$here/etl/solver")" = other ] || fail "the driver's copy was replaced"
+[ "$(cat "$WORK/failed")" = "$(hostname)" ] || fail "failed: $(cat "$WORK/failed")"
+grep -q "^  $(hostname): $here/etl/solver exists and differs" "$WORK/err" ||
+	fail "no reason: $(cat "$WORK/err")"
+note "Spark: the driver that is a worker copies for itself"
 
 expect_status 2 spark STAGE_DIR= WORKERS_FILE="$WORK/hadoop/workers" \
 	"$SPARK_SCRIPT" "$src/solver"

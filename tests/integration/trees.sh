@@ -121,9 +121,9 @@ echo file >"$WORK/h1/opt/file"
 expect_status 1 "$RDMCP" -d /opt/file/ "$src/secret" "$(hosts 1)"
 grep -q "not a directory" "$WORK/out" || fail "$(cat "$WORK/out")"
 
-# refused on the sender, nothing contacted: a directory without -r, a FIFO
-# or a socket inside the tree
-expect_status 3 "$RDMCP" "$src" "$(hosts 1)"
+# refused on the sender, nothing contacted: a directory without -r (a
+# usage error), a FIFO or a socket inside the tree
+expect_status 2 "$RDMCP" "$src" "$(hosts 1)"
 grep -q "is a directory (-r copies directories)" "$WORK/err" || fail "$(cat "$WORK/err")"
 mkfifo "$src/lib/fifo"
 rm -rf "$WORK/h1$src"

@@ -4,7 +4,8 @@
  * out of order, out of the root), what is in the way (FIFOs, files,
  * directories), merging through a link that stays inside the root,
  * set-ID bits, long names, that nothing is left when a job is not
- * committed, and that nothing lands in the daemon's state directory.
+ * committed, that nothing lands in the daemon's state directory, and the
+ * parents -d DIR/ makes.
  * Real files in a scratch directory used as the root.
  */
 #include <check.h>
@@ -145,6 +146,52 @@ START_TEST(tree_lands_whole)
 	ck_assert_int_eq(stat(at("a/b/x"), &sb), 0);
 	ck_assert_uint_eq(sb.st_mode & 07777, 0755);	/* set-ID dropped */
 	ck_assert_int_eq(readlink(at("a/l"), buf, sizeof(buf)), 3);
+}
+END_TEST
+
+/* -d DIR/ (JOB_PARENTS): the ancestors of the first entry missing below
+ * the root join the job before it, top first, like it; nothing above or
+ * outside the root is looked at; then the tree lands whole, or, not
+ * committed, leaves nothing. */
+START_TEST(parents_join_the_job)
+{
+	const char *spec[] = { "d a/b/c/d", "f a/b/c/d/x" };
+	struct dest_policy pol = { .roots = roots, .nroots = 1 };
+	struct job *job = make_job(spec, 2);
+	struct rd_err err = { 0 };
+	struct dest *d = NULL;
+
+	ck_assert_int_eq(mkdir(at("a"), 0700), 0);
+	job->flags = JOB_PARENTS;
+	job->files[0].mtime_sec = 12345;
+	ck_assert_int_eq(dest_add_parents(job, &pol, &err), 0);
+	ck_assert_uint_eq(job->nfiles, 4);
+	ck_assert_str_eq(job->files[0].path, at("a/b"));
+	ck_assert_str_eq(job->files[1].path, at("a/b/c"));
+	ck_assert_str_eq(job->files[2].path, at("a/b/c/d"));
+	ck_assert_str_eq(job->files[3].path, at("a/b/c/d/x"));
+	ck_assert_uint_eq(job->files[0].type, JF_DIR);
+	ck_assert_uint_eq(job->files[1].mode, 0755);
+	ck_assert_int_eq(job->files[0].mtime_sec, 12345);
+	/* again (REPLACE sets up again): nothing more to add */
+	ck_assert_int_eq(dest_add_parents(job, &pol, &err), 0);
+	ck_assert_uint_eq(job->nfiles, 4);
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), 0);
+	dest_free(d);		/* not committed */
+	ck_assert_str_eq(listing(), "./a ");
+	d = NULL;
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), 0);
+	ck_assert_int_eq(dest_commit(d, &err), 0);
+	dest_free(d);
+	ck_assert_str_eq(listing(), "./a ./a/b ./a/b/c ./a/b/c/d ./a/b/c/d/x ");
+	job_free(job);
+	/* without the flag, or outside the root: the job as it came */
+	job = make_job((const char *[]){ "d /nonexistent-rdmcp/p/q" }, 1);
+	ck_assert_int_eq(dest_add_parents(job, &pol, &err), 0);
+	job->flags = JOB_PARENTS;
+	ck_assert_int_eq(dest_add_parents(job, &pol, &err), 0);
+	ck_assert_uint_eq(job->nfiles, 1);
+	job_free(job);
 }
 END_TEST
 
@@ -469,6 +516,7 @@ main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, tree_lands_whole);
+	tcase_add_test(tc, parents_join_the_job);
 	tcase_add_test(tc, setid_kept_when_allowed);
 	tcase_add_test(tc, uncommitted_leaves_nothing);
 	tcase_add_test(tc, through_a_link_entry);

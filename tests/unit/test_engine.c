@@ -5,17 +5,22 @@
  * the sender's bytes; a member that dies mid-transfer must make the others
  * fail instead of hanging.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "unit.h"
 #include "transport/tcp/conn.h"
 #include "engine/engine.h"
+#include "engine/engine_int.h"	/* the signals, to play a sender */
 #include "util/net.h"
 #include "transport/tcp/tcp.h"
 
@@ -632,6 +637,139 @@ START_TEST(frozen_member_fails_neighbours)
 }
 END_TEST
 
+/* Rank 0 played by hand: HELLO, an OFFER of block 0 and, once it is
+ * granted (the member's receives are posted), every block of the push at
+ * once: the first granted, none of the others. */
+struct ungranted {
+	struct sockaddr_storage to;
+	uint64_t blocks, bsize;
+};
+
+static int
+write_all(int fd, const void *p, size_t n)
+{
+	ssize_t w;
+
+	for (; n > 0; p = (const char *)p + w, n -= (size_t)w)
+		if ((w = write(fd, p, n)) <= 0)
+			return -1;
+	return 0;
+}
+
+static int
+read_all(int fd, void *p, size_t n)
+{
+	ssize_t r;
+
+	for (; n > 0; p = (char *)p + r, n -= (size_t)r)
+		if ((r = read(fd, p, n)) <= 0)
+			return -1;
+	return 0;
+}
+
+static int
+send_frame(int fd, const struct frame *f, const void *body)
+{
+	uint8_t hdr[PROTO_FRAME_LEN];
+
+	frame_encode(f, hdr);
+	return write_all(fd, hdr, sizeof(hdr)) < 0 ||
+	       (f->len > 0 && write_all(fd, body, (size_t)f->len) < 0) ? -1 : 0;
+}
+
+/* Until the member grants block 0 (its frames carry no payload). */
+static int
+await_grant(int fd)
+{
+	uint8_t hdr[PROTO_FRAME_LEN];
+	struct frame f;
+
+	do {
+		if (read_all(fd, hdr, sizeof(hdr)) < 0 ||
+		    frame_decode(hdr, &f) < 0 || f.len > 0)
+			return -1;
+	} while (f.type != MSG_SIGNAL || f.val >> SIG_KIND_SHIFT != SIG_GRANT);
+	return 0;
+}
+
+static void *
+send_ungranted(void *arg)
+{
+	struct ungranted *u = arg;
+	struct hello h = { .from = 0, .to = 1 };
+	struct frame f = { .type = MSG_HELLO };
+	uint8_t *block = calloc(1, u->bsize), sink[256];
+	struct wbuf w;
+	uint64_t b;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	wbuf_init(&w);
+	hello_encode(&h, &w);
+	f.len = w.len;
+	if (fd < 0 || block == NULL ||
+	    connect(fd, (struct sockaddr *)&u->to,
+		    sizeof(struct sockaddr_in)) < 0 ||
+	    send_frame(fd, &f, w.data) < 0)
+		goto out;
+	f = (struct frame){ .type = MSG_SIGNAL,
+			    .val = SIG_OFFER << SIG_KIND_SHIFT };
+	if (send_frame(fd, &f, NULL) < 0 || await_grant(fd) < 0)
+		goto out;
+	for (b = 0; b < u->blocks; b++) {
+		f = (struct frame){ .type = MSG_BLOCK, .arg = (uint32_t)b,
+				    .val = b, .len = u->bsize };
+		if (send_frame(fd, &f, block) < 0)
+			break;	/* dropped */
+	}
+	while (read(fd, sink, sizeof(sink)) > 0)
+		;
+out:
+	if (fd >= 0)
+		close(fd);
+	wbuf_free(&w);
+	free(block);
+	return NULL;
+}
+
+/* A paced receiver (admit_one, as daemons run it) whose sender sends
+ * blocks it never granted: each left its receive pending while the next
+ * was posted, and past the window the pending receives overflowed their
+ * array (a heap overflow that fuzz_serve found through a member's data
+ * connection, which needs only the job's token).  The member fails at the
+ * first such block (block 1: block 0 was granted), blaming the sender. */
+START_TEST(block_before_grant)
+{
+	const uint64_t blocks = 4 * ENG_DEFAULT_WINDOW, bsize = 4096;
+	struct cluster *cl = new_cluster(true, SCHED_BINOMIAL, 2, bsize,
+					 blocks * bsize);
+	struct ungranted u = { .blocks = blocks, .bsize = bsize };
+	pthread_t th;
+
+	cl->timeout_ms = 5000;
+	uv_loop_init(&cl->loop);
+	uv_timer_init(&cl->loop, &cl->deadline);
+	uv_timer_init(&cl->loop, &cl->killer);
+	cl->deadline.data = cl->killer.data = cl;
+	setup_member(cl, 0);
+	setup_member(cl, 1);
+	cl->m[0].done = true;	/* played by send_ungranted */
+	cl->ndone = 1;
+	start_member(cl, 1);
+	ck_assert_int_eq(eng_start(cl->m[1].eng), 0);
+	u.to = cl->addrs[1].addr;
+	ck_assert_int_eq(pthread_create(&th, NULL, send_ungranted, &u), 0);
+	uv_timer_start(&cl->deadline, on_deadline, 10000, 0);
+	uv_run(&cl->loop, UV_RUN_DEFAULT);
+	ck_assert_msg(!cl->timed_out, "the member never ended");
+	ck_assert_int_eq(cl->m[1].status, -EPROTO);
+	ck_assert_int_eq(cl->m[1].peer, 0);
+	ck_assert(!cl->m[1].complete);
+	teardown_cluster(cl);
+	pthread_join(th, NULL);
+	free(cl);
+}
+END_TEST
+
 static int
 no_iov(void *ctx, uint64_t b, struct iovec *iov, int max)
 {
@@ -698,6 +836,10 @@ engine_suite(void)
 	tcase_add_loop_test(tc, relay_dies_while_passing_on, 0, 2);
 	tcase_add_loop_test(tc, member_dies_midway, 0, 7);
 	tcase_add_test(tc, frozen_member_fails_neighbours);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hostile");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, block_before_grant);
 	suite_add_tcase(s, tc);
 	/* a third of one of the old schedule's scans; ten times what ASan
 	 * takes to set up the bitmaps */

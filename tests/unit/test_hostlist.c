@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,30 @@ START_TEST(ranges)
 			 "10.0.0.1:7000 10.0.0.2:7000 10.0.0.3:7000");
 	ck_assert_str_eq(expand("a[1-2],b,c[0-1]:5"), "a1 a2 b c0:5 c1:5");
 	ck_assert_str_eq(expand("x[5-5]"), "x5");
+}
+END_TEST
+
+/* clush's steps: lo-hi/step, the last number the last one at or below
+ * hi, even at the top of the numbers (no wrap past hi). */
+START_TEST(step_ranges)
+{
+	ck_assert_str_eq(expand("node[1-30/4]"),
+			 "node1 node5 node9 node13 node17 node21 node25 node29");
+	ck_assert_str_eq(expand("n[01-10/3,20]"), "n01 n04 n07 n10 n20");
+	ck_assert_str_eq(expand("n[1-2/5]"), "n1");
+	ck_assert_str_eq(expand("n[999999999999999990-999999999999999999/7]"),
+			 "n999999999999999990 n999999999999999997");
+	ck_assert_msg(strstr(error_of("n[1-9/0]", -EINVAL),
+			     "step '/0' is not a number of 1 or more") != NULL,
+		      "%s", error_of("n[1-9/0]", -EINVAL));
+	ck_assert_msg(strstr(error_of("n[3/2]", -EINVAL), "a step ('/') needs "
+			     "a range (lo-hi/step) at character 4") != NULL,
+		      "%s", error_of("n[3/2]", -EINVAL));
+	ck_assert_msg(strstr(error_of("n[1-9/]", -EINVAL), "expected a number")
+		      != NULL, "%s", error_of("n[1-9/]", -EINVAL));
+	/* a million hosts at most, counted with their step */
+	ck_assert_str_eq(error_of("n[1-4000000/2]", -E2BIG),
+			 "the host list expands to more than 1000000 hosts");
 }
 END_TEST
 
@@ -143,6 +168,53 @@ START_TEST(host_files)
 	ck_assert_msg(strncmp(err.msg, "f:2: bad host list", 18) == 0, "%s",
 		      err.msg);
 	hostlist_clear(&hl);
+	rd_err_clear(&err);
+	/* several on a line, separated by blanks (and commas) */
+	ck_assert_int_eq(hostlist_parse_file(&hl, "a b\tc[1-2] , d,e  f\r\n"
+					     "g\n", "hosts", &err), 0);
+	ck_assert_uint_eq(hl.n, 8);
+	ck_assert_str_eq(hl.hosts[2], "c1");
+	ck_assert_str_eq(hl.hosts[4], "d");
+	ck_assert_str_eq(hl.hosts[6], "f");
+	ck_assert_str_eq(hl.hosts[7], "g");
+	hostlist_clear(&hl);
+	rd_err_clear(&err);
+	ck_assert_int_eq(hostlist_parse_file(&hl, "a , , b\n", "f", &err),
+			 -EINVAL);
+	ck_assert_msg(strstr(err.msg, "f:1: bad host list: empty entry")
+		      != NULL, "%s", err.msg);
+	hostlist_clear(&hl);
+}
+END_TEST
+
+/* -x: by name, ignoring case, and by port only where the entry has one
+ * (a host without a port has the default one); which entries named a
+ * host. */
+START_TEST(leave_out_by_name_and_port)
+{
+	struct hostlist hl = { 0 }, ex = { 0 };
+	struct rd_err err = { 0 };
+	bool matched[5] = { false };
+
+	ck_assert_int_eq(hostlist_parse(&hl, "n[1-4]:7000,m1,m2,M3:9", &err),
+			 0);
+	ck_assert_int_eq(hostlist_parse(&ex, "n2,m1:7471,m2:7000,m3,z9", &err),
+			 0);
+	ck_assert_int_eq(hostlist_leave_out(&hl, &ex, 7471, matched), 3);
+	ck_assert_uint_eq(hl.n, 4);
+	ck_assert_str_eq(hl.hosts[0], "n1:7000");
+	ck_assert_str_eq(hl.hosts[1], "n3:7000");
+	ck_assert_str_eq(hl.hosts[2], "n4:7000");
+	ck_assert_str_eq(hl.hosts[3], "m2");	/* at 7471, not 7000 */
+	ck_assert(matched[0] && matched[1] && matched[3]);
+	ck_assert(!matched[2] && !matched[4]);
+	hostlist_clear(&hl);
+	hostlist_clear(&ex);
+	ck_assert_int_eq(hostlist_parse(&hl, "[::1]:7,::1", &err), 0);
+	ck_assert_int_eq(hostlist_parse(&ex, "[::1]", &err), 0);
+	ck_assert_int_eq(hostlist_leave_out(&hl, &ex, 7, NULL), 2);
+	hostlist_clear(&hl);
+	hostlist_clear(&ex);
 }
 END_TEST
 
@@ -308,6 +380,8 @@ hostlist_suite(void)
 
 	tcase_add_test(tc, plain_lists);
 	tcase_add_test(tc, ranges);
+	tcase_add_test(tc, step_ranges);
+	tcase_add_test(tc, leave_out_by_name_and_port);
 	tcase_add_test(tc, errors_point_at_the_character);
 	tcase_add_test(tc, names_and_addresses_only);
 	tcase_add_test(tc, host_files);

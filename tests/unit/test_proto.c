@@ -169,7 +169,7 @@ expect_refused(void (*mutate)(struct job *), const char *what)
 }
 
 static void bad_alg(struct job *j) { j->alg = (enum sched_alg)9; }
-static void bad_flags(struct job *j) { j->flags = 0x80; }
+static void bad_flags(struct job *j) { j->flags = JOB_FLAGS_KNOWN + 1; }
 static void tiny_block(struct job *j) { j->block_size = 1; }
 static void huge_block(struct job *j) { j->block_size = 0x7fffffff; }
 static void no_timeout(struct job *j) { j->timeout_ms = 0; }

@@ -113,7 +113,15 @@ START_TEST(who_is_sent_to_again)
 	r = failed();
 	r.ok = true;
 	ck_assert(!push_may_retry(&r, false, 5, &faults));
+	r = failed();			/* no daemon there: once at most */
+	r.error = -ECONNREFUSED;
+	faults = 0;
+	ck_assert_int_eq(push_retry_bound(&r, 5), 1);
+	ck_assert_int_eq(push_retry_bound(&r, 0), 0);
+	ck_assert(push_may_retry(&r, false, 5, &faults));
+	ck_assert(!push_may_retry(&r, false, 5, &faults));
 	r = failed();
+	ck_assert_int_eq(push_retry_bound(&r, 5), 5);
 	faults = UINT8_MAX;		/* saturates, never wraps to 0 */
 	ck_assert(!push_may_retry(&r, false, 5, &faults));
 	ck_assert_uint_eq(faults, UINT8_MAX);

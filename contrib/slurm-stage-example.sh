@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# slurm-prolog-example.sh - stage files (a binary, a data set) to the
+# slurm-stage-example.sh - stage files (a binary, a data set) in to the
 # local disk of every node of a Slurm allocation with rdmcp, from the
-# batch host, before the job's steps start.  Call it at the top of a batch
-# script:
+# batch host, before the job's steps start.  It is a stage-in helper that
+# the batch script calls, as the job's user, once: not a Prolog= script,
+# which slurmd runs as root on every node (where a push from one host to
+# all the others does not fit).  Call it at the top of a batch script:
 #
 #   #!/bin/bash
 #   #SBATCH --nodes=64
 #   stage=/local/$SLURM_JOB_ID
-#   STAGE_DIR=$stage slurm-prolog-example.sh ./solver ./input.dat
+#   STAGE_DIR=$stage slurm-stage-example.sh ./solver ./input.dat
 #   case $? in
 #   0) srun "$stage/solver" "$stage/input.dat" ;;
 #   1) srun --exclude="$(cat "rdmcp-failed.$SLURM_JOB_ID")" \
@@ -23,15 +25,16 @@
 # is part of the allocation it gets its copy with cp.  The sources must
 # not lie in STAGE_DIR.
 #
-# Usage: slurm-prolog-example.sh FILE...
+# Usage: slurm-stage-example.sh FILE...
 #
 # Settings (environment):
 #   STAGE_DIR      where the files land on every node (absolute; default
 #                  /local/$SLURM_JOB_ID)
 #   STAGE_MKDIR    1 (default): create STAGE_DIR on every node first with
-#                  'srun --ntasks-per-node=1 mkdir -p' (rdmcp makes
-#                  only the last component, with -d DIR/); 0: it exists
-#                  already
+#                  'srun --ntasks-per-node=1 mkdir -p', as the job's user,
+#                  who then owns it; 0: rdmcp makes it where it is
+#                  missing, with its parents (-d DIR/), owned as its
+#                  daemon gives what it makes (the owner of its root)
 #   FAILED_FILE    where the nodes that did not get a copy are written, as
 #                  one host list for 'srun --exclude' or 'sbatch --exclude'
 #                  (default ./rdmcp-failed.$SLURM_JOB_ID); removed when
@@ -83,7 +86,7 @@ for f in "$@"; do
 	fi
 done
 
-# rdmcp lands files in an existing directory only
+# the job's user makes the directory, and owns it (else rdmcp makes it)
 if [ "$STAGE_MKDIR" = 1 ]; then
 	if ! srun --ntasks-per-node=1 --nodes="${SLURM_JOB_NUM_NODES:-1}" \
 		mkdir -p "$STAGE_DIR"; then
@@ -92,19 +95,22 @@ if [ "$STAGE_MKDIR" = 1 ]; then
 	fi
 fi
 
-# the batch host, if it is one of the nodes, copies for itself
+# the batch host, if it is one of the nodes, copies for itself and is
+# left out of the push (rdmcp sends to no host that is this machine)
 self=$(hostname -s)
+exclude=()
 if scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null | grep -qx "$self"; then
-	if ! cp -p -- "$@" "$STAGE_DIR/"; then
+	if ! mkdir -p "$STAGE_DIR" || ! cp -p -- "$@" "$STAGE_DIR/"; then
 		say "could not copy the files to $STAGE_DIR on $self"
 		exit 3
 	fi
+	exclude=(-x "$self")
 fi
 
 # the node list given explicitly (rdmcp would also take it from the
 # environment when the last argument is a file)
 rc=0
-"$RDMCP" --verify -d "$STAGE_DIR" -x "$self" --failed-file "$FAILED_FILE" \
+"$RDMCP" --verify -d "$STAGE_DIR/" "${exclude[@]}" --failed-file "$FAILED_FILE" \
 	"${rdmcp_opts[@]}" -- "$@" "$SLURM_JOB_NODELIST" || rc=$?
 
 case $rc in
