@@ -49,13 +49,13 @@ json_replica(const struct push_report *r)
 	printf(",\"ok\":%s,\"identical\":%s,\"verified\":%s,"
 	       "\"dry_run\":%s,\"maybe_landed\":%s,\"slow\":%s,"
 	       "\"link_rate\":%llu,\"seconds\":%.6f,\"bytes\":%llu,"
-	       "\"reason\":",
+	       "\"reused\":%llu,\"reason\":",
 	       r->ok ? "true" : "false", r->identical ? "true" : "false",
 	       r->verified ? "true" : "false", r->dry_run ? "true" : "false",
 	       !r->ok && r->maybe_landed ? "true" : "false",
 	       r->slow == SLOW_YES ? "true" : "false",
 	       (unsigned long long)r->link_rate, r->seconds,
-	       (unsigned long long)r->bytes);
+	       (unsigned long long)r->bytes, (unsigned long long)r->reused);
 	print_json_str(r->ok ? NULL : r->reason);
 	printf("}\n");
 }
@@ -114,11 +114,25 @@ format_where(char *buf, size_t len, const struct opts *o,
 		snprintf(buf, len, "  (%s)", r->addr);
 }
 
+/* "  2.0 MiB held already": what of its copy a host had (a delta, a
+ * resumed push), or nothing. */
+static void
+format_reused(char *buf, size_t len, const struct push_report *r)
+{
+	char size[32];
+
+	buf[0] = '\0';
+	if (r->reused == 0)
+		return;
+	format_bytes(size, sizeof(size), (double)r->reused);
+	snprintf(buf, len, "  %s held already", size);
+}
+
 /* A host's line, as its outcome comes: with -v (--json: always). */
 void
 report_replica(const struct opts *o, const struct push_report *r)
 {
-	char rate[48], where[300];
+	char rate[48], where[300], reused[64];
 
 	progress_clear();
 	format_where(where, sizeof(where), o, r);
@@ -138,9 +152,10 @@ report_replica(const struct opts *o, const struct push_report *r)
 		       where);
 	else {
 		format_rate(rate, sizeof(rate), (double)r->bytes, r->seconds);
-		printf("%-22s ok      %8.3f s  %12s%s%s%s\n", r->host,
+		format_reused(reused, sizeof(reused), r);
+		printf("%-22s ok      %8.3f s  %12s%s%s%s%s\n", r->host,
 		       r->seconds, rate, r->verified ? "  verified" : "",
-		       r->slow == SLOW_YES ? "  slow" : "", where);
+		       r->slow == SLOW_YES ? "  slow" : "", reused, where);
 	}
 	fflush(stdout);
 }

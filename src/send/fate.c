@@ -94,6 +94,20 @@ only_a_casualty(const struct push *p, const struct phost *h)
 	return h->casualty && h != p->suspect;
 }
 
+/* The bytes of the stream h held already (the blocks it did not lack). */
+static uint64_t
+held_bytes(const struct push *p, const struct phost *h)
+{
+	uint64_t nb = store_stream_blocks(p->st), held;
+
+	if (h->need == NULL || nb == 0)
+		return 0;
+	held = (nb - bset_count(h->need)) * p->block_size;
+	if (!bset_has(h->need, nb - 1))	/* the last block is shorter */
+		held -= nb * p->block_size - p->sum->bytes;
+	return held;
+}
+
 static void
 emit(struct push *p, const struct phost *h, const struct phost *as,
      const char *reason, bool sender_fault)
@@ -103,6 +117,7 @@ emit(struct push *p, const struct phost *h, const struct phost *as,
 		.ok = h->st == HS_DONE, .error = h->error,
 		.reason = reason, .seconds = push_elapsed(p),
 		.rank = h->rank, .bytes = p->sum->bytes,
+		.reused = held_bytes(p, h),
 		.permanent = h->refused, .identical = h->identical,
 		.verified = h->st == HS_DONE && p->cfg->verify,
 		.sender_fault = sender_fault, .maybe_landed = h->maybe_landed,

@@ -69,6 +69,10 @@ struct push_report {
 	double seconds;		/* since the push started */
 	uint32_t rank;		/* in the group, 0 if never started */
 	uint64_t bytes;		/* size of the replica */
+	uint64_t reused;	/* ... of which it held already, in blocks
+				 * whose digests matched (an old version, a
+				 * copy a broken push left): not sent for
+				 * it */
 };
 
 /* How far a push is, for progress displays. */

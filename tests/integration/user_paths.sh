@@ -28,7 +28,7 @@ one_line() {
 
 # a -d directory that is missing everywhere
 expect_status 1 "$RDMCP" --retries 0 -d "$WORK/nowhere" "$src/data" "$(hosts 4)"
-one_line "destination directory $WORK/nowhere: No such file or directory (-d DIR/, with a trailing slash, makes it where it is missing)"
+one_line "destination directory $WORK/nowhere: No such file or directory (-d DIR/, with a trailing slash, makes it and its parents)"
 
 # a file that exists and differs, everywhere
 for i in 1 2 3 4; do echo other >"$(landed "$i" "$stage")/data"; done
