@@ -266,6 +266,8 @@ void outcomes_free(struct outcomes *g);
 struct dry_plan {
 	size_t would;		/* hosts that would take the job */
 	uint64_t bytes;
+	uint64_t send;		/* of which the group would carry (the
+				 * hosts hold the rest: a delta, a resume) */
 	uint32_t block;
 	uint64_t blocks, steps;
 	enum sched_alg alg;

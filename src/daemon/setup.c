@@ -151,8 +151,13 @@ set_up(struct transfer *j)
 	if (rc != SETUP_MADE)
 		return rc;
 	pol.seen = j->seen;
-	if (j->job->flags & JOB_DRY_RUN)
-		return dest_check(j->job, &pol, &j->work_err);
+	if (j->job->flags & JOB_DRY_RUN) {
+		rc = dest_check(j->job, &pol, &j->work_err);
+		if (rc == 0 && j->digests != NULL)	/* what it would lack */
+			rc = store_predict(j->job, &pol, j->digests,
+					   j->partials, &j->need, &j->work_err);
+		return rc;
+	}
 	rc = store_create(j->job, &pol, &j->st, &j->work_err);
 	if (rc == 0 && (j->job->flags & JOB_SPARSE))
 		store_keep_holes(j->st);
@@ -186,9 +191,9 @@ send_accept(struct transfer *j)
 	}
 	bset_coarsen(j->need, PROTO_MAX_RUNS);
 	log_info("job %s: %llu of %llu blocks held already, %llu to come",
-		 j->tag, (unsigned long long)(store_stream_blocks(j->st) -
+		 j->tag, (unsigned long long)(job_blocks(j->job) -
 					      bset_count(j->need)),
-		 (unsigned long long)store_stream_blocks(j->st),
+		 (unsigned long long)job_blocks(j->job),
 		 (unsigned long long)bset_count(j->need));
 	wbuf_init(&w);
 	bset_encode(j->need, &w);

@@ -752,7 +752,7 @@ take_partials(struct transfer *j)
 
 	for (i = 0; i < j->job->nfiles; i++)
 		j->partials[i] = -1;
-	if (!(j->job->flags & JOB_DELTA) || (j->job->flags & JOB_DRY_RUN))
+	if (!(j->job->flags & JOB_DELTA))
 		return;
 	j->npartials = partials_take(j->env->partials, j->job, j->partials);
 	if (j->npartials > 0)

@@ -371,12 +371,55 @@ on_start_turn(uv_idle_t *idle)
 
 /* A dry run ends where the group would form: every host that accepted
  * would take the job; closing its connection ends its daemon's part. */
+/* The bytes of the stream a set of its blocks holds. */
+static uint64_t
+set_bytes(const struct push *p, const struct bset *s)
+{
+	uint64_t nb = store_stream_blocks(p->st), bytes;
+
+	bytes = bset_count(s) * p->block_size;
+	if (nb > 0 && bset_has(s, nb - 1))	/* the last block is shorter */
+		bytes -= nb * p->block_size - p->sum->bytes;
+	return bytes;
+}
+
+/* A dry run: the bytes the group would carry, the union of what the
+ * hosts that would take it said they lack (all, for one that did not
+ * compare). */
+static uint64_t
+predicted_bytes(const struct push *p)
+{
+	struct bset *u = NULL, *next;
+	uint64_t bytes;
+	size_t i;
+	bool any = false;
+
+	if (bset_new(&u) < 0)
+		return p->sum->bytes;
+	for (i = 0; i < p->nh; i++) {
+		if (p->h[i].st != HS_ACCEPTED)
+			continue;
+		any = true;
+		if (p->h[i].need == NULL ||
+		    bset_union(u, p->h[i].need, &next) < 0) {
+			bset_free(u);
+			return p->sum->bytes;
+		}
+		bset_free(u);
+		u = next;
+	}
+	bytes = any ? set_bytes(p, u) : 0;
+	bset_free(u);
+	return bytes;
+}
+
 static void
 finish_dry_run(struct push *p)
 {
 	size_t i;
 
 	p->sum->setup = push_elapsed(p);
+	p->sum->would_send = predicted_bytes(p);
 	for (i = 0; i < p->nh; i++)
 		if (p->h[i].st == HS_ACCEPTED) {
 			p->h[i].dry = true;

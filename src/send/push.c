@@ -621,7 +621,7 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	sum->block_size = p->block_size;
 	/* what hosts hold is compared block by block, unless told not to,
 	 * or the blocks are too many for their digests to go in a frame */
-	p->delta = !cfg->whole_file && !cfg->dry_run &&
+	p->delta = !cfg->whole_file &&
 		   store_blocks(p->st) <= PROTO_MAX_DIGESTS;
 	rc = build_job(p, err);
 	if (rc < 0)

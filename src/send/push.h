@@ -164,6 +164,9 @@ struct push_summary {
 	uint32_t block_size;	/* used */
 	uint64_t sent;		/* block bytes the sender sent, over all
 				 * attempts (ideally `bytes`) */
+	uint64_t would_send;	/* a dry run: block bytes the group would
+				 * carry (less than `bytes` when the hosts
+				 * hold blocks already) */
 	unsigned attempts;	/* 1 per push_run (the sender sums them
 				 * over its retries) */
 	size_t regrouped;		/* hosts stopped to start again */

@@ -5,6 +5,7 @@
  * that stand where they land, and a store that carries only some blocks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,4 +272,160 @@ uint64_t
 store_stream_blocks(const struct store *st)
 {
 	return st->blocks;
+}
+
+/* ---------------------------------------------------------------------
+ * Predicting, for a dry run: the same comparison, nothing made
+ */
+
+/* What a dry run compares: per file, what stands where it lands (basis)
+ * and an unfinished copy (partial), each open or -1, and the file's place
+ * in the stream. */
+struct view {
+	const struct job *job;
+	const int *partials;
+	int *basis;
+	uint64_t *have;		/* the basis' size */
+	uint64_t *off;
+	uint8_t *buf;		/* one block */
+};
+
+static int
+note_basis(void *ctx, size_t i, int fd)
+{
+	struct view *v = ctx;
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	v->basis[i] = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	v->have[i] = (uint64_t)sb.st_size;
+	return v->basis[i] < 0 ? -errno : 0;
+}
+
+/* Bytes [lo, hi) of file i as `fd` holds them (zeros past its end) into
+ * buf.  0 or -errno. */
+static int
+read_piece(int fd, uint64_t have, uint8_t *buf, uint64_t lo, uint64_t hi)
+{
+	uint64_t end = hi < have ? hi : have;
+	ssize_t n;
+
+	memset(buf, 0, (size_t)(hi - lo));
+	while (fd >= 0 && lo < end) {
+		n = pread(fd, buf, (size_t)(end - lo), (off_t)lo);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		buf += n;
+		lo += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Block [start, end) of the stream, as the bases (or, with `partial`,
+ * the unfinished copies where there are some) would fill it: its digest
+ * into out.  *first: the first file that may hold it (blocks come in
+ * order).  0 or -errno. */
+static int
+view_digest(struct view *v, uint64_t start, uint64_t end, size_t *first,
+	    bool partial, uint8_t *out)
+{
+	const struct job_file *f;
+	struct sha256_ctx ctx;
+	uint64_t lo, hi;
+	size_t i;
+	int rc = 0, fd;
+
+	while (*first < v->job->nfiles &&
+	       v->off[*first] + v->job->files[*first].size <= start)
+		(*first)++;
+	for (i = *first; i < v->job->nfiles && rc == 0; i++) {
+		f = &v->job->files[i];
+		if (v->off[i] >= end)
+			break;
+		if (f->size == 0)
+			continue;
+		lo = start > v->off[i] ? start - v->off[i] : 0;
+		hi = end < v->off[i] + f->size ? end - v->off[i] : f->size;
+		fd = partial && v->partials && v->partials[i] >= 0
+			     ? v->partials[i] : v->basis[i];
+		rc = read_piece(fd, fd == v->basis[i] ? v->have[i] : UINT64_MAX,
+				v->buf + (v->off[i] + lo - start), lo, hi);
+	}
+	sha256_init(&ctx);
+	sha256_update(&ctx, (size_t)(end - start), v->buf);
+	sha256_digest(&ctx, STORE_DIGEST_LEN, out);
+	return rc;
+}
+
+/* The blocks whose digests differ from the source's, into need. */
+static int
+view_compare(struct view *v, const uint8_t *digests, struct bset *need)
+{
+	uint64_t total = 0, b, nb, bs = v->job->block_size, end;
+	uint8_t mine[STORE_DIGEST_LEN];
+	size_t i, first = 0, again = 0;
+	int rc = 0;
+
+	for (i = 0; i < v->job->nfiles; i++) {
+		v->off[i] = total;
+		total += v->job->files[i].size;
+	}
+	nb = job_blocks(v->job);
+	for (b = 0; b < nb && rc == 0; b++) {
+		end = (b + 1) * bs < total ? (b + 1) * bs : total;
+		rc = view_digest(v, b * bs, end, &first, false, mine);
+		if (rc == 0 && memcmp(mine, digests + b * STORE_DIGEST_LEN,
+				      STORE_DIGEST_LEN) != 0) {
+			again = first;
+			rc = view_digest(v, b * bs, end, &again, true, mine);
+			if (rc == 0 && memcmp(mine, digests + b * STORE_DIGEST_LEN,
+					      STORE_DIGEST_LEN) != 0)
+				rc = bset_add(need, b, 1);
+		}
+	}
+	return rc;
+}
+
+int
+store_predict(const struct job *job, const struct dest_policy *pol,
+	      const uint8_t *digests, const int *partials, struct bset **need,
+	      struct rd_err *err)
+{
+	size_t n = job->nfiles + 1, i;
+	struct view v = {
+		.job = job, .partials = partials,
+		.basis = malloc(n * sizeof(*v.basis)),
+		.have = calloc(n, sizeof(*v.have)),
+		.off = calloc(n, sizeof(*v.off)),
+		.buf = malloc(job->block_size ? job->block_size : 1),
+	};
+	int rc = v.basis && v.have && v.off && v.buf ? 0 : -ENOMEM;
+
+	*need = NULL;
+	for (i = 0; v.basis != NULL && i < n; i++)
+		v.basis[i] = -1;
+	if (rc == 0)
+		rc = dest_bases(job, pol, note_basis, &v, err);
+	if (rc == 0)
+		rc = bset_new(need);
+	if (rc == 0)
+		rc = view_compare(&v, digests, *need);
+	if (rc < 0 && err->code == 0)
+		rd_errf(err, rc, "cannot compare the blocks held: %s",
+			strerror(-rc));
+	for (i = 0; v.basis != NULL && i < n; i++)
+		if (v.basis[i] >= 0)
+			close(v.basis[i]);
+	free(v.basis);
+	free(v.have);
+	free(v.off);
+	free(v.buf);
+	if (rc < 0) {
+		bset_free(*need);
+		*need = NULL;
+	}
+	return rc;
 }

@@ -110,6 +110,14 @@ int store_fill(struct store *st, const struct job *job,
 	       const struct dest_policy *pol, const uint8_t *digests,
 	       const int *partials, struct bset **need, struct rd_err *err);
 
+/* What store_fill would find, for a dry run: the blocks a receiver
+ * would lack, into *need, from what stands where the files land and the
+ * unfinished copies (partials, as for store_fill), read and digested
+ * block by block; nothing is made.  0, or -errno with `err`. */
+int store_predict(const struct job *job, const struct dest_policy *pol,
+		  const uint8_t *digests, const int *partials,
+		  struct bset **need, struct rd_err *err);
+
 /* Carry only the stream blocks of `map` from now on (a copy is kept):
  * block j of store_iov, store_arrived and store_blocks is the map's j-th;
  * NULL carries them all.  0 or -ENOMEM. */

@@ -143,3 +143,21 @@ grep -q "exists and differs from the source (--force replaces it)" "$WORK/out" |
 	fail "no refusal: $(cat "$WORK/out")"
 cmp -s "$WORK/kept1" "$(on 1)" || fail "host 1's file changed without --force"
 assert_no_temporaries
+
+# a dry run predicts what a delta would send, and sends nothing: blocks
+# 12 and 90, and 7, changed above for the push that was refused
+cp "$(on 1)" "$WORK/before"
+change 12
+change 90
+expect_status 0 "$RDMCP" --json -n -a chain -b "$bs" --force -d "$stage/" \
+	"$src/data" "$(hosts 3)"
+[ "$(jq -s '.[-1].dry_run.send' "$WORK/out")" = $((3 * bs)) ] ||
+	fail "dry run: $(tail -1 "$WORK/out")"
+expect_sent 0 "dry run"
+expect_status 0 "$RDMCP" -n -a chain -b "$bs" --force -d "$stage/" \
+	"$src/data" "$(hosts 3)"
+grep -q "^delta: 192.0 KiB would be sent" "$WORK/out" || fail "dry run: $(cat "$WORK/out")"
+for i in 1 2 3; do
+	cmp -s "$WORK/before" "$(on "$i")" || fail "host $i: changed by a dry run"
+done
+assert_no_temporaries
