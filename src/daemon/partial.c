@@ -15,6 +15,7 @@ struct kept {
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	int fd;
+	struct bset *good;	/* byte ranges holding the source's, or NULL */
 	uint64_t until;		/* uv_now() it is given up at */
 	struct kept *next;	/* oldest first */
 };
@@ -47,6 +48,7 @@ static void
 drop(struct kept *k)
 {
 	close(k->fd);
+	bset_free(k->good);
 	free(k->path);
 	free(k);
 }
@@ -81,7 +83,8 @@ on_expiry(uv_timer_t *t)
 }
 
 static int
-keep_one(struct partials *ps, const struct job_file *f, int fd)
+keep_one(struct partials *ps, const struct job_file *f, int fd,
+	 struct bset *good)
 {
 	struct kept *k = calloc(1, sizeof(*k));
 
@@ -93,6 +96,7 @@ keep_one(struct partials *ps, const struct job_file *f, int fd)
 	k->mtime_sec = f->mtime_sec;
 	k->mtime_nsec = f->mtime_nsec;
 	k->fd = fd;
+	k->good = good;
 	k->until = uv_now(ps->loop) + ps->keep_ms;
 	if (ps->n == PARTIALS_MAX)
 		drop_head(ps);
@@ -108,18 +112,27 @@ keep_one(struct partials *ps, const struct job_file *f, int fd)
 }
 
 void
-partials_keep(struct partials *ps, const struct job *job, int *fds)
+partials_keep(struct partials *ps, const struct job *job, int *fds,
+	      struct bset **goods)
 {
+	struct bset *good;
 	size_t i, kept = 0;
 
 	for (i = 0; i < job->nfiles; i++) {
-		if (fds[i] < 0)
+		good = goods != NULL ? goods[i] : NULL;
+		if (goods != NULL)
+			goods[i] = NULL;
+		if (fds[i] < 0) {
+			bset_free(good);
 			continue;
+		}
 		if (ps == NULL || ps->closing || ps->keep_ms == 0 ||
-		    keep_one(ps, &job->files[i], fds[i]) < 0)
+		    keep_one(ps, &job->files[i], fds[i], good) < 0) {
 			close(fds[i]);
-		else
+			bset_free(good);
+		} else {
 			kept++;
+		}
 		fds[i] = -1;
 	}
 	if (kept > 0)
@@ -134,9 +147,10 @@ same_source(const struct kept *k, const struct job_file *f)
 	       k->mtime_nsec == f->mtime_nsec && strcmp(k->path, f->path) == 0;
 }
 
-/* Take the newest file kept for f out of the registry: its fd, or -1. */
+/* Take the newest file kept for f out of the registry: its fd, or -1,
+ * and its good ranges into *good. */
 static int
-take_one(struct partials *ps, const struct job_file *f)
+take_one(struct partials *ps, const struct job_file *f, struct bset **good)
 {
 	struct kept *k, *prev = NULL, *found = NULL, *found_prev = NULL;
 	int fd;
@@ -156,6 +170,7 @@ take_one(struct partials *ps, const struct job_file *f)
 		ps->tail = found_prev;
 	ps->n--;
 	fd = found->fd;
+	*good = found->good;
 	found->fd = -1;
 	free(found->path);
 	free(found);
@@ -163,15 +178,17 @@ take_one(struct partials *ps, const struct job_file *f)
 }
 
 size_t
-partials_take(struct partials *ps, const struct job *job, int *fds)
+partials_take(struct partials *ps, const struct job *job, int *fds,
+	      struct bset **goods)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < job->nfiles; i++) {
 		fds[i] = -1;
+		goods[i] = NULL;
 		if (ps != NULL && job->files[i].type == JF_FILE &&
 		    job->files[i].size > 0 && ps->n > 0)
-			fds[i] = take_one(ps, &job->files[i]);
+			fds[i] = take_one(ps, &job->files[i], &goods[i]);
 		n += fds[i] >= 0;
 	}
 	return n;

@@ -29,13 +29,18 @@ struct partials;
  * -ENOMEM. */
 int partials_new(uv_loop_t *loop, unsigned keep_ms, struct partials **out);
 
-/* Keep file i of `job`, open at fds[i] (>= 0; -1: nothing to keep), each
- * fd taken over (closed at once if nothing is kept). */
-void partials_keep(struct partials *ps, const struct job *job, int *fds);
+/* Keep file i of `job`, open at fds[i] (>= 0; -1: nothing to keep), with
+ * goods[i], the byte ranges of it that hold the source's bytes (NULL:
+ * not known); each fd and set taken over (fds[i] -1 and goods[i] NULL
+ * after; closed and freed at once if nothing is kept). */
+void partials_keep(struct partials *ps, const struct job *job, int *fds,
+		   struct bset **goods);
 
 /* For each file i of `job`, a file kept for its path, size and time:
- * fds[i] (now the caller's to close), else -1.  Returns how many. */
-size_t partials_take(struct partials *ps, const struct job *job, int *fds);
+ * fds[i] and goods[i] (now the caller's), else -1 and NULL.  Returns how
+ * many. */
+size_t partials_take(struct partials *ps, const struct job *job, int *fds,
+		     struct bset **goods);
 
 /* Files kept now. */
 size_t partials_count(const struct partials *ps);

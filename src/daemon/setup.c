@@ -113,6 +113,8 @@ add_parents(struct transfer *j, const struct dest_policy *pol)
 		if (j->partials[i] >= 0)
 			close(j->partials[i]);
 		j->partials[i] = -1;
+		bset_free(j->goods[i]);
+		j->goods[i] = NULL;
 	}
 	j->npartials = 0;
 	rc = grow((void **)&j->seen, sizeof(*j->seen), before, j->job->nfiles);
@@ -124,6 +126,9 @@ add_parents(struct transfer *j, const struct dest_policy *pol)
 			  j->job->nfiles);
 	if (rc == 0)
 		rc = grow((void **)&j->partials, sizeof(*j->partials), before,
+			  j->job->nfiles);
+	if (rc == 0)
+		rc = grow((void **)&j->goods, sizeof(*j->goods), before,
 			  j->job->nfiles);
 	for (i = 0; i <= j->job->nfiles && rc == 0; i++)
 		j->partials[i] = -1;
@@ -163,6 +168,7 @@ set_up(struct transfer *j)
 		store_keep_holes(j->st);
 	if (rc == 0 && j->digests != NULL)
 		rc = store_fill(j->st, j->job, &pol, j->digests, j->partials,
+				j->goods,
 				&j->need,
 				&j->work_err);
 	return rc;

@@ -102,6 +102,8 @@ free_seen(struct transfer *j)
 	bset_free(j->need);
 	free(j->partials);
 	j->partials = NULL;
+	free(j->goods);	/* (each given on, or freed, by keep_partials) */
+	j->goods = NULL;
 	j->seen = NULL;
 	j->crcs = j->theirs = NULL;
 	j->digests = NULL;
@@ -156,18 +158,25 @@ keep_partials(struct transfer *j)
 			continue;	/* given back as they were, or used */
 		if (j->partials[i] >= 0)
 			close(j->partials[i]);
+		bset_free(j->goods[i]);
+		j->goods[i] = NULL;
 		store_mapping(j->st, i, &map, &len, &fd);
 		j->partials[i] = fd >= 0 && len > 0
 					 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+		if (j->partials[i] >= 0)
+			store_good_ranges(j->st, i, &j->goods[i]);
 	}
 	if (j->landed) {
-		for (i = 0; j->partials != NULL && i < j->job->nfiles; i++)
+		for (i = 0; j->partials != NULL && i < j->job->nfiles; i++) {
 			if (j->partials[i] >= 0)
 				close(j->partials[i]);
+			bset_free(j->goods[i]);
+			j->goods[i] = NULL;
+		}
 		return;
 	}
 	if (j->partials != NULL)
-		partials_keep(j->env->partials, j->job, j->partials);
+		partials_keep(j->env->partials, j->job, j->partials, j->goods);
 }
 
 /* Release what the job holds; uncommitted temporaries are removed (kept
@@ -754,7 +763,8 @@ take_partials(struct transfer *j)
 		j->partials[i] = -1;
 	if (!(j->job->flags & JOB_DELTA))
 		return;
-	j->npartials = partials_take(j->env->partials, j->job, j->partials);
+	j->npartials = partials_take(j->env->partials, j->job, j->partials,
+				     j->goods);
 	if (j->npartials > 0)
 		log_info("job %s: %zu unfinished cop%s of its files kept from "
 			 "before: resuming", j->tag, j->npartials,
@@ -825,10 +835,11 @@ transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
 		return -ENOMEM;
 	j->seen = calloc(job->nfiles + 1, sizeof(*j->seen));
 	j->partials = calloc(job->nfiles + 1, sizeof(*j->partials));
+	j->goods = calloc(job->nfiles + 1, sizeof(*j->goods));
 	j->crcs = calloc(job->nfiles + 1, sizeof(*j->crcs));
 	j->theirs = calloc(job->nfiles + 1, sizeof(*j->theirs));
 	if (j->seen == NULL || j->crcs == NULL || j->theirs == NULL ||
-	    j->partials == NULL) {
+	    j->partials == NULL || j->goods == NULL) {
 		free_seen(j);
 		free(j);
 		return -ENOMEM;

@@ -70,6 +70,8 @@ struct transfer {
 	int *partials;		/* per file, an unfinished copy of the same
 				 * source an earlier job left (partial.h),
 				 * open, or -1 */
+	struct bset **goods;	/* ... the byte ranges of each that hold the
+				 * source's, or NULL */
 	size_t npartials;	/* how many */
 	struct bset *need;	/* the stream blocks we lack, the others
 				 * filled from what was there (with

@@ -82,6 +82,42 @@ store_digests(const struct store *st, uint64_t first, uint64_t n,
 		digest_block(st, b, out + (b - first) * STORE_DIGEST_LEN);
 }
 
+void
+store_mark_good(struct store *st, uint64_t b)
+{
+	if (st->good != NULL && b < st->blocks)
+		st->good[b / 8] |= (uint8_t)(1u << (b % 8));
+}
+
+static bool
+is_good(const struct store *st, uint64_t b)
+{
+	return st->good != NULL && (st->good[b / 8] >> (b % 8)) & 1;
+}
+
+int
+store_good_ranges(const struct store *st, size_t i, struct bset **out)
+{
+	const struct sfile *f = &st->f[i];
+	uint64_t b, lo, hi, bs = st->bsize;
+	int rc = bset_new(out);
+
+	for (b = f->off / bs; rc == 0 && f->size > 0 &&
+			      b <= (f->off + f->size - 1) / bs; b++) {
+		if (!is_good(st, b))
+			continue;
+		lo = b * bs > f->off ? b * bs - f->off : 0;
+		hi = (b + 1) * bs - f->off < f->size ? (b + 1) * bs - f->off
+						     : f->size;
+		rc = bset_add(*out, lo, hi - lo);
+	}
+	if (rc < 0) {
+		bset_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 /* Copy the first `len` bytes of `in` into f, read back through its
  * mapping: the kernel copies (sharing extents where it can), else we
  * read into the mapping.  0 or -errno; a file that shrank as it was read
@@ -125,10 +161,19 @@ fill_one(void *ctx, size_t i, int fd)
 					  ? (uint64_t)sb.st_size : f->size);
 }
 
+/* Stream block b holds the source's bytes: marked, and with holes kept,
+ * its zero pages punched. */
+static int
+held(struct store *st, uint64_t b)
+{
+	store_mark_good(st, b);
+	return st->holes ? store_punch_block(st, b) : 0;
+}
+
 /* The stream blocks whose digest differs from the source's, into *need;
  * with holes kept, the zero pages of those that match punched. */
 static int
-compare_blocks(const struct store *st, const uint8_t *digests,
+compare_blocks(struct store *st, const uint8_t *digests,
 	       struct bset *need)
 {
 	uint8_t mine[STORE_DIGEST_LEN];
@@ -140,10 +185,41 @@ compare_blocks(const struct store *st, const uint8_t *digests,
 		if (memcmp(mine, digests + b * STORE_DIGEST_LEN,
 			   STORE_DIGEST_LEN) != 0)
 			rc = bset_add(need, b, 1);
-		else if (st->holes)
-			rc = store_punch_block(st, b);
+		else
+			rc = held(st, b);
 	}
 	return rc;
+}
+
+/* Could stream block b be right once taken from the partial copies?
+ * Every piece of it in a file with one must be where that copy had
+ * blocks land (goods[i], its byte ranges; NULL: not known, so maybe),
+ * and one piece at least must be in such a file. */
+static bool
+resumable(const struct store *st, uint64_t b, const int *partials,
+	  struct bset *const *goods)
+{
+	uint64_t start = b * st->bsize, end, lo, hi;
+	const struct sfile *f;
+	size_t i, k;
+	bool any = false;
+
+	end = start + st->bsize < st->total ? start + st->bsize : st->total;
+	for (i = store_file_at(st, start); i < st->nfull; i++) {
+		k = st->full[i];
+		f = &st->f[k];
+		if (f->off >= end)
+			break;
+		if (partials[k] < 0)
+			continue;
+		lo = start > f->off ? start - f->off : 0;
+		hi = end < f->off + f->size ? end - f->off : f->size;
+		if (goods != NULL && goods[k] != NULL &&
+		    !bset_covers_range(goods[k], lo, hi - lo))
+			return false;
+		any = true;
+	}
+	return any;
 }
 
 /* Stream block b's pieces in the files that have a partial copy
@@ -179,8 +255,8 @@ overlay_block(const struct store *st, uint64_t b, const int *partials)
 /* The blocks of *need taken from the partial copies where their digests
  * then match; *need keeps the others. */
 static int
-resume_blocks(const struct store *st, const uint8_t *digests,
-	      const int *partials, struct bset **need)
+resume_blocks(struct store *st, const uint8_t *digests, const int *partials,
+	      struct bset *const *goods, struct bset **need)
 {
 	uint8_t mine[STORE_DIGEST_LEN];
 	struct bset *still;
@@ -192,6 +268,10 @@ resume_blocks(const struct store *st, const uint8_t *digests,
 		struct bset_run run = bset_run_at(*need, r);
 
 		for (b = run.first; rc == 0 && b < run.first + run.count; b++) {
+			if (!resumable(st, b, partials, goods)) {
+				rc = bset_add(still, b, 1);
+				continue;
+			}
 			rc = overlay_block(st, b, partials);
 			if (rc < 0)
 				break;
@@ -199,8 +279,8 @@ resume_blocks(const struct store *st, const uint8_t *digests,
 			if (memcmp(mine, digests + b * STORE_DIGEST_LEN,
 				   STORE_DIGEST_LEN) != 0)
 				rc = bset_add(still, b, 1);
-			else if (st->holes)
-				rc = store_punch_block(st, b);
+			else
+				rc = held(st, b);
 		}
 	}
 	if (rc < 0) {
@@ -226,7 +306,8 @@ any_partial(const struct store *st, const int *partials)
 int
 store_fill(struct store *st, const struct job *job,
 	   const struct dest_policy *pol, const uint8_t *digests,
-	   const int *partials, struct bset **need, struct rd_err *err)
+	   const int *partials, struct bset *const *goods, struct bset **need,
+	   struct rd_err *err)
 {
 	int rc;
 
@@ -237,7 +318,7 @@ store_fill(struct store *st, const struct job *job,
 	if (rc == 0)
 		rc = compare_blocks(st, digests, *need);
 	if (rc == 0 && bset_count(*need) > 0 && any_partial(st, partials))
-		rc = resume_blocks(st, digests, partials, need);
+		rc = resume_blocks(st, digests, partials, goods, need);
 	if (rc < 0 && err->code == 0)
 		rd_errf(err, rc, "cannot compare the blocks held: %s",
 			strerror(-rc));

@@ -224,6 +224,11 @@ store_create(const struct job *job, const struct dest_policy *pol,
 		return rc;
 	}
 	store_layout(st);
+	st->good = calloc(st->blocks / 8 + 1, 1);
+	if (st->good == NULL) {
+		store_free(st);
+		return -ENOMEM;
+	}
 	*out = st;
 	return 0;
 }
@@ -376,10 +381,13 @@ store_punch_block(const struct store *st, uint64_t block)
 int
 store_arrived(struct store *st, uint64_t block)
 {
+	uint64_t b;
+
 	if (block >= store_blocks(st))
 		return -EINVAL;
-	return st->holes ? store_punch_block(st, store_stream_block(st, block))
-			 : 0;
+	b = store_stream_block(st, block);
+	store_mark_good(st, b);
+	return st->holes ? store_punch_block(st, b) : 0;
 }
 
 /* crc32 of `len` zero bytes appended to `crc`, without touching memory
@@ -497,6 +505,7 @@ store_free(struct store *st)
 	if (st == NULL)
 		return;
 	bset_free(st->map);
+	free(st->good);
 	for (i = 0; i < st->n; i++) {
 		if (st->f[i].map != NULL)
 			munmap(st->f[i].map, (size_t)st->f[i].size);

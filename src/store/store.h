@@ -104,11 +104,20 @@ void store_digests(const struct store *st, uint64_t first, uint64_t n,
  * source's (`digests`, one per stream block) is held.  Of the others,
  * those that a partial copy of the same source holds (file i's open at
  * partials[i] >= 0, a temporary an earlier job left; partials may be
- * NULL) are taken from it where their digests then match.  *need gets
+ * NULL) are taken from it where their digests then match, if they lie
+ * where that copy had blocks land (goods[i], byte ranges of the file;
+ * goods or goods[i] NULL: not known, read and compared).  *need gets
  * the rest, which the stream must bring.  0, or -errno with `err`. */
 int store_fill(struct store *st, const struct job *job,
 	       const struct dest_policy *pol, const uint8_t *digests,
-	       const int *partials, struct bset **need, struct rd_err *err);
+	       const int *partials, struct bset *const *goods,
+	       struct bset **need, struct rd_err *err);
+
+/* The byte ranges of file i (receivers) that hold the source's bytes:
+ * its blocks that arrived, or were filled and matched; what a partial
+ * copy kept for the next job holds (store_fill's goods[i]).  0 or
+ * -ENOMEM. */
+int store_good_ranges(const struct store *st, size_t i, struct bset **out);
 
 /* What store_fill would find, for a dry run: the blocks a receiver
  * would lack, into *need, from what stands where the files land and the

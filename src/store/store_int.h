@@ -33,6 +33,9 @@ struct store {
 	size_t *full;		/* indices of non-empty files, by offset */
 	size_t nfull;
 	bool holes;		/* receiver: punch zero pages (JOB_SPARSE) */
+	uint8_t *good;		/* receiver: a bit per stream block that holds
+				 * the source's bytes (arrived, or filled and
+				 * matched), for a partial copy's record */
 	struct bset *map;	/* the stream blocks carried, or NULL: all
 				 * (store_set_map) */
 };
@@ -45,6 +48,9 @@ size_t store_file_at(const struct store *st, uint64_t at);
 int store_walk_block(const struct store *st, uint64_t block,
 		     void (*fn)(void *arg, int i, uint8_t *p, size_t len),
 		     void *arg);
+
+/* Stream block b holds the source's bytes (receivers). */
+void store_mark_good(struct store *st, uint64_t b);
 
 /* Stream block `block`'s zero pages, in each file it spans, made holes. */
 int store_punch_block(const struct store *st, uint64_t block);

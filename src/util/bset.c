@@ -175,6 +175,15 @@ bset_covers(const struct bset *s, const struct bset *part)
 	return true;
 }
 
+bool
+bset_covers_range(const struct bset *s, uint64_t first, uint64_t count)
+{
+	int64_t k = run_before(s, first);
+
+	return count == 0 ||
+	       (k >= 0 && first + count <= s->run[k].first + s->run[k].count);
+}
+
 uint64_t
 bset_nth(const struct bset *s, uint64_t j)
 {

@@ -51,6 +51,9 @@ bool bset_has(const struct bset *s, uint64_t b);
 /* Whether every block of `part` is in `s`. */
 bool bset_covers(const struct bset *s, const struct bset *part);
 
+/* Whether every block of [first, first + count) is in `s`. */
+bool bset_covers_range(const struct bset *s, uint64_t first, uint64_t count);
+
 /* The set's j-th block in increasing order (j < bset_count), in
  * O(log runs); UINT64_MAX when j is past the end. */
 uint64_t bset_nth(const struct bset *s, uint64_t j);

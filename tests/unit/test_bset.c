@@ -65,6 +65,9 @@ START_TEST(union_of_overlaps)
 	for (uint64_t blk = 0; blk < 60; blk++)
 		ck_assert(bset_has(u, blk) == (bset_has(a, blk) || bset_has(b, blk)));
 	ck_assert(bset_covers(u, a) && bset_covers(u, b) && bset_covers(u, u));
+	ck_assert(bset_covers_range(u, 3, 19) && bset_covers_range(u, 40, 1));
+	ck_assert(!bset_covers_range(u, 20, 3) && !bset_covers_range(u, 39, 2));
+	ck_assert(bset_covers_range(u, 30, 0));
 	ck_assert(!bset_covers(a, u) && !bset_covers(b, a));
 	bset_free(u);
 	bset_free(a);

@@ -42,28 +42,36 @@ START_TEST(found_by_source)
 	uv_loop_t loop;
 	struct partials *ps;
 	int fds[2] = { an_fd(), an_fd() }, got[2], kept0 = fds[0];
+	struct bset *goods[2] = { NULL, NULL }, *back[2], *g;
 	struct job_file other[2];
 	struct job later = job;
 
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
 	ck_assert_int_eq(partials_new(&loop, 60000, &ps), 0);
-	partials_keep(ps, &job, fds);
+	ck_assert_int_eq(bset_new(&goods[0]), 0);
+	ck_assert_int_eq(bset_add(goods[0], 0, 50), 0);	/* half landed */
+	g = goods[0];
+	partials_keep(ps, &job, fds, goods);
 	ck_assert_int_eq(fds[0], -1);	/* taken over */
+	ck_assert_ptr_null(goods[0]);
 	ck_assert_uint_eq(partials_count(ps), 2);
 	/* another time, another size: nothing */
 	memcpy(other, files, sizeof(other));
 	other[0].mtime_nsec = 1;
 	other[1].size = 201;
 	later.files = other;
-	ck_assert_uint_eq(partials_take(ps, &later, got), 0);
+	ck_assert_uint_eq(partials_take(ps, &later, got, back), 0);
 	ck_assert_int_eq(got[0], -1);
 	ck_assert_int_eq(got[1], -1);
 	/* the same sources: both, once */
-	ck_assert_uint_eq(partials_take(ps, &job, got), 2);
+	ck_assert_uint_eq(partials_take(ps, &job, got, back), 2);
 	ck_assert_int_eq(got[0], kept0);
+	ck_assert_ptr_eq(back[0], g);	/* its record with it */
+	ck_assert_ptr_null(back[1]);
+	bset_free(back[0]);
 	ck_assert(is_open(got[0]) && is_open(got[1]));
 	ck_assert_uint_eq(partials_count(ps), 0);
-	ck_assert_uint_eq(partials_take(ps, &job, fds), 0);
+	ck_assert_uint_eq(partials_take(ps, &job, fds, back), 0);
 	close(got[0]);
 	close(got[1]);
 	partials_close(ps);
@@ -81,7 +89,7 @@ START_TEST(given_up_in_time)
 
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
 	ck_assert_int_eq(partials_new(&loop, 20, &ps), 0);
-	partials_keep(ps, &job, fds);
+	partials_keep(ps, &job, fds, NULL);
 	ck_assert_uint_eq(partials_count(ps), 1);
 	/* the loop runs until the copy is given up, then has nothing to
 	 * wait for: no timer is left */
@@ -103,14 +111,14 @@ START_TEST(closed_and_none_kept)
 
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
 	ck_assert_int_eq(partials_new(&loop, 0, &ps), 0);	/* keeps none */
-	partials_keep(ps, &job, fds);
+	partials_keep(ps, &job, fds, NULL);
 	ck_assert_uint_eq(partials_count(ps), 0);
 	ck_assert(!is_open(a) && !is_open(b));
 	partials_close(ps);
 	fds[0] = an_fd();
 	a = fds[0];
 	fds[1] = -1;
-	partials_keep(ps, &job, fds);	/* closing: none kept either */
+	partials_keep(ps, &job, fds, NULL);	/* closing: none kept either */
 	ck_assert(!is_open(a));
 	uv_run(&loop, UV_RUN_DEFAULT);
 	partials_free(ps);
