@@ -30,10 +30,14 @@
  * Progress
  */
 
+static uint64_t held_bytes(const struct push *p, const struct phost *h);
+
+/* What h holds now: the blocks it reported, and those it held already
+ * (a delta, a resumed push), which no PROGRESS counts. */
 static uint64_t
 bytes_held(const struct push *p, const struct phost *h)
 {
-	uint64_t got = h->held * p->block_size;
+	uint64_t got = h->held * p->block_size + held_bytes(p, h);
 
 	return got < p->sum->bytes ? got : p->sum->bytes;
 }
