@@ -111,13 +111,31 @@ crc_run(uv_work_t *w)
 	struct push *p = w->data;
 
 	p->crc = store_compute_crc(p->st, p->crcs);
-	if (p->delta && p->digests_wanted) {
-		p->digests = malloc(store_stream_blocks(p->st) *
-				    PROTO_DIGEST_LEN + 1);
-		if (p->digests != NULL)
-			store_digests(p->st, 0, store_stream_blocks(p->st),
-				      p->digests);
-	}
+}
+
+/* The digests, on another thread of the pool than the crcs: both read
+ * the whole stream, and a host that holds files waits for both. */
+static void
+digest_run(uv_work_t *w)
+{
+	struct push *p = w->data;
+
+	p->digests = malloc(store_stream_blocks(p->st) * PROTO_DIGEST_LEN + 1);
+	if (p->digests != NULL)
+		store_digests(p->st, 0, store_stream_blocks(p->st),
+			      p->digests);
+}
+
+static void
+digest_after(uv_work_t *w, int status)
+{
+	struct push *p = w->data;
+
+	(void)status;	/* cancelled: no digests, the hosts that wait fail */
+	p->digest_busy = false;
+	p->digest_ready = true;
+	push_settle_haves(p);
+	push_maybe_finish(p);
 }
 
 static void
@@ -139,6 +157,13 @@ crc_after(uv_work_t *w, int status)
 void
 push_start_crc(struct push *p)
 {
+	if (p->delta && p->digests_wanted && !p->digest_busy &&
+	    !p->digest_ready) {
+		p->digest_work.data = p;
+		p->digest_busy = uv_queue_work(&p->loop, &p->digest_work,
+					       digest_run, digest_after) == 0;
+		p->digest_ready = !p->digest_busy;	/* none: they fail */
+	}
 	if (p->crc_busy || p->crc_ready)
 		return;
 	p->crc_work.data = p;
@@ -167,6 +192,8 @@ push_settle_haves(struct push *p)
 	struct phost *h;
 	size_t i;
 
+	if (p->delta && p->digests_wanted && !p->digest_ready)
+		return;		/* REPLACE waits for the digests */
 	for (i = 0; i < p->nh && p->crc_ready; i++) {
 		h = &p->h[i];
 		if (h->st != HS_HAVE)

@@ -135,7 +135,9 @@ struct push {
 	bool digests_wanted;	/* a host holds files to compare (HAVE_ASK):
 				 * the crcs' work computes the digests too */
 	uint8_t *digests;	/* each stream block's (with delta), NULL
-				 * until computed with the crcs */
+				 * until computed (digest_work) */
+	uv_work_t digest_work;
+	bool digest_busy, digest_ready;
 	struct bset *map;	/* the blocks the group carries, or NULL:
 				 * all */
 	bool sent_all;		/* rank 0's engine sent every block */
