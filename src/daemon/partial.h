@@ -8,8 +8,9 @@
  * A file's temporary is kept open with its name removed: nothing to sweep,
  * no name anyone sees, and the kernel frees it if the daemon dies.  It is
  * found again by the destination path, size and modification time the
- * job gives its source; which of its blocks are good is for the block
- * digests to say (store_fill), never for the offsets it reached.  Kept
+ * job gives its source, with the byte ranges where its blocks landed (only
+ * those are read again); which of them are good is for the block digests
+ * to say (store_fill), never for the offsets it reached.  Kept
  * for `keep_ms` (the daemon's --keep-partial), PARTIALS_MAX files at
  * most, the oldest given up first.  Loop thread only.
  */
