@@ -41,6 +41,7 @@ push() {
 	# shellcheck disable=SC2086
 	out=$(timeout -k 5 900 "$CLUSTER" exec 1 "$RDMCP" --json -P "$PORT" \
 		-b 1M $OPTS "$@" -d /stage/ "$DATA/file" "$list" 2>>"$DATA/err") || true
+	[ -z "${BENCH_VERBOSE:-}" ] || echo "push $*: $(echo "$out" | tail -1)" >&2
 	echo "$out" | tail -1 | jq -r 'if .failed == 0 and .complete == .hosts
 		then "\(.last) \(.sent)" else "NA NA" end' 2>/dev/null || echo "NA NA"
 }
@@ -82,7 +83,7 @@ resume_run() {
 }
 
 med() {
-	tr ' ' '\n' | grep -v '^NA$' | median
+	tr ' ' '\n' | grep -v -e '^NA$' -e '^$' | median
 }
 
 for s in $SCENARIOS; do
@@ -103,7 +104,7 @@ for s in $SCENARIOS; do
 		change_blocks "$mib"
 		read -r tt bb < <(push "$list" --force -W); check "$n"
 		t[whole]+="$tt " b[whole]+="$bb "
-		head -c $((mib << 20) / 10) /dev/urandom >>"$DATA/file"
+		head -c $(((mib << 20) / 10)) /dev/urandom >>"$DATA/file"
 		read -r tt bb < <(push "$list" --force); check "$n"
 		t[grown]+="$tt " b[grown]+="$bb "
 		read -r tt bb < <(push "$list"); check "$n"
