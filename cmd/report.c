@@ -91,13 +91,12 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 	printf(",\"not_copied\":%zu,\"not_copied_hosts\":", s->unsent);
 	print_json_str(not_copied);
 	if (dry != NULL)
-		printf(",\"dry_run\":{\"would\":%zu,\"send\":%llu,"
-		       "\"block_size\":%u,"
+		printf(",\"dry_run\":{\"would\":%zu,\"block_size\":%u,"
 		       "\"blocks\":%llu,\"steps\":%llu,\"rate\":%.0f,"
-		       "\"predicted\":%.6f}", dry->would,
-		       (unsigned long long)dry->send, dry->block,
-		       (unsigned long long)dry->blocks,
-		       (unsigned long long)dry->steps, dry->rate, dry->seconds);
+		       "\"predicted\":%.6f,\"send\":%llu}", dry->would,
+		       dry->block, (unsigned long long)dry->blocks,
+		       (unsigned long long)dry->steps, dry->rate, dry->seconds,
+		       (unsigned long long)dry->send);
 	printf(",\"exit\":%d}\n", status);
 	fflush(stdout);
 }

@@ -86,26 +86,36 @@ void
 store_mark_good(struct store *st, uint64_t b)
 {
 	if (st->good != NULL && b < st->blocks)
-		st->good[b / 8] |= (uint8_t)(1u << (b % 8));
+		st->good[b / 64] |= 1ull << (b % 64);
 }
 
-static bool
-is_good(const struct store *st, uint64_t b)
+/* The first good block from b on, below `end`, or `end`: whole words of
+ * none are passed over at once (a job of 2^32 blocks broken early has
+ * almost none). */
+static uint64_t
+next_good(const struct store *st, uint64_t b, uint64_t end)
 {
-	return st->good != NULL && (st->good[b / 8] >> (b % 8)) & 1;
+	while (st->good != NULL && b < end) {
+		uint64_t word = st->good[b / 64] >> (b % 64);
+
+		if (word != 0)
+			return b + (uint64_t)__builtin_ctzll(word) < end
+				       ? b + (uint64_t)__builtin_ctzll(word) : end;
+		b = (b / 64 + 1) * 64;
+	}
+	return end;
 }
 
 int
 store_good_ranges(const struct store *st, size_t i, struct bset **out)
 {
 	const struct sfile *f = &st->f[i];
-	uint64_t b, lo, hi, bs = st->bsize;
+	uint64_t b, lo, hi, bs = st->bsize, end;
 	int rc = bset_new(out);
 
-	for (b = f->off / bs; rc == 0 && f->size > 0 &&
-			      b <= (f->off + f->size - 1) / bs; b++) {
-		if (!is_good(st, b))
-			continue;
+	end = f->size > 0 ? (f->off + f->size - 1) / bs + 1 : 0;
+	for (b = next_good(st, f->off / bs, end); rc == 0 && b < end;
+	     b = next_good(st, b + 1, end)) {
 		lo = b * bs > f->off ? b * bs - f->off : 0;
 		hi = (b + 1) * bs - f->off < f->size ? (b + 1) * bs - f->off
 						     : f->size;

@@ -224,7 +224,7 @@ store_create(const struct job *job, const struct dest_policy *pol,
 		return rc;
 	}
 	store_layout(st);
-	st->good = calloc(st->blocks / 8 + 1, 1);
+	st->good = calloc(st->blocks / 64 + 1, sizeof(uint64_t));
 	if (st->good == NULL) {
 		store_free(st);
 		return -ENOMEM;

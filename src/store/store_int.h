@@ -33,7 +33,7 @@ struct store {
 	size_t *full;		/* indices of non-empty files, by offset */
 	size_t nfull;
 	bool holes;		/* receiver: punch zero pages (JOB_SPARSE) */
-	uint8_t *good;		/* receiver: a bit per stream block that holds
+	uint64_t *good;		/* receiver: a bit per stream block that holds
 				 * the source's bytes (arrived, or filled and
 				 * matched), for a partial copy's record */
 	struct bset *map;	/* the stream blocks carried, or NULL: all
