@@ -167,8 +167,30 @@ fill_one(void *ctx, size_t i, int fd)
 		return 0;
 	if (fstat(fd, &sb) < 0)
 		return -errno;
+	f->based = sb.st_size > 0;
 	return copy_prefix(fd, f, (uint64_t)sb.st_size < f->size
 					  ? (uint64_t)sb.st_size : f->size);
+}
+
+/* Was any piece of stream block b filled from a file where it lands?
+ * If not, it holds only the zeros of its new temporary: lacking, without
+ * reading it (a job whose hosts hold nothing but unfinished copies). */
+static bool
+based(const struct store *st, uint64_t b)
+{
+	uint64_t start = b * st->bsize, end;
+	const struct sfile *f;
+	size_t i;
+
+	end = start + st->bsize < st->total ? start + st->bsize : st->total;
+	for (i = store_file_at(st, start); i < st->nfull; i++) {
+		f = &st->f[st->full[i]];
+		if (f->off >= end)
+			break;
+		if (f->based)
+			return true;
+	}
+	return false;
 }
 
 /* Stream block b holds the source's bytes: marked, and with holes kept,
@@ -191,6 +213,10 @@ compare_blocks(struct store *st, const uint8_t *digests,
 	int rc = 0;
 
 	for (b = 0; b < st->blocks && rc == 0; b++) {
+		if (!based(st, b)) {
+			rc = bset_add(need, b, 1);
+			continue;
+		}
 		store_digests(st, b, 1, mine);
 		if (memcmp(mine, digests + b * STORE_DIGEST_LEN,
 			   STORE_DIGEST_LEN) != 0)

@@ -20,6 +20,7 @@ struct sfile {
 	uint32_t mode;
 	uint8_t *map;
 	int fd;		/* the file, open while the store lives, or -1 */
+	bool based;	/* receiver: filled from a file where it lands */
 };
 
 struct store {
