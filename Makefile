@@ -38,6 +38,9 @@
 #                   delta of 1 % and of a grown file, a resumed push, each
 #                   against a full push: time and bytes sent
 #                   (bench/delta.sh; BENCH_DELTA_SCENARIOS, BENCH_RUNS)
+#   make bench-resume a member killed mid-push, its retry with and without
+#                   kept copies: wall time and bytes sent (no root;
+#                   bench/resume.sh; BENCH_RUNS)
 #   make install    PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 
 PREFIX ?= /usr/local
@@ -82,7 +85,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-all check-soak check-unit check-integration check-cluster check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
-	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma bench-delta fuzz clean install uninstall deps-build deps-test
+	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma bench-delta bench-resume fuzz clean install uninstall deps-build deps-test
 
 all: $(BIN)
 
@@ -314,6 +317,9 @@ bench-rdma: rdmcp
 
 bench-delta: rdmcp
 	@bench/delta.sh
+
+bench-resume: rdmcp
+	@bench/resume.sh
 
 -include $(OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(HELPER_BINS:=.d)
 
