@@ -362,7 +362,7 @@ warm_done(uv_work_t *w, int status)
 }
 
 /* libuv starts its thread pool when the first work is queued: at a job's
- * set-up (transfer.c), in the daemon's first job.  Start it now.  The request
+ * set-up (setup.c), in the daemon's first job.  Start it now.  The request
  * lives as long as the process (one serve per daemon: cmd/modes.c), as
  * the daemon may end before it is done. */
 static void

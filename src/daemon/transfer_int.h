@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * transfer_int - what transfer.c (a transfer on a daemon) and park.c (its
- * connections that come before START) share.  Not for other modules.
+ * transfer_int - what the files of a transfer on a daemon share: transfer.c
+ * (its life and its control connection), setup.c (its set-up), run.c (its
+ * engine and landing), park.c (its connections that come before START),
+ * idle.c and states.c.  Not for other modules.
  */
 #ifndef RDMCP_TRANSFER_INT_H
 #define RDMCP_TRANSFER_INT_H
@@ -117,6 +119,25 @@ void transfer_fail(struct transfer *j, int error, uint32_t peer,
 /* The reaper: release what an ended job holds (not while its set-up
  * runs: that comes back here), then let its control connection end. */
 void transfer_reap(uv_timer_t *t);
+
+/* Stop the job (transfer.c): it is JS_ENDED, and its resources go on the
+ * next loop turn, never from inside the engine or a connection
+ * callback. */
+void transfer_end(struct transfer *j);
+
+/* START (run.c): the group's roster and the blocks it carries taken, the
+ * engine started (JS_RUNNING), or the job refused for what its racks would
+ * cost.  0 (a failure to start fails the job), or -errno if START is
+ * malformed (the connection is dropped). */
+int transfer_start(struct transfer *j, const struct frame *f,
+		   const uint8_t *body);
+
+/* Land the copy if it may (run.c): every block in, the sender's go (CRC)
+ * come, the lease to the sender kept; with --verify, read back from disk
+ * first (in the thread pool, then here again) and compared.  COMPLETE
+ * after the renames; else the job fails, saying why.  Does nothing
+ * until then. */
+void transfer_maybe_land(struct transfer *j);
 
 /* What a set-up came to (transfer.work_rc, unless -errno). */
 enum {

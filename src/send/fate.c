@@ -73,7 +73,7 @@ push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us)
 	h->block_us = block_us == PROTO_NO_PEER ||
 		      block_us == PROTO_BT_SHARED ? 0 : block_us;
 	if (block_us == PROTO_BT_SHARED)
-		p->shared = true;	/* nobody is judged (transfer.c) */
+		p->shared = true;	/* nobody is judged (daemon/run.c) */
 	p->bytes_done += bytes_held(p, h) - before;
 	progress(p);
 	maybe_regroup(p);
