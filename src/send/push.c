@@ -259,11 +259,16 @@ ctl_close(void *ctx, struct conn *c, int status)
 	struct phost *h = ctx;
 	char why[300];
 
-	if (status == -ETIMEDOUT && !h->authed)
+	if (status == -ETIME && !h->authed)
 		snprintf(why, sizeof(why), "the daemon at %s did not prove it "
 			 "holds the key within %u ms (--connect-timeout): not "
 			 "an rdmcp daemon, or a hung one", h->addrstr,
 			 h->p->cfg->connect_timeout_ms);
+	else if (status == -ETIMEDOUT && !h->authed)
+		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
+			 "%u ms (--timeout) before it proved it holds the key: "
+			 "a hung daemon, or one starved of CPU", h->addrstr,
+			 h->p->cfg->timeout_ms);
 	else if (status == -ETIMEDOUT && awaiting_setup(h))
 		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
 			 "%u ms while it set the job up (--connect-timeout): a "

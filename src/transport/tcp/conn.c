@@ -581,7 +581,7 @@ on_deadline(uv_timer_t *t)
 	if (c->dead || c->closing)
 		return;
 	log_debug("connection to %s: its deadline passed", c->peer);
-	conn_die(c, -ETIMEDOUT);
+	conn_die(c, -ETIME);
 }
 
 void

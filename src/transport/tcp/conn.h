@@ -171,8 +171,9 @@ void conn_keepalive(struct conn *c, unsigned interval_ms,
 void conn_keepalive_tune(struct conn *c, unsigned interval_ms,
 			 unsigned timeout_ms);
 
-/* End the connection with -ETIMEDOUT (on_close) `ms` from now, whatever
- * arrives meanwhile, keepalives included: a bound on a whole exchange such
+/* End the connection with -ETIME (on_close; a silence beyond the
+ * keepalive timeout is -ETIMEDOUT) `ms` from now, whatever arrives
+ * meanwhile, keepalives included: a bound on a whole exchange such
  * as a handshake.  Again: from now; 0: no deadline. */
 void conn_set_deadline(struct conn *c, unsigned ms);
 
