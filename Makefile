@@ -37,6 +37,13 @@
 #                   the busiest links' limit, retransmissions; default, chain
 #                   and one push after the other (bench/senders.sh;
 #                   BENCH_SENDERS_SCENARIOS, BENCH_RUNS)
+#   make bench-delta hosts that hold some of the file (root, netns + tc): a
+#                   delta of 1 % and of a grown file, a resumed push, each
+#                   against a full push: time and bytes sent
+#                   (bench/delta.sh; BENCH_DELTA_SCENARIOS, BENCH_RUNS)
+#   make bench-resume a member killed mid-push, its retry with and without
+#                   kept copies: wall time and bytes sent (no root;
+#                   bench/resume.sh; BENCH_RUNS)
 #   make bench-slurm rdmcp beside sbcast and srun --bcast in jobs of a real
 #                   Slurm (root, netns + tc, Debian's slurmctld and slurmd):
 #                   16 and 64 nodes, ratios to one plain copy, every copy
@@ -86,8 +93,8 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-all check-soak check-unit check-integration check-cluster check-slurm check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
-	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma bench-slurm fuzz clean install uninstall \
-	deps-build deps-test
+	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma bench-delta bench-resume bench-slurm \
+	fuzz clean install uninstall deps-build deps-test
 
 all: $(BIN)
 
@@ -258,6 +265,7 @@ build-fuzz/mkseeds: fuzz/mkseeds.c fuzz/harness.h $(SRCS) \
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_BASE) $(WARNINGS) $(INCLUDES) -o $@ fuzz/mkseeds.c \
 		src/proto/proto.c src/util/wire.c src/util/net.c src/util/log.c \
+		src/util/bset.c \
 		src/sched/schedule.c src/sched/auto.c src/sched/binomial.c \
 		src/sched/hybrid.c \
 		src/proto/trace.c $(LIBS)
@@ -292,11 +300,13 @@ check-rdma: $(BIN)
 demo: $(BIN)
 	@RDMCP=$(abspath $(BIN)) scripts/demo.sh
 
-# BENCH_SLOW, BENCH_RACKS, BENCH_SENDERS: also run those benchmarks after
-# bench/cluster.sh, with these scenarios ("1": their default ones).
+# BENCH_SLOW, BENCH_RACKS, BENCH_SENDERS, BENCH_DELTA: also run those
+# benchmarks after bench/cluster.sh, with these scenarios ("1": their
+# default ones).
 bench: rdmcp $(HELPER_BINS)
 	@bench/cluster.sh
-	@for b in "slow:$(BENCH_SLOW)" "racks:$(BENCH_RACKS)" "senders:$(BENCH_SENDERS)"; do \
+	@for b in "slow:$(BENCH_SLOW)" "racks:$(BENCH_RACKS)" \
+		"senders:$(BENCH_SENDERS)" "delta:$(BENCH_DELTA)"; do \
 		name=$${b%%:*}; sc=$${b#*:}; [ -n "$$sc" ] || continue; \
 		var=BENCH_$$(echo "$$name" | tr a-z A-Z)_SCENARIOS; \
 		if [ "$$sc" = 1 ]; then bench/$$name.sh || exit 1; \
@@ -328,6 +338,12 @@ bench-slurm: deps-test
 
 bench-rdma: rdmcp
 	@bench/rdma.sh
+
+bench-delta: rdmcp
+	@bench/delta.sh
+
+bench-resume: rdmcp
+	@bench/resume.sh
 
 -include $(OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(HELPER_BINS:=.d)
 

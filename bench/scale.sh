@@ -204,7 +204,8 @@ check_run() {
 		fi
 		if [ "$REQUIRE_OK" = 1 ] && [ "$ok" != true ] &&
 			[ -z "${KILLED[$i]:-}${STOPPED[$i]:-}" ]; then
-			bad=$((bad + 1)); list="$list $host(survivor-not-ok)"
+			bad=$((bad + 1)); list="$list $host(survivor-not-ok: $(jq -r --arg h "$host" \
+				'select(.event == "replica" and .host == $h) | .reason' "$json" | head -1))"
 		fi
 	done
 	echo "$okn $failn $bad $unk${list:+ :$list}"

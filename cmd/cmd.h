@@ -56,6 +56,7 @@ struct opts {
 	bool force;
 	bool verify;
 	bool sparse;		/* -S: copies keep holes */
+	bool whole_file;	/* -W: every block sent, whatever hosts hold */
 	bool dry_run;		/* -n: check every host, send nothing */
 	uint64_t bwlimit;	/* --bwlimit: bytes/s per member, 0: none */
 	uint16_t port;
@@ -82,6 +83,7 @@ struct opts {
 	unsigned max_jobs;	/* --max-jobs, 0: no cap */
 	uint64_t max_blocks;	/* --max-blocks, 0: no cap */
 	unsigned job_idle_ms;	/* --job-idle-timeout, 0: no cap */
+	unsigned keep_partial_ms;	/* --keep-partial, 0: none kept */
 	/* plan */
 	uint32_t plan_hosts;
 	uint64_t plan_blocks;
@@ -94,7 +96,8 @@ struct opts {
 	const char *hostfile;	/* -f */
 	const char **wlists;	/* -w HOSTS, repeatable */
 	size_t nwlists;
-	const char *exclude;	/* -x */
+	const char **xlists;	/* -x HOSTS, repeatable: all left out */
+	size_t nxlists;
 	const char *topology;	/* --topology FILE: hosts in rack order */
 	bool alg_set;		/* -a given (else --topology picks chain) */
 	bool slow_wait;		/* --slow wait: no regroup around slow hosts */
@@ -263,6 +266,8 @@ void outcomes_free(struct outcomes *g);
 struct dry_plan {
 	size_t would;		/* hosts that would take the job */
 	uint64_t bytes;
+	uint64_t send;		/* of which the group would carry (the
+				 * hosts hold the rest: a delta, a resume) */
 	uint32_t block;
 	uint64_t blocks, steps;
 	enum sched_alg alg;
@@ -278,11 +283,12 @@ void dry_plan_make(const struct opts *o, enum sched_alg alg,
 void dry_plan_print(const struct opts *o, const struct dry_plan *pl,
 		    const struct push_summary *s);
 
-/* The --json summary object, with the final exit status (and with
- * --dry-run, the plan; else NULL). */
+/* The --json summary object, with the hosts ok, failed, and without a
+ * copy for the sender's reason (not_copied), the final exit status (and
+ * with --dry-run, the plan; else NULL). */
 void report_json_summary(const struct push_summary *s, const char *ok_hosts,
-			 const char *failed_hosts, int status,
-			 const struct dry_plan *dry);
+			 const char *failed_hosts, const char *not_copied,
+			 int status, const struct dry_plan *dry);
 
 /* The progress of a push on stderr (progress.c).  progress_start: catch
  * SIGINT, SIGTERM and SIGHUP (an interrupted push says so and dies of
@@ -297,8 +303,9 @@ void progress_clear(void);
 
 /* --trace FILE: Chrome trace events (cmd/trace.c).  Open (checked
  * before anything is sent; 0 or -errno after a message), add a member's
- * timeline (host NULL, index SIZE_MAX: the sender), close (0 or -errno
- * after a message; NULL is a no-op). */
+ * timeline (host NULL, index SIZE_MAX: the sender), close (0, or -errno
+ * after a message, a partial regular file removed: the trace failed,
+ * which is no outcome of the push; NULL is a no-op). */
 struct tracefile;
 struct trace;
 int tracefile_open(const char *path, struct tracefile **out);

@@ -118,8 +118,9 @@ dry_plan_make(const struct opts *o, enum sched_alg alg,
 	pl->would = would;
 	pl->alg = alg;
 	pl->bytes = s->bytes;
+	pl->send = s->would_send < s->bytes ? s->would_send : s->bytes;
 	pl->block = s->block_size ? s->block_size : 1;
-	pl->blocks = (s->bytes + pl->block - 1) / pl->block;
+	pl->blocks = (pl->send + pl->block - 1) / pl->block;
 	pl->setup = s->setup;
 	pl->rate = plan_rate(o, addr, pl->rate_from, sizeof(pl->rate_from));
 	if (would > 0 && members <= SCHED_MAX_MEMBERS && pl->blocks > 0 &&
@@ -143,6 +144,11 @@ dry_plan_print(const struct opts *o, const struct dry_plan *pl,
 	printf("dry run: %zu of %zu hosts would take %s, %zu already hold it, "
 	       "%zu would fail; nothing was created or sent\n", pl->would,
 	       s->hosts, size, s->ok - pl->would, s->failed);
+	if (pl->would > 0 && pl->send < pl->bytes) {
+		format_bytes(size, sizeof(size), (double)pl->send);
+		printf("delta: %s would be sent, the blocks some of them lack; "
+		       "they hold the rest\n", size);
+	}
 	if (pl->would == 0)
 		return;
 	printf("plan: %llu block%s of %s, %s schedule of %llu steps for %zu "

@@ -403,14 +403,14 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles,
 	struct hostlist ex = { 0 };
 	struct rd_err err = { 0 };
 	const char *spec = hosts_source(o, nfiles);
-	size_t dups;
+	size_t dups, i;
 	int rc = check_hosts_source(o, spec, *nfiles);
 
 	if (rc < 0)
 		return rc;
 	rc = parse_hosts(o, spec, hl, &err);
-	if (rc == 0 && o->exclude != NULL)
-		rc = parse_host_arg(o->exclude, &ex, &err);
+	for (i = 0; rc == 0 && i < o->nxlists; i++)
+		rc = parse_host_arg(o->xlists[i], &ex, &err);
 	if (rc == -EINVAL && err.code == 0) {
 		hostlist_clear(&ex);
 		return rc;	/* said why */
@@ -429,7 +429,7 @@ gather_hosts(const struct opts *o, struct hostlist *hl, int *nfiles,
 		warnx_("warning: %zu duplicate host%s ignored", dups,
 		       dups > 1 ? "s" : "");
 	if (hl->n == 0) {
-		warnx_("no hosts to copy to%s", o->exclude ? " (all excluded)"
+		warnx_("no hosts to copy to%s", o->nxlists ? " (all excluded)"
 							   : "");
 		return -EINVAL;
 	}

@@ -300,6 +300,7 @@ serve_settings(const struct opts *o, uv_loop_t *loop, struct serve_cfg *cfg)
 		.once = o->once, .idle_ms = o->once ? o->timeout_ms : 0,
 		.max_jobs = o->max_jobs, .max_blocks = o->max_blocks,
 		.job_idle_ms = o->job_idle_ms,
+		.keep_partial_ms = o->keep_partial_ms,
 	};
 	if (o->nargs > 0) {
 		warnx_("--serve takes no FILE or HOSTS arguments");

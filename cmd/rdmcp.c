@@ -69,6 +69,7 @@ enum {
 	OPT_SLOW,
 	OPT_RACKS,
 	OPT_JOB_IDLE_TIMEOUT,
+	OPT_KEEP_PARTIAL,
 	OPT_LOG_TIME,
 };
 
@@ -97,6 +98,7 @@ static const struct option long_options[] = {
 	{ "job-idle-timeout", required_argument, NULL, OPT_JOB_IDLE_TIMEOUT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "keep-owners", no_argument, NULL, OPT_KEEP_OWNERS },
+	{ "keep-partial", required_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "log-time", required_argument, NULL, OPT_LOG_TIME },
@@ -133,6 +135,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "version", no_argument, NULL, 'V' },
+	{ "whole-file", no_argument, NULL, 'W' },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ NULL, 0, NULL, 0 },
 };
@@ -303,7 +306,7 @@ parse_seconds_or_0(const char *s, unsigned *ms)
 	return parse_seconds(s, ms);
 }
 
-/* Another value of a repeatable option (--root, -w) appended to *list.
+/* Another value of a repeatable option (--root, -w, -x) appended to *list.
  * Returns 0 or -ENOMEM after a message. */
 static int
 add_value(const char ***list, size_t *n, const char *opt, const char *arg)
@@ -389,9 +392,8 @@ parse_option(struct opts *o, int c, const char *arg)
 		return 0;
 	case 'w':
 		return add_value(&o->wlists, &o->nwlists, "-w", arg);
-	case 'x':
-		o->exclude = arg;
-		return 0;
+	case 'x':	/* repeatable: every list is left out */
+		return add_value(&o->xlists, &o->nxlists, "-x", arg);
 	case OPT_GENKEY:
 		o->mode = MODE_GENKEY;
 		o->genkey = arg;
@@ -427,6 +429,9 @@ parse_option(struct opts *o, int c, const char *arg)
 	case 'S':
 		o->sparse = true;
 		return 0;
+	case 'W':
+		o->whole_file = true;
+		return 0;
 	case 'n':
 		o->dry_run = true;
 		return 0;
@@ -434,6 +439,11 @@ parse_option(struct opts *o, int c, const char *arg)
 		if (parse_size(arg, 100000, &v) < 0)
 			return bad_usage("bad job count '%s' (0 to 100000)", arg);
 		o->max_jobs = (unsigned)v;
+		return 0;
+	case OPT_KEEP_PARTIAL:
+		if (parse_seconds_or_0(arg, &o->keep_partial_ms) < 0)
+			return bad_usage("bad --keep-partial '%s' (seconds, "
+					 "0 or from 0.001 to 86400)", arg);
 		return 0;
 	case OPT_JOB_IDLE_TIMEOUT:
 		if (parse_seconds_or_0(arg, &o->job_idle_ms) < 0)
@@ -618,6 +628,7 @@ defaults(struct opts *o)
 	o->max_jobs = 64;
 	o->max_blocks = SERVE_DEFAULT_MAX_BLOCKS;
 	o->job_idle_ms = SERVE_DEFAULT_JOB_IDLE_MS;
+	o->keep_partial_ms = SERVE_DEFAULT_KEEP_PARTIAL_MS;
 	o->remote_path = "rdmcp";
 	o->rsh = getenv("RDMCP_RSH");
 }
@@ -698,7 +709,7 @@ main(int argc, char **argv)
 	defaults(&o);
 	rc = env_defaults(&o);
 	opterr = 0;	/* said as rdmcp says it: usage_bad_option */
-	while (rc == 0 && (c = getopt_long(argc, argv, ":a:b:d:f:hnpP:qrSt:vVw:x:",
+	while (rc == 0 && (c = getopt_long(argc, argv, ":a:b:d:f:hnpP:qrSt:vVw:Wx:",
 					   long_options, NULL)) != -1) {
 		if (c == '?' || c == ':') {
 			usage_bad_option(c, optopt, optind > 0 ?
@@ -710,8 +721,9 @@ main(int argc, char **argv)
 	}
 	o.args = argv + optind;
 	o.nargs = argc - optind;
-	if (o.topology != NULL && !o.alg_set)
-		o.alg = SCHED_CHAIN;	/* one crossing per rack */
+	/* one crossing per rack; --plan --racks shows what --topology does */
+	if ((o.topology != NULL || o.plan_nracks > 0) && !o.alg_set)
+		o.alg = SCHED_CHAIN;
 	if (rc == PARSE_STOP)
 		status = EXIT_ALL_OK;
 	else if (rc < 0)
@@ -720,6 +732,7 @@ main(int argc, char **argv)
 		status = run_mode(&o);
 	free(o.roots);
 	free(o.wlists);
+	free(o.xlists);
 	free(o.plan_racks);
 	return status;
 }

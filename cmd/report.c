@@ -49,23 +49,24 @@ json_replica(const struct push_report *r)
 	printf(",\"ok\":%s,\"identical\":%s,\"verified\":%s,"
 	       "\"dry_run\":%s,\"maybe_landed\":%s,\"slow\":%s,"
 	       "\"link_rate\":%llu,\"seconds\":%.6f,\"bytes\":%llu,"
-	       "\"reason\":",
+	       "\"reused\":%llu,\"reason\":",
 	       r->ok ? "true" : "false", r->identical ? "true" : "false",
 	       r->verified ? "true" : "false", r->dry_run ? "true" : "false",
 	       !r->ok && r->maybe_landed ? "true" : "false",
 	       r->slow == SLOW_YES ? "true" : "false",
 	       (unsigned long long)r->link_rate, r->seconds,
-	       (unsigned long long)r->bytes);
+	       (unsigned long long)r->bytes, (unsigned long long)r->reused);
 	print_json_str(r->ok ? NULL : r->reason);
 	printf("}\n");
 }
 
 void
 report_json_summary(const struct push_summary *s, const char *ok_hosts,
-		    const char *failed_hosts, int status,
-		    const struct dry_plan *dry)
+		    const char *failed_hosts, const char *not_copied,
+		    int status, const struct dry_plan *dry)
 {
-	/* nothing sent (every host had it already): no rate either */
+	/* nothing sent (every host had it already, or every block): no
+	 * rate either */
 	double tput = s->last_ok > 0 && dry == NULL && s->sent > 0
 			      ? (double)s->bytes / s->last_ok : 0;
 
@@ -87,12 +88,15 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 	print_json_str(ok_hosts);
 	printf(",\"failed_hosts\":");
 	print_json_str(failed_hosts);
+	printf(",\"not_copied\":%zu,\"not_copied_hosts\":", s->unsent);
+	print_json_str(not_copied);
 	if (dry != NULL)
 		printf(",\"dry_run\":{\"would\":%zu,\"block_size\":%u,"
 		       "\"blocks\":%llu,\"steps\":%llu,\"rate\":%.0f,"
-		       "\"predicted\":%.6f}", dry->would, dry->block,
-		       (unsigned long long)dry->blocks,
-		       (unsigned long long)dry->steps, dry->rate, dry->seconds);
+		       "\"predicted\":%.6f,\"send\":%llu}", dry->would,
+		       dry->block, (unsigned long long)dry->blocks,
+		       (unsigned long long)dry->steps, dry->rate, dry->seconds,
+		       (unsigned long long)dry->send);
 	printf(",\"exit\":%d}\n", status);
 	fflush(stdout);
 }
@@ -111,11 +115,25 @@ format_where(char *buf, size_t len, const struct opts *o,
 		snprintf(buf, len, "  (%s)", r->addr);
 }
 
+/* "  2.0 MiB held already": what of its copy a host had (a delta, a
+ * resumed push), or nothing. */
+static void
+format_reused(char *buf, size_t len, const struct push_report *r)
+{
+	char size[32];
+
+	buf[0] = '\0';
+	if (r->reused == 0)
+		return;
+	format_bytes(size, sizeof(size), (double)r->reused);
+	snprintf(buf, len, "  %s held already", size);
+}
+
 /* A host's line, as its outcome comes: with -v (--json: always). */
 void
 report_replica(const struct opts *o, const struct push_report *r)
 {
-	char rate[48], where[300];
+	char rate[48], where[300], reused[64];
 
 	progress_clear();
 	format_where(where, sizeof(where), o, r);
@@ -135,9 +153,10 @@ report_replica(const struct opts *o, const struct push_report *r)
 		       where);
 	else {
 		format_rate(rate, sizeof(rate), (double)r->bytes, r->seconds);
-		printf("%-22s ok      %8.3f s  %12s%s%s%s\n", r->host,
+		format_reused(reused, sizeof(reused), r);
+		printf("%-22s ok      %8.3f s  %12s%s%s%s%s\n", r->host,
 		       r->seconds, rate, r->verified ? "  verified" : "",
-		       r->slow == SLOW_YES ? "  slow" : "", where);
+		       r->slow == SLOW_YES ? "  slow" : "", reused, where);
 	}
 	fflush(stdout);
 }
@@ -154,9 +173,14 @@ report_summary(const struct opts *o, const struct push_summary *s)
 	format_rate(rate, sizeof(rate), (double)s->bytes, s->last_ok);
 	gbit = s->last_ok > 0 ? (double)s->bytes * 8 / s->last_ok / 1e9 : 0;
 	printf("%zu of %zu replicas complete", s->ok, s->hosts);
-	if (s->ok > 0 && s->sent == 0 && s->bytes > 0)	/* no rate of */
+	if (s->unsent > 0)
+		printf(" (%zu not copied, for the sender's reason)", s->unsent);
+	if (s->ok > 0 && s->copied == 0)	/* no rate: nothing moved */
+		printf(": already identical, nothing sent");
+	else if (s->ok > 0 && s->sent == 0 && s->bytes > 0)	/* no rate */
 		printf(": %s, nothing sent (already there), in %.3f s", size,
-		       s->last_ok);		/* what was not sent */
+		       s->last_ok);	/* of what was not sent: the copies
+					 * were made of blocks held */
 	else if (s->ok > 0 && s->sent == 0)
 		printf(": %s in %.3f s, over %s", size, s->last_ok,
 		       s->transport);

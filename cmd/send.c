@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "proto/auth.h"
-#include "cmd.h"
+#include "send_int.h"
 #include "hosts/hostlist.h"
 #include "util/log.h"
 #include "store/manifest.h"
@@ -24,85 +24,6 @@
  * push
  */
 
-/* The failed hosts, compressed, on one line: for a launcher to exclude. */
-static void
-print_failed(const struct hostlist *hl, const bool *failed, bool dry_run)
-{
-	char *list = hosts_compressed(hl, failed, true);
-
-	if (list != NULL && list[0] != '\0')
-		fprintf(stderr, "rdmcp: %s: %s\n", dry_run ? "would fail"
-			: "failed", list);
-	free(list);
-}
-
-/* --ok-file and --failed-file.  Returns 0, or -errno after a message if
- * one could not be written (the other is written all the same). */
-static int
-write_host_files(const struct opts *o, const struct hostlist *hl,
-		 const bool *okay, const bool *failed)
-{
-	int rc = 0, rc2 = 0;
-
-	if (o->ok_file != NULL)
-		rc = write_host_file(o->ok_file, hl, okay, true);
-	if (o->failed_file != NULL)
-		rc2 = write_host_file(o->failed_file, hl, failed, true);
-	return rc < 0 ? rc : rc2;
-}
-
-static void
-json_summary(const struct hostlist *hl, const struct push_summary *sum,
-	     const bool *okay, const bool *failed, int status,
-	     const struct dry_plan *dry)
-{
-	char *ok = hosts_compressed(hl, okay, true);
-	char *bad = hosts_compressed(hl, failed, true);
-
-	report_json_summary(sum, ok, bad, status, dry);
-	free(ok);
-	free(bad);
-}
-
-/* The state of a push across attempts.  Indices are into the host list;
- * an attempt sends to `pending` (its report indices map through it). */
-struct sender {
-	const struct opts *o;
-	const struct hostlist *hl;
-	const char **targets;	/* --rsh: "host:port" of each receiver */
-	bool *ok;		/* holds a complete copy */
-	bool *failed;		/* failed for good, for reasons of its own */
-	bool *retry;		/* failed in this attempt, may be retried */
-	uint8_t *bound;		/* ... using one of its push_retry_bound()
-				 * retries (0: uncounted) */
-	uint8_t *faults;	/* attempts it failed for reasons of its own */
-	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
-	enum slow_verdict *slow;	/* found slow (--slow last) */
-	uint64_t *rate;		/* then its rate in, bytes/s */
-	bool regrouped;		/* the attempt stopped around slow hosts */
-	bool regroup_done;	/* ... once per push */
-	bool sender_failed;	/* some host failed for the sender's reason */
-	enum sched_alg alg;	/* the first attempt's schedule */
-	struct tracefile *tf;	/* --trace */
-	struct host_racks racks;	/* --topology */
-	size_t *pending;
-	size_t npending;
-	char **dests;		/* where each source lands */
-	size_t ndests;
-	const char **sources;	/* what is read: '-' is the spool's path */
-	char spooled[64];	/* the spool's path, "/proc/self/fd/N" */
-	int spool_fd;		/* standard input, spooled; or -1 */
-	struct outcomes *outcomes;	/* for the grouped lines */
-	bool last;		/* no attempt after this one */
-	int max_attempts;	/* push_retry_limit() */
-	char key_name[4200];	/* "the key in FILE", for messages */
-	double offset;		/* seconds from the first attempt's start */
-	struct push_summary total;
-	size_t would;		/* --dry-run: hosts that would take it */
-	char would_addr[300];	/* ... the address of one of them */
-	struct dry_plan dry;
-};
-
 static double
 now_seconds(void)
 {
@@ -110,6 +31,15 @@ now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+wait_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 /* A host's final outcome: its line now (-v, --json), its group at the
@@ -154,12 +84,14 @@ on_push_report(void *ctx, const struct push_report *r)
 		snprintf(sd->would_addr, sizeof(sd->would_addr), "%s", r->addr);
 	if (r->ok) {
 		sd->ok[idx] = true;
+		sd->total.copied += !r->identical && !r->dry_run;
 		if (sd->total.ok++ == 0)
 			sd->total.first_ok = out.seconds;
 		sd->total.last_ok = out.seconds;
 	} else if (push_may_retry(r, sd->last, sd->o->retries,
 				  &sd->faults[idx])) {
 		sd->retry[idx] = true;
+		sd->busy += r->error == -EBUSY;
 		sd->bound[idx] = sd->faults[idx] == faults ? 0
 			: (uint8_t)push_retry_bound(r, sd->o->retries);
 		if (sd->o->verbose > 0)
@@ -167,6 +99,7 @@ on_push_report(void *ctx, const struct push_report *r)
 		return;
 	} else if (r->sender_fault) {
 		sd->sender_failed = true;	/* not the host's fault */
+		sd->unsent[idx] = true;
 	} else {
 		sd->failed[idx] = true;
 	}
@@ -233,48 +166,6 @@ may_regroup(const struct sender *sd, const struct push_cfg *cfg)
 	       (cfg->alg == SCHED_BINOMIAL || cfg->alg == SCHED_CHAIN);
 }
 
-/* The attempt stopped around slow hosts: say which, and send again in a
- * chain, them last. */
-static void
-announce_regroup(struct sender *sd, struct push_cfg *cfg, uint64_t rate)
-{
-	bool *pick = calloc(sd->hl->n, sizeof(*pick));
-	char *list = NULL, lo_s[48], hi_s[48];
-	uint64_t lo = UINT64_MAX, hi = 0;
-	size_t i, n = 0;
-
-	for (i = 0; pick != NULL && i < sd->hl->n; i++) {
-		if (!sd->retry[i] || sd->slow[i] != SLOW_YES)
-			continue;
-		pick[i] = true;
-		n++;
-		lo = sd->rate[i] < lo ? sd->rate[i] : lo;
-		hi = sd->rate[i] > hi ? sd->rate[i] : hi;
-	}
-	if (pick != NULL && n > 0)
-		list = hosts_compressed(sd->hl, pick, true);
-	free(pick);
-	format_rate(lo_s, sizeof(lo_s), (double)lo, 1);
-	format_rate(hi_s, sizeof(hi_s), (double)hi, 1);
-	progress_clear();
-	if (sd->o->verbose >= 0 && list != NULL)
-		warnx_("slow: %s (blocks came in at %s%s%s, the others' at "
-		       "%.1f MiB/s): sending again, to %s last, in a chain",
-		       list, lo_s, lo != hi ? " to " : "", lo != hi ? hi_s : "",
-		       (double)rate / 1048576, n > 1 ? "them" : "it");
-	free(list);
-	cfg->alg = SCHED_CHAIN;
-	sd->regroup_done = true;
-}
-
-/* Pending host i as the push is given it: "host:port" of its receiver. */
-static const char *
-pending_host(const struct sender *sd, size_t i)
-{
-	return sd->targets != NULL ? sd->targets[sd->pending[i]]
-				   : sd->hl->hosts[sd->pending[i]];
-}
-
 /* One attempt to the pending hosts.  Returns push_run's status. */
 static int
 attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
@@ -292,7 +183,7 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 		return -ENOMEM;
 	}
 	for (i = 0; i < sd->npending; i++) {
-		hosts[i] = pending_host(sd, i);
+		hosts[i] = send_pending_host(sd, i);
 		if (racks != NULL)
 			racks[i] = sd->racks.rack_of[sd->pending[i]];
 		slow[i] = sd->slow[sd->pending[i]] == SLOW_YES;
@@ -309,19 +200,20 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	cfg->slow = NULL;
 	free(racks);
 	free(slow);
-	if (rc == 0 && sd->regrouped)
-		announce_regroup(sd, cfg, sum.link_rate);
-	if (sum.source_changed[0] != '\0') {
-		progress_clear();
-		warnx_("%s: %s", sum.source_changed, sd->last ? "no host keeps "
-		       "what was sent" : "sending it again as it is now");
+	if (rc == 0 && sd->regrouped) {	/* them last, in a chain */
+		send_say_regroup(sd, sum.link_rate);
+		cfg->alg = SCHED_CHAIN;
+		sd->regroup_done = true;
+	}
+	sd->changed = sum.source_changed[0] != '\0';
+	if (sd->changed)
 		snprintf(sd->total.source_changed,
 			 sizeof(sd->total.source_changed), "%s",
 			 sum.source_changed);
-	}
 	if (rc == 0) {
 		sd->total.bytes = sum.bytes;
 		sd->total.sent += sum.sent;
+		sd->total.would_send += sum.would_send;
 		sd->total.attempts += sum.attempts;
 		sd->total.transport = sum.transport;
 		sd->total.block_size = sum.block_size;
@@ -329,44 +221,6 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 			sd->total.setup = sd->offset + sum.setup;
 	}
 	return rc;
-}
-
-/* "retrying 3 hosts that failed (attempt 2: retry 1 of at most 1; 2 only
- * lost their group, not counted against --retries 1): LIST": the bound a
- * host's own failures have, not the push's (casualties are sent to again
- * uncounted). */
-static void
-announce_retry(const struct sender *sd, int round)
-{
-	bool *pick = calloc(sd->hl->n, sizeof(*pick));
-	char *list = NULL, why[200];
-	size_t i, j, own = 0, n = sd->npending;
-	int most = 0, bound = 0, len;
-
-	for (i = 0; pick != NULL && i < n; i++) {
-		j = sd->pending[i];
-		pick[j] = true;
-		own += sd->bound[j] > 0;
-		most = sd->bound[j] > 0 && sd->faults[j] > most ? sd->faults[j]
-								: most;
-		bound = sd->bound[j] > bound ? sd->bound[j] : bound;
-	}
-	list = pick != NULL ? hosts_compressed(sd->hl, pick, true) : NULL;
-	free(pick);
-	len = snprintf(why, sizeof(why), "attempt %d", round + 1);
-	if (own > 0)
-		len += snprintf(why + len, sizeof(why) - (size_t)len, ": retry "
-				"%d of at most %d", most, bound);
-	if (own < n)
-		snprintf(why + len, sizeof(why) - (size_t)len, "%s%zu only lost "
-			 "%s group, not counted against --retries %d", own > 0 ?
-			 "; " : ": ", n - own, n - own > 1 ? "their" : "its",
-			 sd->o->retries);
-	progress_clear();
-	if (sd->o->verbose >= 0 && list != NULL)
-		warnx_("retrying %zu host%s that failed (%s): %s", n,
-		       n > 1 ? "s" : "", why, list);
-	free(list);
 }
 
 /* Attempts until every host has an outcome.  Returns 0, or -errno after
@@ -377,6 +231,7 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 	struct rd_err err = { 0 };
 	const char **hosts = calloc(sd->hl->n, sizeof(*hosts));
 	double start = now_seconds();
+	size_t more;
 	int round, rc = 0;
 
 	if (hosts == NULL) {
@@ -387,52 +242,25 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 	for (round = 0; rc == 0 && sd->npending > 0;) {
 		sd->last = round + 1 >= sd->max_attempts;
 		sd->offset = now_seconds() - start;
+		sd->busy = 0;
 		cfg->timeout_ms = push_retry_timeout(sd->o->timeout_ms, round);
 		rc = attempt(sd, cfg, hosts, &err);
-		if (sd->regrouped) {	/* not a retry: sent again, in order */
-			next_pending(sd);
+		more = rc == 0 ? next_pending(sd) : 0;
+		if (sd->changed)	/* once it is known whether it goes again */
+			send_say_changed(sd, more);
+		if (sd->regrouped)	/* not a retry: sent again, in order */
 			continue;
-		}
 		round++;
-		if (rc == 0 && next_pending(sd) > 0)
-			announce_retry(sd, round);
+		if (more > 0)
+			send_say_retry(sd, round);
+		if (more > 0 && sd->busy > 0)	/* give their jobs time */
+			wait_ms(push_retry_wait_ms(round));
 	}
 	sd->total.seconds = now_seconds() - start;
 	free(hosts);
 	if (rc < 0)
 		warnx_("%s", err.code != 0 ? err.msg : strerror(-rc));
 	return rc;
-}
-
-/* Every host's final outcome, once the attempts ran (ran) or the sender
- * failed: the summary (if any ran), the failed line, the host files.
- * Hosts fail only for reasons of their own: after an error of the
- * sender's, those it could not send to are neither ok nor failed.
- * Returns 0, or -errno after a message if a host file was not written. */
-static int
-finish(struct sender *sd, bool ran)
-{
-	size_t i;
-
-	progress_clear();
-	sd->total.hosts = sd->hl->n;
-	sd->total.failed = 0;
-	for (i = 0; i < sd->hl->n; i++)
-		sd->total.failed += sd->failed[i];
-	if (!sd->o->json)
-		outcomes_print(sd->outcomes, sd->o->verbose < 0);
-	if (ran && sd->o->dry_run) {
-		dry_plan_make(sd->o, sd->alg, &sd->total, sd->would,
-			      sd->would ? sd->would_addr : NULL, &sd->dry);
-		dry_plan_print(sd->o, &sd->dry, &sd->total);
-	} else if (ran || sd->total.ok > 0) {
-		report_summary(sd->o, &sd->total);
-	}
-	if (ran && sd->o->verbose > 0 && !sd->o->json)
-		warnx_("set-up (resolve, connect, authenticate, prepare) took "
-		       "%.3f s of %.3f s", sd->total.setup, sd->total.seconds);
-	print_failed(sd->hl, sd->failed, sd->o->dry_run);
-	return write_host_files(sd->o, sd->hl, sd->ok, sd->failed);
 }
 
 /* Sources are mapped: one truncated while we read it raises SIGBUS.  The
@@ -537,6 +365,7 @@ sender_alloc(struct sender *sd, int nfiles)
 
 	sd->ok = calloc(n, sizeof(bool));
 	sd->failed = calloc(n, sizeof(bool));
+	sd->unsent = calloc(n, sizeof(bool));
 	sd->retry = calloc(n, sizeof(bool));
 	sd->bound = calloc(n, sizeof(*sd->bound));
 	sd->faults = calloc(n, sizeof(*sd->faults));
@@ -549,7 +378,7 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->dests = calloc(sd->ndests + 1, sizeof(char *));
 	sd->sources = calloc(sd->ndests + 1, sizeof(char *));
 	sd->outcomes = outcomes_new(sd->hl);
-	if (!sd->ok || !sd->failed || !sd->retry || !sd->bound ||
+	if (!sd->ok || !sd->failed || !sd->unsent || !sd->retry || !sd->bound ||
 	    !sd->faults || !sd->maybe_landed ||
 	    !sd->slow || !sd->rate || !sd->pending ||
 	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
@@ -576,6 +405,7 @@ sender_free(struct sender *sd)
 	outcomes_free(sd->outcomes);
 	free(sd->ok);
 	free(sd->failed);
+	free(sd->unsent);
 	free(sd->retry);
 	free(sd->bound);
 	free(sd->faults);
@@ -605,25 +435,6 @@ read_sources(struct sender *sd)
 	return rc;
 }
 
-/* What links the pending hosts are reached over (push_link); without
- * memory to tell, what --transport says. */
-static enum sched_link
-pending_link(const struct sender *sd)
-{
-	const char **hosts = calloc(sd->npending + 1, sizeof(*hosts));
-	enum sched_link link;
-	size_t i;
-
-	if (hosts == NULL)
-		return sd->o->transport == TRANSPORT_VERBS ? SCHED_LINK_VERBS
-							   : SCHED_LINK_NET;
-	for (i = 0; i < sd->npending; i++)
-		hosts[i] = pending_host(sd, i);
-	link = push_link(sd->o->transport, hosts, sd->npending);
-	free(hosts);
-	return link;
-}
-
 /* What push_run needs from the options. */
 static void
 push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
@@ -638,6 +449,7 @@ push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
 		.block_size = o->block_size, .verify = o->verify,
 		.force = o->force, .timeout_ms = o->timeout_ms,
 		.sparse = o->sparse, .dry_run = o->dry_run,
+		.whole_file = o->whole_file,
 		.parents = dest_dir_made(o),
 		.bwlimit = o->bwlimit,
 		.connect_timeout_ms = o->connect_timeout_ms,
@@ -650,60 +462,13 @@ push_settings(struct sender *sd, const struct manifest *mf, uint64_t bytes,
 		.trace = sd->tf != NULL ? on_trace : NULL,
 	};
 	cfg->alg = sd->alg = chosen_alg(o, bytes, (uint32_t)sd->npending + 1,
-					pending_link(sd));
+					send_pending_link(sd));
 	if (use_rsh(o))
 		snprintf(sd->key_name, sizeof(sd->key_name), "the one-time "
 			 "key");
 	else
 		snprintf(sd->key_name, sizeof(sd->key_name), "the key in %s",
 			 key_path(o));
-}
-
-static const char *const transport_names[] = {
-	[TRANSPORT_AUTO] = "auto", [TRANSPORT_TCP] = "tcp",
-	[TRANSPORT_VERBS] = "verbs",
-};
-
-/* The block size the push will choose (push.c does the same with its
- * hosts). */
-static uint32_t
-sender_block(const struct sender *sd, enum sched_alg alg, uint64_t bytes)
-{
-	return sched_auto_block(alg, bytes, (uint32_t)sd->npending + 1,
-				pending_link(sd));
-}
-
-/* -v: what is sent, to how many hosts, and how: block size, schedule,
- * transport asked for (the summary says which one the group used). */
-static void
-announce(const struct sender *sd, const struct manifest *mf,
-	 enum sched_alg alg)
-{
-	const struct opts *o = sd->o;
-	size_t nfiles, n = mf_count(mf);
-	uint64_t bytes = manifest_bytes(mf, &nfiles), blocks;
-	uint32_t block;
-	char size[32], bs[32];
-
-	if (o->verbose < 1)
-		return;
-	block = o->block_size ? o->block_size : sender_block(sd, alg, bytes);
-	if (block == 0)
-		return;
-	blocks = (bytes + block - 1) / block;
-	format_bytes(size, sizeof(size), (double)bytes);
-	format_bytes(bs, sizeof(bs), (double)block);
-	warnx_("sending %zu file%s (%zu entries, %s) to %zu host%s: %llu "
-	       "block%s of %s%s, %s schedule%s of %llu steps, transport "
-	       "%s%s%s%s", nfiles, nfiles == 1 ? "" : "s", n, size,
-	       sd->npending, sd->npending == 1 ? "" : "s",
-	       (unsigned long long)blocks, blocks == 1 ? "" : "s", bs,
-	       o->block_size ? "" : " (chosen)", sched_alg_name(alg),
-	       alg_is_chosen(o) ? " (chosen)" : "",
-	       (unsigned long long)sched_total_steps(alg,
-					(uint32_t)sd->npending + 1, blocks),
-	       transport_names[o->transport], o->verify ? ", --verify" : "",
-	       o->force ? ", --force" : "", o->preserve ? ", -p" : "");
 }
 
 int
@@ -739,7 +504,7 @@ run_push(const struct opts *o)
 	rc = build_manifest(o, (char **)sd.sources, sd.dests, sd.ndests, &mf);
 	if (rc < 0) {	/* a directory without -r is a usage error */
 		status = rc == -EISDIR ? EXIT_USAGE : EXIT_SENDER;
-		finish(&sd, false);	/* no host failed: nothing was sent */
+		send_finish(&sd, false);	/* no host failed: nothing was sent */
 		goto report;
 	}
 	if (sender_key(o, &key) < 0)
@@ -760,18 +525,19 @@ run_push(const struct opts *o)
 		free(sd.targets);
 		sd.targets = NULL;
 	}
-	push_settings(&sd, mf, manifest_bytes(mf, NULL), &key, &cfg);
-	announce(&sd, mf, cfg.alg);
+	push_settings(&sd, mf, send_manifest_bytes(mf, NULL), &key, &cfg);
+	send_announce(&sd, mf, cfg.alg);
 	rc = run_attempts(&sd, &cfg);
 	rsh_finish(rsh);	/* the receivers end with the transfer */
-	if (tracefile_close(sd.tf) < 0)
-		rc = -EIO;
+	tracefile_close(sd.tf);	/* says if it failed: the push's own
+				 * outcome and exit status stand */
 	sd.tf = NULL;
-	if (finish(&sd, rc == 0) == 0 && rc == 0 && !sd.sender_failed)
+	if (send_finish(&sd, rc == 0) == 0 && rc == 0 && !sd.sender_failed)
 		status = sd.total.failed > 0 ? EXIT_REPLICAS : EXIT_ALL_OK;
 report:
 	if (o->json)
-		json_summary(&hl, &sd.total, sd.ok, sd.failed, status,
+		send_json_summary(&hl, &sd.total, sd.ok, sd.failed, sd.unsent,
+				  status,
 			     o->dry_run && sd.total.hosts > 0 ? &sd.dry : NULL);
 out:
 	tracefile_close(sd.tf);

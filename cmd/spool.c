@@ -89,6 +89,17 @@ new_file_mode(void)
 	return 0666 & ~mask;
 }
 
+/* Does `name` end in '.' or '..' (".", "a/..."): a directory's name,
+ * which the path made of it would resolve to, never a file's? */
+static bool
+names_a_directory(const char *name)
+{
+	const char *base = strrchr(name, '/');
+
+	base = base != NULL ? base + 1 : name;
+	return strcmp(base, ".") == 0 || strcmp(base, "..") == 0;
+}
+
 int
 check_stdin_source(const struct opts *o, int nfiles)
 {
@@ -107,6 +118,12 @@ check_stdin_source(const struct opts *o, int nfiles)
 	    o->name[strlen(o->name) - 1] == '/')
 		return usage_error("'-' (standard input) needs --name NAME, "
 				   "the name it lands as");
+	if (names_a_directory(o->name)) {
+		warnx_("--name '%s' names a directory, not the file standard "
+		       "input lands as: give that file's name (e.g. --name "
+		       "data.tar)", o->name);
+		return -EINVAL;
+	}
 	if (o->hostfile != NULL && strcmp(o->hostfile, "-") == 0)
 		return usage_error("standard input cannot be both the hosts "
 				   "(-f -) and a source (-)");

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "proto/trace.h"
@@ -42,6 +44,7 @@ struct tracefile {
 	char *path;
 	uint64_t t0;
 	bool first;
+	int err;	/* the first write error (errno), 0: none */
 };
 
 int
@@ -186,6 +189,14 @@ label_clock(struct tracefile *tf, uint32_t pid, int64_t offset,
 	fputs("\"}}", tf->f);
 }
 
+/* Keep the first write error, while errno still says what it was. */
+static void
+note_error(struct tracefile *tf)
+{
+	if (tf->err == 0 && ferror(tf->f))
+		tf->err = errno != 0 ? errno : EIO;
+}
+
 void
 tracefile_add(struct tracefile *tf, const char *host, size_t index,
 	      uint32_t rank, const struct trace *t, int64_t offset,
@@ -209,10 +220,23 @@ tracefile_add(struct tracefile *tf, const char *host, size_t index,
 	for (i = 0; i < n; i++)
 		write_span(tf, pid, &rs, &s[i], offset);
 	free(rs.r);
+	note_error(tf);
 	if (trace_dropped(t) > 0)
 		warnx_("--trace: %s kept its first %zu spans, dropped %zu",
 		       host != NULL ? host : "the sender", n,
 		       trace_dropped(t));
+}
+
+/* A trace that could not be written whole is no valid JSON: a regular
+ * file is removed, so that nothing reads half of one (a device such as
+ * /dev/full is left alone).  Returns whether it went. */
+static bool
+remove_partial(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       unlink(path) == 0;
 }
 
 int
@@ -222,10 +246,18 @@ tracefile_close(struct tracefile *tf)
 
 	if (tf == NULL)
 		return 0;
+	errno = 0;
 	fputs("\n]}\n", tf->f);
-	if (ferror(tf->f) | (fclose(tf->f) != 0)) {
-		rc = -EIO;
-		warnx_("--trace: cannot write %s", tf->path);
+	if (fflush(tf->f) != 0)
+		note_error(tf);
+	if (fclose(tf->f) != 0 && tf->err == 0)
+		tf->err = errno != 0 ? errno : EIO;
+	if (tf->err != 0) {
+		rc = -tf->err;
+		warnx_("--trace: cannot write %s: %s (%s); the push's outcome "
+		       "is reported as it went", tf->path, strerror(tf->err),
+		       remove_partial(tf->path) ? "removed, as no valid trace"
+						: "left as it is");
 	}
 	free(tf->path);
 	free(tf);

@@ -8,12 +8,12 @@ _rdmcp() {
 	local long="--algorithm --allow-setid --bind --block-size --blocks
 		--bwlimit --connect-timeout --dest --device --dry-run --exclude --failed-file --fanout
 		--force --genkey --gid-index --help --hostfile --hosts --interrupts
-		--job-idle-timeout --json --keep-owners --key --listen --log-time --max-blocks --max-jobs --name --nodes --ok-file --once --owner --plan --port
+		--job-idle-timeout --json --keep-owners --keep-partial --key --listen --log-time --max-blocks --max-jobs --name --nodes --ok-file --once --owner --plan --port
 		--prefix --preserve --progress --quiet --racks --recursive --remote-opts
 		--remote-path --retries --root --rsh --send-libs --serve --size
 		--slow --sparse --state-dir --timeout --topology --trace
-		--transport --verbose --verify --version --window"
-	local short="-a -b -d -f -h -n -p -P -q -r -S -t -v -V -w -x"
+		--transport --verbose --verify --version --whole-file --window"
+	local short="-a -b -d -f -h -n -p -P -q -r -S -t -v -V -w -W -x"
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	# --opt=value: complete the value as after '--opt value'
@@ -62,7 +62,7 @@ _rdmcp() {
 	-b | --block-size | -P | --port | -t | --timeout | --connect-timeout | \
 	--listen | --hosts | --blocks | --racks | --window | --retries | --bind | \
 	--gid-index | --remote-opts | --fanout | --name | --size | --bwlimit | \
-	--max-jobs | --max-blocks | --job-idle-timeout)
+	--max-jobs | --max-blocks | --job-idle-timeout | --keep-partial)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -159,6 +159,8 @@ static const struct job_file escape[] = {
 	{ .path = (char *)"/../out", .mode = 0644 },
 };
 /* What the harness puts in the root: "have" (fuzz_serve.c) */
+static const uint8_t zeros12[12];
+
 static const struct job_file have_same[] = {
 	{ .path = (char *)"/have", .type = JF_DIR, .mode = 0755 },
 	{ .path = (char *)"/have/file", .size = 100, .mode = 0644,
@@ -354,8 +356,9 @@ serve_seeds(void)
 	sc_op(&w, SC_WAIT, 0);
 	serve_job("job-blocks-hello", 0, blocks, 1, 0, TRANSPORT_TCP, &w);
 	w.len = 0;
-	/* HAVE (what the root holds from the start), then REPLACE */
-	sc_frame(&w, MSG_REPLACE, 0, 0, NULL, 0);
+	/* HAVE (what the root holds from the start), then REPLACE with
+	 * the sources' crcs, one per entry (zeros: an empty file's) */
+	sc_frame(&w, MSG_REPLACE, 0, 0, zeros12, sizeof(zeros12));
 	sc_op(&w, SC_WAIT, 0);
 	serve_job("job-have", 0, have_same, 3, 0, TRANSPORT_TCP, &w);
 	serve_job("job-have-times", 0, have_same, 3, JOB_TIMES, TRANSPORT_TCP,
@@ -549,9 +552,9 @@ push_seeds(void)
 		push_put("abort-landed", 0x01, OPT_SMALL, &w);
 		w.len = 0;
 	}
-	/* honest: HAVE (identical by times; by crc), REFUSE, dry run */
-	sc_frame(&w, MSG_HAVE, HAVE_BY_TIMES, 0, NULL, 0);
-	push_put("have-times", 0x01, 0, &w);
+	/* honest: HAVE (all identical; files to compare), REFUSE, dry run */
+	sc_frame(&w, MSG_HAVE, HAVE_SAME, 0, NULL, 0);
+	push_put("have-same", 0x01, 0, &w);
 	w.len = 0;
 	sc_frame(&w, MSG_HAVE, 0, 0, NULL, 0);
 	sc_op(&w, SC_WAIT, MSG_REPLACE);
@@ -559,6 +562,19 @@ push_seeds(void)
 	sc_op(&w, SC_WAIT, MSG_START);
 	push_put("have-replace", 0x01, OPT_FORCE | OPT_SMALL, &w);
 	w.len = 0;
+	{	/* a delta: ACCEPT says the daemon lacks block 0 alone (a
+		 * bset: one run, first 0, count 1), after the digests */
+		static const uint8_t need[20] = { 0, 0, 0, 1, 0, 0, 0, 0, 0,
+						  0, 0, 0, 0, 0, 0, 0, 0, 0,
+						  0, 1 };
+
+		sc_frame(&w, MSG_HAVE, 0, 0, NULL, 0);
+		sc_op(&w, SC_WAIT, MSG_REPLACE);
+		sc_frame(&w, MSG_ACCEPT, 0, 0, need, sizeof(need));
+		sc_op(&w, SC_WAIT, MSG_START);
+		push_put("have-delta", 0x01, OPT_FORCE | OPT_SMALL, &w);
+		w.len = 0;
+	}
 	sc_frame(&w, MSG_REFUSE, 0, EEXIST, why, (uint16_t)strlen(why));
 	push_put("refuse", 0x01, 0, &w);
 	w.len = 0;

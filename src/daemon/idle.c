@@ -40,8 +40,10 @@ static const char *
 idle_wait(const struct transfer *j)
 {
 	if (j->state == JS_HAVE)
-		return "it held the files already and waited for the sender's "
-		       "word";
+		return "it held files that may be identical and waited for "
+		       "the sender's crcs";
+	if (j->state == JS_SAME)
+		return "it held the files already and waited for its end";
 	if (j->state == JS_READY)
 		return "it had accepted and waited for START";
 	if (j->state == JS_DRY)

@@ -18,6 +18,7 @@
 
 #include "transport/tcp/conn.h"
 #include "daemon/gate.h"
+#include "daemon/partial.h"
 #include "util/net.h"
 #include "util/path.h"
 #include "dest/pending.h"
@@ -361,7 +362,7 @@ warm_done(uv_work_t *w, int status)
 }
 
 /* libuv starts its thread pool when the first work is queued: at a job's
- * set-up (transfer.c), in the daemon's first job.  Start it now.  The request
+ * set-up (setup.c), in the daemon's first job.  Start it now.  The request
  * lives as long as the process (one serve per daemon: cmd/modes.c), as
  * the daemon may end before it is done. */
 static void
@@ -394,6 +395,9 @@ serve_new(const struct serve_cfg *cfg, struct serve **out,
 		.job_idle_ms = cfg->job_idle_ms,
 		.gone = job_gone, .ctx = s,
 	};
+	if (rc == 0)
+		rc = partials_new(cfg->loop, cfg->keep_partial_ms, &s->partials);
+	s->env.partials = s->partials;
 	if (rc == 0)
 		rc = serve_ownership(s, err);
 	if (rc == 0)
@@ -454,6 +458,7 @@ serve_shutdown(struct serve *s)
 	serve_fresh_close_all(s);
 	gate_close(s->gate);
 	s->gate = NULL;
+	partials_close(s->partials);
 	for (i = 0; i < s->njobs; i++)
 		transfer_stop(s->jobs[i]);
 	if (s->njobs == 0)
@@ -474,5 +479,6 @@ serve_free(struct serve *s)
 	free(s->state_dir);
 	free(s->jobs);
 	free(s->outcomes);
+	partials_free(s->partials);
 	free(s);
 }

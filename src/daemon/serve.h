@@ -80,6 +80,10 @@ struct serve_cfg {
 	 * received or passed on (transfer_int.h says what counts).  The
 	 * sender's timeout, up to 24 h, bounds only its silence. */
 	unsigned job_idle_ms;
+	/* How long the unfinished copies of a job that ended without
+	 * landing are kept for the next job of the same sources (ms; 0:
+	 * not kept): partial.h. */
+	unsigned keep_partial_ms;
 };
 
 /* A --prefix daemon's state directory, in its prefix (--state-dir). */
@@ -91,10 +95,14 @@ struct serve_cfg {
  * 1 GB/s) or its turn comes that late (tree, sequential): man/rdmcp.1. */
 #define SERVE_DEFAULT_JOB_IDLE_MS (3600u * 1000)
 
+/* The default --keep-partial, in ms: an hour, long enough for a retry,
+ * a job requeued or a prolog run again. */
+#define SERVE_DEFAULT_KEEP_PARTIAL_MS (3600u * 1000)
+
 /* The default --max-blocks: 16 TiB in the 1 MiB blocks a sender picks
  * for large files, ext4's largest file; at most 2 bits of bitmaps a
- * block (4 MiB), 4 more bytes with --verify and 8 with --trace (196 MiB
- * in all), taken as blocks come; across racks, 2^24 blocks x members
+ * block (4 MiB), 8 more bytes with --trace (132 MiB in all), taken as
+ * blocks come; across racks, 2^24 blocks x members
  * take about 0.8 s and 150 MiB to work out (man/rdmcp.1). */
 #define SERVE_DEFAULT_MAX_BLOCKS (1ull << 24)
 /* The largest --max-blocks: the engine's signals number blocks in 48

@@ -46,6 +46,7 @@ struct serve {
 	struct transfer **jobs;
 	size_t njobs, jobcap;
 	struct fresh *fresh;
+	struct partials *partials;
 	struct gate *gate;
 	bool stopping;
 	uv_timer_t idle;	/* --once: no job for cfg.idle_ms */

@@ -1,21 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * setup - a transfer set up in the daemon's thread pool (see
- * transfer_int.h): the parents of -d DIR/ added to its entries, which
- * are checked against what is there, created as temporaries, or, in a dry
- * run, only checked.
+ * setup - a transfer's set-up on the daemon (see transfer_int.h): in the
+ * thread pool, off the loop, the job is probed (is it there already?),
+ * checked (a dry run) or created (temporaries made, space reserved);
+ * then HAVE, ACCEPT or REFUSE.
  */
-#include "daemon/transfer.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "util/log.h"
 #include "store/store.h"
 #include "proto/trace.h"
 #include "daemon/transfer_int.h"
 
-void
-transfer_setup_run(uv_work_t *w)
+/* The daemon's policy for this job; what was seen is the caller's. */
+static void
+policy(const struct transfer *j, struct dest_policy *pol)
 {
-	struct transfer *j = w->data;
-	struct dest_policy pol = {
+	*pol = (struct dest_policy){
 		.roots = j->env->roots, .nroots = j->env->nroots,
 		.prefix = j->env->prefix,
 		.force = (j->job->flags & JOB_FORCE) != 0,
@@ -28,28 +32,235 @@ transfer_setup_run(uv_work_t *w)
 		.reserved = j->env->state_dir,
 		.sparse = (j->job->flags & JOB_SPARSE) != 0,
 	};
+}
+
+/* The sender's crc32s came (REPLACE): each file that may be identical
+ * is, and is kept, or differs. */
+static void
+settle(struct transfer *j)
+{
+	uint32_t i;
+
+	for (i = 0; i < j->job->nfiles; i++)
+		if (j->seen[i] == DS_CANDIDATE)
+			j->seen[i] = j->crcs[i] == j->theirs[i] ? DS_SAME
+							       : DS_DIFFERENT;
+}
+
+/* May entry i's old file serve a delta (only where --force lets it be
+ * replaced), or an unfinished copy an earlier job left?  Asked on the
+ * first look, before the sender's digests came. */
+static bool
+may_delta(const struct transfer *j, uint32_t i)
+{
+	if (j->settle || !(j->job->flags & JOB_DELTA))
+		return false;
+	return (j->seen[i] == DS_OLD_FILE && (j->job->flags & JOB_FORCE)) ||
+	       (j->partials[i] >= 0 && j->seen[i] != DS_SAME);
+}
+
+/* What the entries seen make of the job: a file or link that differs,
+ * refused without --force, named (the one that really differs, not the
+ * job's first); files to compare first, or whose blocks may serve a
+ * delta (SETUP_ASK); all identical (SETUP_SAME); else something to make
+ * (SETUP_MADE). */
+static int
+verdict(struct transfer *j)
+{
+	bool ask = false, same = true;
+	uint32_t i;
+
+	for (i = 0; i < j->job->nfiles; i++) {
+		if ((j->seen[i] == DS_DIFFERENT || j->seen[i] == DS_OLD_FILE) &&
+		    !(j->job->flags & JOB_FORCE))
+			return rd_errf(&j->work_err, -EEXIST, "%s exists and "
+				       "differs from the source (--force "
+				       "replaces it)", j->job->files[i].path);
+		ask = ask || j->seen[i] == DS_CANDIDATE || may_delta(j, i);
+		same = same && j->seen[i] == DS_SAME;
+	}
+	return ask ? SETUP_ASK : same ? SETUP_SAME : SETUP_MADE;
+}
+
+/* Grow an array of n entries of `size` bytes to m, zeroed: 0 or -ENOMEM
+ * (the old array is kept). */
+static int
+grow(void **arr, size_t size, size_t n, size_t m)
+{
+	void *p = realloc(*arr, (m + 1) * size);
+
+	if (p == NULL)
+		return -ENOMEM;
+	memset((char *)p + n * size, 0, (m + 1 - n) * size);
+	*arr = p;
+	return 0;
+}
+
+/* -d DIR/'s missing parents join the job (JOB_PARENTS), once, before the
+ * first look, and the arrays per entry grow with it.  Where DIR's parents
+ * are missing nothing is there to compare, and REPLACE would name the
+ * sender's entries, not these: unfinished copies kept from before are
+ * given up. */
+static int
+add_parents(struct transfer *j, const struct dest_policy *pol)
+{
+	size_t before = j->job->nfiles, i;
+	int rc = dest_add_parents(j->job, pol, &j->work_err);
+
+	if (rc < 0 || j->job->nfiles == before)
+		return rc;
+	for (i = 0; i < before; i++) {
+		if (j->partials[i] >= 0)
+			close(j->partials[i]);
+		j->partials[i] = -1;
+		bset_free(j->goods[i]);
+		j->goods[i] = NULL;
+	}
+	j->npartials = 0;
+	rc = grow((void **)&j->seen, sizeof(*j->seen), before, j->job->nfiles);
+	if (rc == 0)
+		rc = grow((void **)&j->crcs, sizeof(*j->crcs), before,
+			  j->job->nfiles);
+	if (rc == 0)
+		rc = grow((void **)&j->theirs, sizeof(*j->theirs), before,
+			  j->job->nfiles);
+	if (rc == 0)
+		rc = grow((void **)&j->partials, sizeof(*j->partials), before,
+			  j->job->nfiles);
+	if (rc == 0)
+		rc = grow((void **)&j->goods, sizeof(*j->goods), before,
+			  j->job->nfiles);
+	for (i = 0; i <= j->job->nfiles && rc == 0; i++)
+		j->partials[i] = -1;
+	return rc;
+}
+
+/* Look (or settle what was seen), then keep, check or make. */
+static int
+set_up(struct transfer *j)
+{
+	struct dest_policy pol;
+	int rc;
+
+	policy(j, &pol);
+	if (j->settle)
+		settle(j);
+	else if ((rc = add_parents(j, &pol)) < 0 ||
+		 (rc = store_look(j->job, &pol, j->seen, j->crcs,
+				  &j->work_err)) < 0)
+		return rc;
+	rc = verdict(j);
+	if (rc == SETUP_SAME && !(j->job->flags & JOB_DRY_RUN) &&
+	    dest_settle(j->job, &pol, &j->work_err) < 0)	/* -p's times */
+		return j->work_err.code;
+	if (rc != SETUP_MADE)
+		return rc;
+	pol.seen = j->seen;
+	if (j->job->flags & JOB_DRY_RUN) {
+		rc = dest_check(j->job, &pol, &j->work_err);
+		if (rc == 0 && j->digests != NULL)	/* what it would lack */
+			rc = store_predict(j->job, &pol, j->digests,
+					   j->partials, &j->need, &j->work_err);
+		return rc;
+	}
+	rc = store_create(j->job, &pol, &j->st, &j->work_err);
+	if (rc == 0 && (j->job->flags & JOB_SPARSE))
+		store_keep_holes(j->st);
+	if (rc == 0 && j->digests != NULL)
+		rc = store_fill(j->st, j->job, &pol, j->digests, j->partials,
+				j->goods,
+				&j->need,
+				&j->work_err);
+	return rc;
+}
+
+static void
+setup_run(uv_work_t *w)
+{
+	struct transfer *j = w->data;
 
 	j->t_setup0 = trace_now();
-	j->work_rc = dest_add_parents(j->job, &pol, &j->work_err);
-	if (j->work_rc < 0)
-		return;
-	if (!j->replace) {
-		j->work_rc = store_probe(j->job, &pol, &j->have_crc,
-					 &j->have_by_times);
-		j->t_setup1 = trace_now();
-		if (j->work_rc != 0)
-			return;		/* there already, or no memory */
-	}
-	pol.force = pol.force || j->replace;
-	if (j->job->flags & JOB_DRY_RUN) {
-		j->work_rc = dest_check(j->job, &pol, &j->work_err);
-		j->t_setup1 = trace_now();
-		return;
-	}
-	j->work_rc = store_create(j->job, &pol, &j->st, &j->work_err);
-	if (j->work_rc == 0 && (j->job->flags & JOB_VERIFY))
-		j->work_rc = store_track_crc(j->st);
-	if (j->work_rc == 0 && (j->job->flags & JOB_SPARSE))
-		store_keep_holes(j->st);
+	j->work_rc = set_up(j);
 	j->t_setup1 = trace_now();
+}
+
+/* ACCEPT, with the blocks we lack if we compared them. */
+static void
+send_accept(struct transfer *j)
+{
+	uint64_t port = j->dev != NULL ? j->env->rdma_port : 0;
+	struct wbuf w;
+
+	if (j->need == NULL) {
+		transfer_send(j, MSG_ACCEPT, PROTO_NO_PEER, port, NULL);
+		return;
+	}
+	bset_coarsen(j->need, PROTO_MAX_RUNS);
+	log_info("job %s: %llu of %llu blocks held already, %llu to come",
+		 j->tag, (unsigned long long)(job_blocks(j->job) -
+					      bset_count(j->need)),
+		 (unsigned long long)job_blocks(j->job),
+		 (unsigned long long)bset_count(j->need));
+	wbuf_init(&w);
+	bset_encode(j->need, &w);
+	if (w.err != 0)
+		job_fail(j, -ENOMEM, "out of memory");
+	else
+		transfer_send_body(j, MSG_ACCEPT, PROTO_NO_PEER, port, w.data,
+				   w.len);
+	wbuf_free(&w);
+}
+
+static void
+setup_done(uv_work_t *w, int status)
+{
+	struct transfer *j = w->data;
+
+	j->work_busy = false;
+	transfer_idle_progress(j);	/* the sender's time starts now */
+	conn_keepalive_tune(j->ctl, 0, j->job->timeout_ms);
+	if (j->t_setup1 != 0)
+		trace_add(j->trace, TR_SETUP, j->t_setup0, j->t_setup1,
+			  PROTO_NO_PEER, 0);
+	if (j->state == JS_ENDED) {
+		if (!uv_is_active((uv_handle_t *)&j->reaper))
+			transfer_reap(&j->reaper);
+		return;
+	}
+	if (j->work_rc < 0) {
+		job_fail(j, j->work_rc, "%s", j->work_err.code
+				 ? j->work_err.msg : strerror(-j->work_rc));
+		return;
+	}
+	if (j->work_rc == SETUP_ASK || j->work_rc == SETUP_SAME) {
+		j->state = j->work_rc == SETUP_ASK ? JS_HAVE : JS_SAME;
+		log_info("job %s: %s", j->tag, j->work_rc == SETUP_ASK
+			 ? "files that may be identical are there: comparing"
+			 : "every entry is there already, identical");
+		transfer_send(j, MSG_HAVE, j->work_rc == SETUP_ASK ? HAVE_ASK
+								   : HAVE_SAME,
+			      0, NULL);
+		return;
+	}
+	j->state = (j->job->flags & JOB_DRY_RUN) ? JS_DRY : JS_READY;
+	if (j->state == JS_DRY)
+		log_info("job %s: dry run: every check passed", j->tag);
+	if (j->trace != NULL)
+		j->t_accept = trace_now();
+	send_accept(j);
+}
+
+int
+transfer_setup(struct transfer *j, bool settle)
+{
+	/* keepalives often enough for the sender to tell a set-up that
+	 * takes its time from a hung daemon (PROTO_SETUP_NOP_MS) */
+	conn_keepalive_tune(j->ctl, PROTO_SETUP_NOP_MS, j->job->timeout_ms);
+	j->state = JS_SETUP;
+	j->settle = settle;
+	j->work_busy = uv_queue_work(j->env->loop, &j->work, setup_run,
+				     setup_done) == 0;
+	if (!j->work_busy)
+		job_fail(j, -ENOMEM, "cannot queue the job");
+	return 0;
 }

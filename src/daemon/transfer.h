@@ -29,6 +29,8 @@
 struct transfer;
 
 /* What every job of one daemon shares. */
+struct partials;
+
 struct transfer_env {
 	uv_loop_t *loop;
 	const char *const *roots;	/* where files may land (resolved) */
@@ -49,6 +51,7 @@ struct transfer_env {
 					 * included; NULL: not known */
 	uint64_t max_blocks;		/* serve_cfg's; 0: no cap */
 	unsigned job_idle_ms;		/* serve_cfg's; 0: no cap */
+	struct partials *partials;	/* unfinished copies kept (partial.h) */
 	/* The job is gone; called once, just before its memory is freed. */
 	void (*gone)(void *ctx, struct transfer *j);
 	void *ctx;

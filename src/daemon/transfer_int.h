@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * transfer_int - what transfer.c (a transfer on a daemon) and park.c (its
- * connections that come before START) share.  Not for other modules.
+ * transfer_int - what the files of a transfer on a daemon share: transfer.c
+ * (its life and its control connection), setup.c (its set-up), run.c (its
+ * engine and landing), park.c (its connections that come before START),
+ * idle.c and states.c.  Not for other modules.
  */
 #ifndef RDMCP_TRANSFER_INT_H
 #define RDMCP_TRANSFER_INT_H
@@ -17,8 +19,10 @@
 
 enum jstate {
 	JS_SETUP,	/* creating files in the thread pool */
-	JS_HAVE,	/* everything is there already: HAVE sent, waiting
-			 * for REPLACE or the end */
+	JS_HAVE,	/* files that may be identical are there: HAVE
+			 * (HAVE_ASK) sent, waiting for REPLACE or the end */
+	JS_SAME,	/* every entry is there, identical: HAVE (HAVE_SAME)
+			 * sent, waiting for the end */
 	JS_READY,	/* ACCEPT sent, waiting for START */
 	JS_DRY,		/* dry run: ACCEPT sent, waiting for the end */
 	JS_RUNNING,
@@ -55,10 +59,25 @@ struct transfer {
 	uint32_t crc_expected;
 	uv_work_t work;
 	bool work_busy;
-	bool replace;		/* REPLACE came: set up without probing */
-	int work_rc;		/* 1: present (HAVE), 0: set up, or -errno */
-	uint32_t have_crc;
-	bool have_by_times;
+	bool settle;		/* REPLACE came: settle what was seen */
+	bool read_back;		/* --verify: disk_crc is the temporaries' */
+	uint32_t disk_crc;
+	int work_rc;		/* SETUP_*, or -errno */
+	uint8_t *seen;		/* per entry: what stands there (dest_seen) */
+	uint32_t *crcs;		/* ... the crc32 of a file that may be
+				 * identical (DS_CANDIDATE) */
+	uint32_t *theirs;	/* ... the source's (REPLACE) */
+	uint8_t *digests;	/* each stream block's, as the sender has it
+				 * (DIGESTS), or NULL */
+	int *partials;		/* per file, an unfinished copy of the same
+				 * source an earlier job left (partial.h),
+				 * open, or -1 */
+	struct bset **goods;	/* ... the byte ranges of each that hold the
+				 * source's, or NULL */
+	size_t npartials;	/* how many */
+	struct bset *need;	/* the stream blocks we lack, the others
+				 * filled from what was there (with
+				 * digests), or NULL: all */
 	struct trace *trace;	/* with JOB_TRACE */
 	uint64_t t_job, t_setup0, t_setup1, t_complete;	/* trace_now() */
 	uint64_t t_accept;	/* ACCEPT left: with t_job, the sender's
@@ -80,12 +99,59 @@ struct transfer {
 	int handles;		/* reaper and idle, until both are closed */
 };
 
-/* The set-up of j, in the thread pool (setup.c): unless REPLACE asked
- * for it again (j->replace), is every entry there already
- * (j->work_rc 1, j->have_crc)?  Then, in a dry run, would the job be
- * taken; else its temporaries created (j->st).  j->work_rc and
- * j->work_err say how it went; j->t_setup0 and t_setup1 when. */
-void transfer_setup_run(uv_work_t *w);
+/* A frame to the sender on the control connection (none once it is
+ * gone); text, if any, is its body (cut at PROTO_MAX_TEXT). */
+void transfer_send(struct transfer *j, uint8_t type, uint32_t arg,
+		   uint64_t val, const char *text);
+
+/* The same with a body of `len` bytes (no more than its type allows). */
+void transfer_send_body(struct transfer *j, uint8_t type, uint32_t arg,
+			uint64_t val, const void *body, size_t len);
+
+/* Fail the job: tell the sender why (once: REFUSE during set-up, FAIL
+ * after), naming the rank `peer` it blames (PROTO_NO_PEER: none), and
+ * release everything on a later turn. */
+void transfer_fail(struct transfer *j, int error, uint32_t peer,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#define job_fail(j, error, ...) \
+	transfer_fail(j, error, PROTO_NO_PEER, __VA_ARGS__)
+
+/* The reaper: release what an ended job holds (not while its set-up
+ * runs: that comes back here), then let its control connection end. */
+void transfer_reap(uv_timer_t *t);
+
+/* Stop the job (transfer.c): it is JS_ENDED, and its resources go on the
+ * next loop turn, never from inside the engine or a connection
+ * callback. */
+void transfer_end(struct transfer *j);
+
+/* START (run.c): the group's roster and the blocks it carries taken, the
+ * engine started (JS_RUNNING), or the job refused for what its racks would
+ * cost.  0 (a failure to start fails the job), or -errno if START is
+ * malformed (the connection is dropped). */
+int transfer_start(struct transfer *j, const struct frame *f,
+		   const uint8_t *body);
+
+/* Land the copy if it may (run.c): every block in, the sender's go (CRC)
+ * come, the lease to the sender kept; with --verify, read back from disk
+ * first (in the thread pool, then here again) and compared.  COMPLETE
+ * after the renames; else the job fails, saying why.  Does nothing
+ * until then. */
+void transfer_maybe_land(struct transfer *j);
+
+/* What a set-up came to (transfer.work_rc, unless -errno). */
+enum {
+	SETUP_MADE = 0,		/* made (or checked: a dry run): ACCEPT */
+	SETUP_ASK = 1,		/* files that may be identical: HAVE_ASK */
+	SETUP_SAME = 2,		/* every entry identical: HAVE_SAME */
+};
+
+/* Set the job up in the thread pool (setup.c): look at what stands
+ * where its entries land, then make, check or keep them; then HAVE,
+ * ACCEPT or REFUSE.  settle: after HAVE_ASK, the sender's crc32s came
+ * (REPLACE, in j->theirs) and decide which files are kept.  Returns 0
+ * (a failure to queue fails the job). */
+int transfer_setup(struct transfer *j, bool settle);
 
 /* Hand over to the engine what came before START (data connections or
  * RDMA requests): 0, or -errno (what is left is dropped at release). */

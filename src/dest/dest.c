@@ -159,7 +159,7 @@ index_entries(struct dest *d, struct rd_err *err)
 	for (i = 0; i < d->n && rc == 0; i++) {
 		if (i > 0 && strcmp(d->e[all[i - 1]].lex, d->e[all[i]].lex) == 0)
 			rc = rd_errf(err, -EINVAL, "%s appears twice in the "
-				     "job", d->e[all[i]].lex);
+				     "job", dest_upath(d, &d->e[all[i]]));
 		if (d->e[all[i]].type == JF_DIR)
 			d->dirs[d->ndirs++] = all[i];
 	}
@@ -233,23 +233,32 @@ locate(const struct dest *d, const char *real, size_t *root,
 	return -EACCES;
 }
 
-/* `real` is, or is in, the directory reserved to the daemon. */
+/* `real`, where entry e lands or is merged into, is or is in the
+ * directory reserved to the daemon. */
 static int
-check_reserved(const struct dest *d, const char *real, struct rd_err *err)
+check_reserved(const struct dest *d, const struct dent *e, const char *real,
+	       struct rd_err *err)
 {
 	if (d->pol.reserved == NULL || !path_under(d->pol.reserved, real))
 		return 0;
 	return rd_errf(err, -EACCES, "%s is in this daemon's state directory, "
-		       "where no job may write", real);
+		       "where no job may write", dest_upath(d, e));
 }
 
-/* The parent directory of an entry cannot be resolved (errno e). */
+/* The parent directory of entry e, as the user wrote it, cannot be
+ * resolved (errno en). */
 static int
-no_parent(const char *parent, int e, struct rd_err *err)
+no_parent(const struct dest *d, const struct dent *e, int en,
+	  struct rd_err *err)
 {
-	return rd_errf(err, -e, "destination directory %s: %s%s", parent,
-		       strerror(e), e != ENOENT ? "" : " (-d DIR/, with a "
-		       "trailing slash, makes it and its parents)");
+	char *parent = path_parent(dest_upath(d, e));
+	int rc = rd_errf(err, -en, "destination directory %s: %s%s",
+			 parent ? parent : "?", strerror(en), en != ENOENT ? ""
+			 : " (-d DIR/, with a trailing slash, makes it and "
+			 "its parents)");
+
+	free(parent);
+	return rc;
 }
 
 /* Entry i's parent exists on disk: resolve it to a root. */
@@ -257,21 +266,23 @@ static int
 place_on_disk(struct dest *d, struct dent *e, struct rd_err *err)
 {
 	char *parent = path_parent(e->lex), real[PATH_MAX];
+	char *uparent = path_parent(dest_upath(d, e));
 	const char *rel;
 	int rc = 0;
 
-	if (parent == NULL)
-		return -ENOMEM;
-	if (realpath(parent, real) == NULL)
-		rc = no_parent(parent, errno, err);
+	if (parent == NULL || uparent == NULL)
+		rc = -ENOMEM;
+	else if (realpath(parent, real) == NULL)
+		rc = no_parent(d, e, errno, err);
 	else if (locate(d, real, &e->root, &rel) < 0)
 		rc = rd_errf(err, -EACCES, "destination directory %s is not "
-			     "under a --root of this daemon", parent);
+			     "under a --root of this daemon", uparent);
 	else if ((e->dir = strdup(rel)) == NULL ||
 		 (e->final = path_join(real, path_base(e->lex))) == NULL)
 		rc = -ENOMEM;
 	else
-		rc = check_reserved(d, e->final, err);
+		rc = check_reserved(d, e, e->final, err);
+	free(uparent);
 	free(parent);
 	return rc;
 }
@@ -298,12 +309,12 @@ merge_into(struct dest *d, struct dent *e, struct rd_err *err)
 	const char *rel;
 
 	if (realpath(e->final, real) == NULL)
-		return rd_errf(err, -errno, "%s: %s", e->final,
+		return rd_errf(err, -errno, "%s: %s", dest_upath(d, e),
 			       strerror(errno));
 	if (locate(d, real, &e->root, &rel) < 0)
 		return rd_errf(err, -EACCES, "%s leads out of the --root "
-			       "directories of this daemon", e->final);
-	if (check_reserved(d, real, err) < 0)
+			       "directories of this daemon", dest_upath(d, e));
+	if (check_reserved(d, e, real, err) < 0)
 		return -EACCES;
 	e->merged = true;
 	e->inside = strdup(rel);
@@ -319,6 +330,8 @@ probe_existing(struct dest *d, struct dent *e, int fd, const struct stat *sb)
 	char target[PATH_MAX];
 	ssize_t len;
 
+	e->exists = true;
+	e->regular = S_ISREG(sb->st_mode);
 	if (e->type == JF_FILE)
 		e->present = S_ISREG(sb->st_mode) &&
 			     (uint64_t)sb->st_size == jf->size &&
@@ -334,6 +347,24 @@ probe_existing(struct dest *d, struct dent *e, int fd, const struct stat *sb)
 		       sb->st_mtim.tv_nsec == e->mtime.tv_nsec;
 }
 
+/* A directory of the job lands where a symbolic link is: refused, even
+ * with --force, as a file is (rdmcp replaces no link by a tree, and does
+ * not merge a tree into what a link points to, which may be elsewhere
+ * in the root); say what to give instead. */
+static int
+refuse_dir_link(const struct dest *d, const struct dent *e, int fd,
+		struct rd_err *err)
+{
+	char target[PATH_MAX];
+	ssize_t len = readlinkat(fd, e->base, target, sizeof(target) - 1);
+
+	target[len > 0 ? len : 0] = '\0';
+	return rd_errf(err, -ENOTDIR, "%s is a symbolic link (to %s), not a "
+		       "directory: a tree is not merged through a link, even "
+		       "with --force (give the directory it leads to with -d)",
+		       dest_upath(d, e), len > 0 ? target : "?");
+}
+
 /* What is at e's final name decides how it lands. */
 static int
 check_existing(struct dest *d, struct dent *e, struct rd_err *err)
@@ -342,34 +373,35 @@ check_existing(struct dest *d, struct dent *e, struct rd_err *err)
 	int fd = dest_dir_fd(d, e->root, e->dir);
 
 	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+		return rd_errf(err, fd, "%s: %s", dest_upath(d, e), strerror(-fd));
 	if (fstatat(fd, e->base, &sb, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : rd_errf(err, -errno, "%s: %s",
-						     e->final, strerror(errno));
+						     dest_upath(d, e), strerror(errno));
 	if (e->type == JF_DIR) {
+		if (S_ISLNK(sb.st_mode) && !d->job->files[e - d->e].place)
+			return refuse_dir_link(d, e, fd, err);	/* DESTINATIONS */
 		if (S_ISLNK(sb.st_mode) && fstatat(fd, e->base, &sb, 0) < 0)
-			return rd_errf(err, -errno, "%s: %s", e->final,
+			return rd_errf(err, -errno, "%s: %s", dest_upath(d, e),
 				       strerror(errno));
 		if (!S_ISDIR(sb.st_mode))
 			return rd_errf(err, -ENOTDIR, "%s exists and is %s, "
-				       "not a directory", e->final,
+				       "not a directory", dest_upath(d, e),
 				       path_kind(sb.st_mode));
 		return merge_into(d, e, err);
 	}
-	if (d->probing) {
-		probe_existing(d, e, fd, &sb);
-		return 0;
-	}
 	if (S_ISDIR(sb.st_mode))
-		return rd_errf(err, -EISDIR, "%s is a directory", e->final);
+		return rd_errf(err, -EISDIR, "%s is a directory", dest_upath(d, e));
 	if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
 		return rd_errf(err, -EINVAL, "%s is %s; rdmcp replaces only "
-			       "files and symbolic links", e->final,
+			       "files and symbolic links", dest_upath(d, e),
 			       path_kind(sb.st_mode));
-	if (!d->pol.force)
-		return rd_errf(err, -EEXIST, "%s exists (--force replaces "
-			       "it)", e->final);
-	return 0;
+	if (d->probing)
+		probe_existing(d, e, fd, &sb);
+	e->keep = d->pol.seen != NULL && d->pol.seen[e - d->e] == DS_SAME;
+	if (d->probing || e->keep || d->pol.force)
+		return 0;
+	return rd_errf(err, -EEXIST, "%s exists (--force replaces it)",
+		       dest_upath(d, e));
 }
 
 /* Find entry i's place and what is already there. */
@@ -388,7 +420,7 @@ resolve_entry(struct dest *d, size_t i, struct rd_err *err)
 	e->parent = p;
 	if (p >= (long)i)
 		return rd_errf(err, -EINVAL, "%s comes before its directory",
-			       e->lex);
+			       dest_upath(d, e));
 	rc = p >= 0 ? place_in_job(e, &d->e[p]) : place_on_disk(d, e, err);
 	if (rc < 0)
 		return rc;
@@ -427,9 +459,8 @@ temp_name(struct dent *e)
 	return 0;
 }
 
-/* Free space for `size` more bytes, or ENOSPC: a check, not a hold. */
-static int
-check_free(int fd, uint64_t size)
+int
+dest_check_free(int fd, uint64_t size)
 {
 	struct statvfs vfs;
 
@@ -457,7 +488,7 @@ reserve(int fd, uint64_t size, bool sparse, const char *final,
 	if (sparse)
 		rc = 0;
 	else if (fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC)
-		rc = check_free(fd, size);
+		rc = dest_check_free(fd, size);
 	else
 		rc = fallocate(fd, 0, 0, (off_t)size) < 0 ? errno : 0;
 	if (rc == 0 || rc == EOPNOTSUPP || rc == EINVAL)
@@ -540,10 +571,10 @@ claim_made(struct dest *d, struct dent *e, int holder, int file,
 		rc = fd;
 	if (rc < 0)
 		return rd_errf(err, rc, "%s was replaced as it was made: %s",
-			       e->final, strerror(-rc));
+			       dest_upath(d, e), strerror(-rc));
 	rc = give_away(d, fd, e);
 	if (rc < 0)
-		rd_errf(err, rc, "cannot give %s its owner: %s%s", e->final,
+		rd_errf(err, rc, "cannot give %s its owner: %s%s", dest_upath(d, e),
 			strerror(-rc), rc == -EPERM ? " (a daemon running as "
 			"root needs CAP_CHOWN to give what it creates to the "
 			"owner of its --root, or to --owner)" : "");
@@ -566,7 +597,7 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 	}
 	fd = dest_holder_fd(d, e);
 	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+		return rd_errf(err, fd, "%s: %s", dest_upath(d, e), strerror(-fd));
 	do {
 		rc = e->top ? temp_name(e) : 0;
 		if (rc == 0)
@@ -575,12 +606,13 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 			rc = make_entry(fd, e, jf->target, &file);
 	} while (rc == -EEXIST && e->top && ++tries < 100);
 	if (rc < 0)
-		return rd_errf(err, rc, "cannot create %s: %s", e->final,
+		return rd_errf(err, rc, "cannot create %s: %s", dest_upath(d, e),
 			       strerror(-rc));
 	e->made = true;
 	rc = claim_made(d, e, fd, file, err);
 	if (rc == 0 && file >= 0)
-		rc = reserve(file, jf->size, d->pol.sparse, e->final, err);
+		rc = reserve(file, jf->size, d->pol.sparse, dest_upath(d, e),
+			     err);
 	if (rc == 0 && file >= 0)
 		rc = file_cb(ctx, i, file);
 	if (file >= 0)
@@ -588,7 +620,7 @@ create_entry(struct dest *d, size_t i, const struct job_file *jf,
 	return rc;
 }
 
-static int
+int
 dest_alloc(const struct job *job, const struct dest_policy *pol,
 	   struct dest **out)
 {
@@ -614,9 +646,7 @@ dest_alloc(const struct job *job, const struct dest_policy *pol,
 	return 0;
 }
 
-/* Everything before creating: the roots, the record of temporaries, the
- * entries resolved and checked against what is on disk. */
-static int
+int
 dest_resolve(struct dest *d, struct rd_err *err)
 {
 	size_t i;
@@ -653,8 +683,12 @@ dest_prepare(const struct job *job, const struct dest_policy *pol,
 	if (rc < 0)
 		return rc;
 	rc = dest_resolve(d, err);
-	for (i = 0; i < d->n && rc == 0; i++)
-		if (!d->e[i].merged)
+	if (rc == 0)	/* all of them: each file's reservation sees only
+			 * itself (and on tmpfs reserves nothing) */
+		rc = dest_check_space(d, err);
+	for (i = 0; i < d->n && rc == 0; i++)	/* a link kept needs nothing */
+		if (!d->e[i].merged &&
+		    !(d->e[i].keep && d->e[i].type == JF_LINK))
 			rc = create_entry(d, i, &job->files[i], file, ctx, err);
 	if (rc < 0) {
 		dest_free(d);
@@ -662,129 +696,4 @@ dest_prepare(const struct job *job, const struct dest_policy *pol,
 	}
 	*out = d;
 	return 0;
-}
-
-/* Entry e would be made in a directory that exists: may we write there? */
-static int
-check_writable(struct dest *d, const struct dent *e, struct rd_err *err)
-{
-	int fd = dest_dir_fd(d, e->root, e->dir);
-
-	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
-	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0)
-		return rd_errf(err, -errno, "cannot create %s: %s", e->final,
-			       strerror(errno));
-	return 0;
-}
-
-/* Free space below each root for the files that would land there. */
-static int
-check_space(struct dest *d, struct rd_err *err)
-{
-	uint64_t need;
-	size_t r, i;
-	int rc;
-
-	for (r = 0; r < d->pol.nroots; r++) {
-		need = 0;
-		for (i = 0; i < d->n; i++)
-			if (d->e[i].root == r && d->e[i].type == JF_FILE)
-				need += d->job->files[i].size;
-		rc = need > 0 && !d->pol.sparse ? check_free(d->rootfd[r], need)
-						: 0;
-		if (rc != 0)
-			return rd_errf(err, -rc, "%s: %s (%llu bytes needed)",
-				       d->pol.roots[r], strerror(rc),
-				       (unsigned long long)need);
-	}
-	return 0;
-}
-
-int
-dest_check(const struct job *job, const struct dest_policy *pol,
-	   struct rd_err *err)
-{
-	struct dest_policy look = *pol;
-	struct dest *d;
-	size_t i;
-	int rc;
-
-	look.state_dir = NULL;	/* nothing to record: nothing is made */
-	rc = dest_alloc(job, &look, &d);
-	if (rc < 0)
-		return rc;
-	d->committed = true;	/* nothing to remove */
-	rc = dest_resolve(d, err);
-	for (i = 0; i < d->n && rc == 0; i++)
-		if (d->e[i].top)
-			rc = check_writable(d, &d->e[i], err);
-	if (rc == 0)
-		rc = check_space(d, err);
-	dest_free(d);
-	return dest_access_hint(rc, err);
-}
-
-/* Every entry resolved is there as the job describes it: directories
- * merged, files and links present; *times when every file's time agrees
- * too. */
-static bool
-all_present(const struct dest *d, bool *times)
-{
-	size_t i;
-
-	*times = d->times && !(d->job->flags & JOB_VERIFY);
-	for (i = 0; i < d->n; i++) {
-		if (d->e[i].type == JF_DIR ? !d->e[i].merged
-					   : !d->e[i].present)
-			return false;
-		if (d->e[i].type == JF_FILE && !d->e[i].same_time)
-			*times = false;
-	}
-	return true;
-}
-
-/* Open entry i, a present file, for reading, following no link. */
-static int
-open_present(struct dest *d, size_t i)
-{
-	struct dent *e = &d->e[i];
-	int fd = dest_dir_fd(d, e->root, e->dir), file;
-
-	if (fd < 0)
-		return fd;
-	file = openat(fd, e->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	return file < 0 ? -errno : file;
-}
-
-int
-dest_probe(const struct job *job, const struct dest_policy *pol,
-	   dest_file_fn file, void *ctx, bool *by_times)
-{
-	struct rd_err ignored = { 0 };
-	struct dest *d;
-	size_t i;
-	int rc, fd;
-
-	*by_times = false;
-	rc = dest_alloc(job, pol, &d);
-	if (rc < 0)
-		return rc;
-	d->probing = true;
-	d->committed = true;	/* nothing to remove */
-	if (dest_resolve(d, &ignored) < 0 || !all_present(d, by_times)) {
-		dest_free(d);
-		return 0;
-	}
-	rc = 1;
-	for (i = 0; i < d->n && rc == 1 && !*by_times; i++) {
-		if (d->e[i].type != JF_FILE)
-			continue;
-		fd = open_present(d, i);
-		rc = fd < 0 ? 0 : file(ctx, i, fd) < 0 ? 0 : 1;
-		if (fd >= 0)
-			close(fd);
-	}
-	dest_free(d);
-	return rc;
 }

@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util/log.h"
@@ -57,6 +58,28 @@ struct dest_policy {
 	/* files get their size but no space reserved: the caller keeps
 	 * holes where the data is zero (JOB_SPARSE) */
 	bool sparse;
+	/* what dest_look saw at each entry, its candidates settled (DS_SAME
+	 * or DS_DIFFERENT), or NULL: an entry DS_SAME is kept as it is.  A
+	 * file kept still gets a temporary for its bytes (the group's
+	 * stream carries them), dropped at commit, when (JOB_TIMES) the file
+	 * kept gets the job's time; a link kept is left alone. */
+	const uint8_t *seen;
+};
+
+/* What stands where an entry of a job lands (dest_look). */
+enum dest_seen {
+	DS_MISSING = 0,		/* nothing: it is made */
+	DS_SAME,		/* what the job would leave there: a directory
+				 * (merged into), a link to the job's target,
+				 * or a file found identical to its source */
+	DS_CANDIDATE,		/* a regular file of the job's size and mode:
+				 * identical if its content is the source's */
+	DS_DIFFERENT,		/* a file or link that differs from the job's
+				 * entry: replaced only with force */
+	DS_OLD_FILE,		/* a regular file where a file of the job
+				 * lands, of another size or mode: as
+				 * DS_DIFFERENT, and its blocks may serve a
+				 * delta (dest_bases) */
 };
 
 struct dest;
@@ -71,27 +94,45 @@ typedef int (*dest_file_fn)(void *ctx, size_t i, int fd);
  * outside the roots, "..", entries whose parent is neither in the job nor
  * on disk, existing files and links without force, anything where a
  * directory should be or a directory where a file should be, devices,
- * FIFOs and sockets in the way, no space.  On failure nothing is left. */
+ * FIFOs and sockets in the way, no space (all the files of a file system
+ * together, unless the policy is sparse).  On failure nothing is left. */
 int dest_prepare(const struct job *job, const struct dest_policy *pol,
 		 dest_file_fn file, void *ctx, struct dest **out,
 		 struct rd_err *err);
 
-/* Is every entry of `job` already where the job would land it, as the
- * job describes it: directories there, files with the same size and mode,
- * links with the same target?  Creates and changes nothing.  Returns 1
- * if so, after calling `file` with each file open for reading (in job
- * order; unless *by_times: a job with JOB_TIMES and without JOB_VERIFY
- * whose files also all have their times, which the caller may take as
- * identical without reading);
- * 0 if not, or if anything stands in the way (dest_prepare says what);
- * -ENOMEM. */
-int dest_probe(const struct job *job, const struct dest_policy *pol,
-	       dest_file_fn file, void *ctx, bool *by_times);
+/* What stands where each entry of `job` would land, into seen[i] (enum
+ * dest_seen), calling `file` with each DS_CANDIDATE open for reading (in
+ * job order), for the caller to compare its content with the source's.
+ * Creates and changes nothing.  Returns 0, or -errno with `err` saying
+ * what stands in the way whatever --force says (a directory where a
+ * file goes, a link where a tree's directory goes, a parent missing or
+ * outside the roots: what dest_prepare would refuse), or `file`'s
+ * error. */
+int dest_look(const struct job *job, const struct dest_policy *pol,
+	      dest_file_fn file, void *ctx, uint8_t *seen,
+	      struct rd_err *err);
+
+/* Call `file` with each regular file that stands where a file of `job`
+ * lands (an old version, or the same), open for reading, following no
+ * link, in job order: what a delta copies blocks from.  An entry that is
+ * gone or no longer a regular file is passed over.  Creates and changes
+ * nothing.  0, or -errno with `err` (dest_look's refusals, `file`'s
+ * error). */
+int dest_bases(const struct job *job, const struct dest_policy *pol,
+	       dest_file_fn file, void *ctx, struct rd_err *err);
+
+/* Every entry of `job` is there and identical (pol->seen: dest_look's,
+ * settled): with JOB_TIMES, give the files and directories that differ
+ * in time alone the job's times (as a commit would have).  0, or -errno
+ * with `err` saying why. */
+int dest_settle(const struct job *job, const struct dest_policy *pol,
+		struct rd_err *err);
 
 /* Would dest_prepare take `job`?  The same checks (paths, roots, what
- * exists, --force), and enough free space below each root for the files
- * (a check, not a hold) and write access where entries would be made, but
- * nothing is created or recorded.  0, or -errno with `err` saying why. */
+ * exists, --force, enough free space on each file system the files land
+ * on: a check, not a hold) and write access where entries would be made,
+ * but nothing is created or recorded.  0, or -errno with `err` saying
+ * why. */
 int dest_check(const struct job *job, const struct dest_policy *pol,
 	       struct rd_err *err);
 

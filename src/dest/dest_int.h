@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -34,8 +35,13 @@ struct dent {
 	bool top;		/* under a temporary name: renamed at commit */
 	bool merged;		/* a directory that existed: merged into */
 	bool placed;		/* renamed into place */
-	bool present;		/* probing: there already, as the job says */
+	bool exists;		/* probing: something stands at its name */
+	bool regular;		/* ... and it is a regular file */
+	bool present;		/* ... as the job says (a file: its size and
+				 * mode; its content is the caller's to say) */
 	bool same_time;		/* ... with the job's modification time */
+	bool keep;		/* found identical (dest_policy.seen): left
+				 * as it is; a file's temporary is dropped */
 	dev_t dev;		/* made: what was made (dest_note_made) */
 	ino_t ino;
 };
@@ -52,7 +58,7 @@ struct dest {
 	uint32_t mask;		/* mode bits we may set */
 	bool owners;		/* the entries' own owners (keep_owners) */
 	bool committed;
-	bool probing;		/* dest_probe: look, never refuse or create */
+	bool probing;		/* dest_look: look, never refuse or create */
 	const struct job *job;
 	struct pending *record;	/* temporaries made, for a later sweep */
 	/* the last directory opened */
@@ -63,6 +69,37 @@ struct dest {
 	int made_fd;
 	long made_ent;
 };
+
+/* A dest for `job` under policy `pol`, nothing resolved yet: 0 or
+ * -ENOMEM. */
+int dest_alloc(const struct job *job, const struct dest_policy *pol,
+	       struct dest **out);
+
+/* Everything before creating: the roots, the record of temporaries (not
+ * when probing), the entries resolved and checked against what is on
+ * disk.  0, or -errno with `err` saying why. */
+int dest_resolve(struct dest *d, struct rd_err *err);
+
+/* Is there free space for the job's files on each file system they
+ * would land on (the one of the directory that exists where each would
+ * be made), all of a file system's files together?  0, or -ENOSPC with
+ * `err` naming the first file that lands there; nothing with the
+ * policy's `sparse` (holes need no space).  A check, not a hold. */
+int dest_check_space(struct dest *d, struct rd_err *err);
+
+/* Free space for `size` more bytes on the file system of directory fd:
+ * 0, or ENOSPC (a positive errno): a check, not a hold. */
+int dest_check_free(int fd, uint64_t size);
+
+/* Entry e's path as the job gives it, the user's (as written with -d,
+ * without the daemon's --prefix or the links it resolves): what messages
+ * to the sender name, the same on every host, so that one failure of
+ * many hosts reads as one line.  The daemon's log names e->final. */
+static inline const char *
+dest_upath(const struct dest *d, const struct dent *e)
+{
+	return d->job->files[e - d->e].path;
+}
 
 /* The directory `dir` below root `root` (relative, "" for the root),
  * opened beneath it once and cached: a descriptor the dest owns, or
@@ -90,6 +127,11 @@ int dest_open_made(struct dest *d, const struct dent *e, int *holder);
 /* Is `name` in `holder` entry e as made?  0, -ESTALE, or -errno. */
 int dest_is_made_at(const struct dent *e, int holder, const char *name);
 
+/* With times, a directory that existed (merged into) gets its source's
+ * time too, as rsync -a gives it, once nothing more lands in it.  It is
+ * not ours: a failure (not its owner) is logged, and what landed stays
+ * (land.c). */
+void dest_time_merged(struct dest *d, const struct dent *e);
 /* rc, a job's failure with err saying why: if it is "Permission denied"
  * (-EACCES) where a daemon without CAP_DAC_OVERRIDE may not write, or
  * "Read-only file system" (-EROFS, a root systemd keeps read-only), say

@@ -23,13 +23,13 @@
 /* Something else stands where entry e was made: someone who may write
  * that directory replaced it.  It is not touched, nor reported landed. */
 static int
-replaced(const struct dent *e, struct rd_err *err)
+replaced(const struct dest *d, const struct dent *e, struct rd_err *err)
 {
 	log_warn("%s was replaced during the transfer by something this "
 		 "daemon did not make: left alone", e->final);
 	return rd_errf(err, -ESTALE, "%s was replaced during the transfer "
 		       "(by a user who can write that directory?): not landed",
-		       e->final);
+		       dest_upath(d, e));
 }
 
 static int
@@ -52,14 +52,14 @@ finish_entry(struct dest *d, struct dent *e, struct rd_err *err)
 	int holder, fd = dest_open_made(d, e, &holder), rc = 0;
 
 	if (fd == -ESTALE)
-		return replaced(e, err);
+		return replaced(d, e, err);
 	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+		return rd_errf(err, fd, "%s: %s", dest_upath(d, e), strerror(-fd));
 	if (e->type != JF_LINK && (rc = dest_chmod_made(fd, e->mode)) < 0)
-		rd_errf(err, rc, "cannot set the mode of %s: %s", e->final,
+		rd_errf(err, rc, "cannot set the mode of %s: %s", dest_upath(d, e),
 			strerror(-rc));
 	if (rc == 0 && d->times && (rc = set_times(e, fd, holder)) < 0)
-		rd_errf(err, rc, "cannot set the time of %s: %s", e->final,
+		rd_errf(err, rc, "cannot set the time of %s: %s", dest_upath(d, e),
 			strerror(-rc));
 	close(fd);
 	return rc;
@@ -75,12 +75,12 @@ place(struct dest *d, struct dent *e, struct rd_err *err)
 	int fd = dest_holder_fd(d, e), rc;
 
 	if (fd < 0)
-		return rd_errf(err, fd, "%s: %s", e->final, strerror(-fd));
+		return rd_errf(err, fd, "%s: %s", dest_upath(d, e), strerror(-fd));
 	rc = dest_is_made_at(e, fd, e->name);
 	if (rc == -ESTALE)
-		return replaced(e, err);
+		return replaced(d, e, err);
 	if (rc < 0)
-		return rd_errf(err, rc, "%s: %s", e->final, strerror(-rc));
+		return rd_errf(err, rc, "%s: %s", dest_upath(d, e), strerror(-rc));
 	if (renameat2(fd, e->name, fd, e->base,
 		      replace ? 0 : RENAME_NOREPLACE) == 0)
 		goto placed;
@@ -92,22 +92,19 @@ place(struct dest *d, struct dent *e, struct rd_err *err)
 	}
 	if (errno == EEXIST)
 		return rd_errf(err, -EEXIST, "%s appeared during the transfer%s",
-			       e->final, e->type == JF_DIR ? ""
+			       dest_upath(d, e), e->type == JF_DIR ? ""
 				       : " (--force replaces it)");
 	return rd_errf(err, -errno, "cannot rename %s into place: %s",
-		       e->final, strerror(errno));
+		       dest_upath(d, e), strerror(errno));
 placed:
 	e->placed = true;	/* whatever it is, it is no longer ours */
 	rc = dest_is_made_at(e, fd, e->base);
-	return rc == 0 ? 0 : rc == -ESTALE ? replaced(e, err)
-		: rd_errf(err, rc, "%s: %s", e->final, strerror(-rc));
+	return rc == 0 ? 0 : rc == -ESTALE ? replaced(d, e, err)
+		: rd_errf(err, rc, "%s: %s", dest_upath(d, e), strerror(-rc));
 }
 
-/* With times, a directory that existed gets its source's time too, as
- * rsync -a gives it, once nothing more lands in it.  It is not ours: a
- * failure (not its owner) is logged, and the landed entries stay. */
-static void
-time_merged(struct dest *d, struct dent *e)
+void
+dest_time_merged(struct dest *d, const struct dent *e)
 {
 	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, e->mtime };
 	int fd = dest_dir_fd(d, e->root, e->inside);
@@ -115,6 +112,41 @@ time_merged(struct dest *d, struct dent *e)
 	if (fd < 0 || futimens(fd, ts) < 0)
 		log_warn("cannot give the existing directory %s its source's "
 			 "time: %s", e->final, strerror(fd < 0 ? -fd : errno));
+}
+
+static void remove_one(struct dest *d, const struct dent *e);
+
+/* A file found identical and kept: its temporary, which only carried its
+ * bytes, goes, and with times the file kept gets the job's.  Should the
+ * file have gone meanwhile (or be no file of its size now), the
+ * temporary, which holds the source's bytes, lands in its place. */
+static int
+keep_file(struct dest *d, struct dent *e, struct rd_err *err)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, e->mtime };
+	int holder = dest_holder_fd(d, e), fd, rc;
+	struct stat sb;
+
+	if (holder < 0)
+		return rd_errf(err, holder, "%s: %s", dest_upath(d, e),
+			       strerror(-holder));
+	fd = openat(holder, e->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size != d->job->files[e - d->e].size) {
+		if (fd >= 0)
+			close(fd);
+		e->keep = false;
+		rc = finish_entry(d, e, err);
+		return rc < 0 ? rc : place(d, e, err);
+	}
+	remove_one(d, e);
+	e->made = false;	/* nothing of ours is left there */
+	if (d->times && futimens(fd, ts) < 0)
+		log_warn("cannot give %s, kept, its source's time: %s",
+			 e->final, strerror(errno));
+	close(fd);
+	return 0;
 }
 
 int
@@ -126,17 +158,19 @@ dest_commit(struct dest *d, struct rd_err *err)
 	/* files and links, then directories deepest first: what a directory
 	 * holds is done before it may lose its write permission */
 	for (i = 0; i < d->n && rc == 0; i++)
-		if (d->e[i].made && d->e[i].type != JF_DIR)
+		if (d->e[i].made && d->e[i].type != JF_DIR && !d->e[i].keep)
 			rc = finish_entry(d, &d->e[i], err);
 	for (i = d->n; i > 0 && rc == 0; i--)
 		if (d->e[i - 1].made && d->e[i - 1].type == JF_DIR)
 			rc = finish_entry(d, &d->e[i - 1], err);
 	for (i = 0; i < d->n && rc == 0; i++)
-		if (d->e[i].top && !d->e[i].placed)
+		if (d->e[i].keep && d->e[i].made)
+			rc = keep_file(d, &d->e[i], err);
+		else if (d->e[i].top && !d->e[i].placed && !d->e[i].keep)
 			rc = place(d, &d->e[i], err);
 	for (i = 0; i < d->n && rc == 0 && d->times; i++)
 		if (d->e[i].merged)
-			time_merged(d, &d->e[i]);
+			dest_time_merged(d, &d->e[i]);
 	if (rc == 0) {
 		d->committed = true;
 		pending_done(d->record);

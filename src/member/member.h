@@ -4,7 +4,7 @@
  * verbs, made for the group, and its engine started on it.
  *
  * The one place that knows how a group's transport is set up, for the
- * sender's rank 0 (group.c) and for each daemon's job (transfer.c) alike:
+ * sender's rank 0 (group.c) and for each daemon's job (daemon/run.c) alike:
  * which addresses each transport dials (verbs: the members' rdma_cm
  * ports), how the verbs receive window is bounded by its bounce ring, how
  * long a member waits for a neighbour that never connects.

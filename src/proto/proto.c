@@ -45,8 +45,13 @@ proto_max_len(uint8_t type)
 	case MSG_JOB:
 	case MSG_TRACE:
 		return PROTO_MAX_BODY;
-	case MSG_START:	/* peers, and racks */
-		return 64ull + 29ull * SCHED_MAX_MEMBERS;
+	case MSG_START:	/* peers, racks, and the blocks carried */
+		return 64ull + 29ull * SCHED_MAX_MEMBERS +
+		       16ull * PROTO_MAX_RUNS;
+	case MSG_ACCEPT:	/* the blocks the daemon lacks */
+		return 4ull + 16ull * PROTO_MAX_RUNS;
+	case MSG_DIGESTS:	/* one per block */
+		return PROTO_MAX_BODY;
 	case MSG_REFUSE:
 	case MSG_FAIL:
 	case MSG_ABORT:
@@ -54,6 +59,8 @@ proto_max_len(uint8_t type)
 		return 4 + PROTO_MAX_TEXT;
 	case MSG_QUERY:
 		return PROTO_TOKEN_LEN;
+	case MSG_REPLACE:	/* a crc32 per entry */
+		return 4ull * PROTO_MAX_FILES;
 	case MSG_HELLO:
 		return PROTO_TOKEN_LEN + 8;
 	case MSG_AUTH:
@@ -93,7 +100,7 @@ proto_type_name(uint8_t type)
 		[MSG_PROOF] = "PROOF", [MSG_PROGRESS] = "PROGRESS",
 		[MSG_HAVE] = "HAVE", [MSG_REPLACE] = "REPLACE",
 		[MSG_QUERY] = "QUERY", [MSG_OUTCOME] = "OUTCOME",
-		[MSG_TRACE] = "TRACE",
+		[MSG_TRACE] = "TRACE", [MSG_DIGESTS] = "DIGESTS",
 		[MSG_HELLO] = "HELLO", [MSG_SIGNAL] = "SIGNAL",
 		[MSG_BLOCK] = "BLOCK", [MSG_NOP] = "NOP",
 	};
@@ -126,7 +133,7 @@ job_encode(const struct job *job, struct wbuf *w)
 		const struct job_file *f = &job->files[i];
 
 		wput_str(w, f->path);
-		wput_u8(w, f->type);
+		wput_u8(w, f->type == JF_DIR && f->place ? JF_PLACE : f->type);
 		wput_u64(w, f->size);
 		wput_u32(w, f->mode);
 		wput_u64(w, (uint64_t)f->mtime_sec);
@@ -243,6 +250,10 @@ job_decode_entry(struct rbuf *r, struct job_file *f, struct rd_err *err)
 	    rget_u32(r, &f->gid) < 0)
 		return rd_errf(err, -EBADMSG, "truncated file entry");
 	f->mtime_sec = (int64_t)sec;
+	if (f->type == JF_PLACE) {
+		f->type = JF_DIR;
+		f->place = true;
+	}
 	if (f->type == JF_LINK &&
 	    (rget_str(r, PROTO_MAX_PATH, &f->target) < 0 ||
 	     f->target[0] == '\0'))
@@ -386,11 +397,12 @@ roster_encode(const struct roster *ro, struct wbuf *w)
 		put_addr(w, &ro->peers[i].addr);
 		wput_u16(w, ro->peers[i].rdma_port);
 	}
-	if (ro->nracks >= 2) {
-		wput_u32(w, ro->nracks);
-		for (i = 0; i < ro->nracks; i++)
-			wput_u32(w, ro->racks[i]);
-	}
+	wput_u32(w, ro->nracks >= 2 ? ro->nracks : 0);
+	for (i = 0; ro->nracks >= 2 && i < ro->nracks; i++)
+		wput_u32(w, ro->racks[i]);
+	wput_u8(w, ro->map != NULL);
+	if (ro->map != NULL)
+		bset_encode(ro->map, w);
 	return w->err;
 }
 
@@ -409,15 +421,20 @@ get_peer(struct rbuf *r, const struct roster *ro, uint32_t i)
 	return 0;
 }
 
-/* The racks after the peers: 2 .. n sizes, each >= 1, summing to n. */
+/* The racks after the peers: none, or 2 .. n sizes, each >= 1, summing
+ * to n. */
 static int
 get_racks(struct rbuf *r, struct roster *ro)
 {
 	uint64_t sum = 0;
 	uint32_t i;
 
-	if (rget_u32(r, &ro->nracks) < 0 || ro->nracks < 2 ||
-	    ro->nracks > ro->n || (r->len - r->off) / 4 != ro->nracks)
+	if (rget_u32(r, &ro->nracks) < 0)
+		return -EBADMSG;
+	if (ro->nracks == 0)
+		return 0;
+	if (ro->nracks < 2 || ro->nracks > ro->n ||
+	    (r->len - r->off) / 4 < ro->nracks)
 		return -EBADMSG;
 	ro->racks = calloc(ro->nracks, sizeof(*ro->racks));
 	if (ro->racks == NULL)
@@ -428,6 +445,18 @@ get_racks(struct rbuf *r, struct roster *ro)
 		sum += ro->racks[i];
 	}
 	return sum == ro->n ? 0 : -EBADMSG;
+}
+
+/* The blocks the group carries, after the racks: a flag, and a set if
+ * not all.  Blocks are bounded by the job, which the member checks. */
+static int
+get_map(struct rbuf *r, struct roster *ro)
+{
+	uint8_t has;
+
+	if (rget_u8(r, &has) < 0 || has > 1)
+		return -EBADMSG;
+	return has ? bset_decode(r, PROTO_MAX_RUNS, UINT64_MAX, &ro->map) : 0;
 }
 
 int
@@ -460,8 +489,10 @@ roster_decode(const uint8_t *body, size_t len, struct roster **out,
 	rc = 0;
 	for (i = 0; i < ro->npeers && rc == 0; i++)
 		rc = get_peer(&r, ro, i);
-	if (rc == 0 && r.off < r.len)
+	if (rc == 0)
 		rc = get_racks(&r, ro);
+	if (rc == 0)
+		rc = get_map(&r, ro);
 	if (rc == 0)
 		rc = rbuf_done(&r);
 	if (rc < 0)
@@ -497,6 +528,7 @@ roster_free(struct roster *ro)
 {
 	if (ro == NULL)
 		return;
+	bset_free(ro->map);
 	free(ro->racks);
 	free(ro->peers);
 	free(ro);
@@ -524,4 +556,28 @@ hello_decode(const uint8_t *body, size_t len, struct hello *h)
 	    h->to >= SCHED_MAX_MEMBERS)
 		return -EBADMSG;
 	return 0;
+}
+
+int
+replace_encode(const uint32_t *crcs, uint32_t n, struct wbuf *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		wput_u32(w, crcs[i]);
+	return w->err;
+}
+
+int
+replace_decode(const uint8_t *body, size_t len, uint32_t n, uint32_t *crcs)
+{
+	struct rbuf r;
+	uint32_t i;
+
+	if (len != 4ull * n)
+		return -EBADMSG;
+	rbuf_init(&r, body, len);
+	for (i = 0; i < n; i++)
+		rget_u32(&r, &crcs[i]);
+	return rbuf_done(&r) < 0 ? -EBADMSG : 0;
 }

@@ -12,12 +12,17 @@
  *   JOB      s->d  body: the job (files, block size, algorithm, flags)
  *   ACCEPT   d->s  job set up, temporaries created, space reserved;
  *                  val: the daemon's rdma_cm port, 0 if it has no RDMA;
+ *                  body (after DIGESTS): the blocks it lacks (bset),
+ *                  the others filled from what stands where the files
+ *                  land; none: it lacks them all
  *                  with JOB_DRY_RUN: every check passed (paths, roots,
  *                  what exists, free space), nothing was made
  *   REFUSE   d->s  val: errno, body: reason
  *   START    s->d  body: the member's rank, the group's size and
  *                  transport, its schedule neighbours' addresses and
- *                  rdma_cm ports, and the racks' sizes (--topology)
+ *                  rdma_cm ports, the racks' sizes (--topology), and
+ *                  the blocks the group carries, if not all: block j
+ *                  of the schedule is the set's j-th
  *   CRC      s->d  every block is out and no source changed: the member
  *                  may land once it holds every block; val: crc32 of the
  *                  whole stream (with --verify, else 0)
@@ -26,12 +31,21 @@
  *                  body: reason
  *   ABORT    s->d  body: reason; a member that has not landed discards
  *                  its temporaries; every member answers OUTCOME
- *   HAVE     d->s  instead of ACCEPT: every entry is already there as the
- *                  job describes it; val: crc32 of the files as they are
- *                  (stream order), arg: HAVE_BY_TIMES if sizes, modes and
- *                  times agree with a -p job (val is then 0)
- *   REPLACE  s->d  after HAVE: what is there differs; replace it (--force):
- *                  the daemon sets the job up and answers ACCEPT or REFUSE
+ *   HAVE     d->s  instead of ACCEPT: arg HAVE_ASK: some of the job's files
+ *                  are there with its sizes and modes, to be compared;
+ *                  HAVE_SAME: every entry is there, identical (times set
+ *                  with JOB_TIMES): nothing to send
+ *   DIGESTS  s->d  with JOB_DELTA, after HAVE_ASK and before REPLACE:
+ *                  the digest of each block of the stream
+ *                  (PROTO_DIGEST_LEN bytes, truncated SHA-256), for the
+ *                  daemon to fill its temporaries with the blocks it
+ *                  holds already
+ *   REPLACE  s->d  after HAVE_ASK: body: the sources' crc32s, one per
+ *                  entry; the daemon keeps the files that are identical,
+ *                  refuses one that differs (without JOB_FORCE, naming it)
+ *                  and answers HAVE_SAME, ACCEPT (the rest is made; what
+ *                  is kept still takes its bytes from the stream) or
+ *                  REFUSE
  *   QUERY    s->d  instead of JOB on a new connection, covered by the
  *                  proof; body: a job token: what became of that job?  A
  *                  job still running that has not landed is ended first
@@ -63,9 +77,12 @@
 
 #include "util/log.h"
 #include "sched/schedule.h"
+#include "util/bset.h"
 #include "util/wire.h"
 
-#define PROTO_VERSION 7	/* 7: PROOF checked before the request comes */
+#define PROTO_VERSION 9	/* 8: JF_PLACE; HAVE and REPLACE file by file;
+			 * 9: DIGESTS, ACCEPT's blocks lacked, START's
+			 * blocks carried */
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -77,10 +94,25 @@
 #define PROTO_MIN_BLOCK 512u
 #define PROTO_MAX_BLOCK (1u << 30)
 #define PROTO_NO_PEER UINT32_MAX
+/* Runs of blocks a set on the wire holds at most (ACCEPT, START): a set
+ * more scattered is coarsened, a superset (bset_coarsen). */
+#define PROTO_MAX_RUNS 4096u
+/* The length of a block's digest (DIGESTS), and the most blocks a job
+ * may have for its blocks to be compared: more are sent whole. */
+#define PROTO_DIGEST_LEN 16u
+#define PROTO_MAX_DIGESTS (PROTO_MAX_BODY / PROTO_DIGEST_LEN)
 
 /* PROGRESS's block time: not known, for the daemon runs other transfers
  * too, which share its link (the largest time it sends is one less). */
 #define PROTO_BT_SHARED (UINT32_MAX - 1)
+/* While a daemon sets a job up (JOB or REPLACE until its answer: reading
+ * files to compare them, reserving space...), it sends a keepalive at
+ * least this often, so that its sender may bound that silence by its
+ * --connect-timeout, not by -t: a hung daemon costs the other hosts of a
+ * push, which wait for it before their group starts, that long.  The
+ * bound is PROTO_SETUP_SILENCE_MIN_MS at least. */
+#define PROTO_SETUP_NOP_MS 200u
+#define PROTO_SETUP_SILENCE_MIN_MS 1000u
 #define PROTO_MAX_WINDOW 1024u
 #define PROTO_MAX_TIMEOUT_MS (24u * 3600 * 1000)
 
@@ -109,6 +141,7 @@ enum proto_type {
 	MSG_BLOCK,
 	MSG_OUTCOME,
 	MSG_TRACE,
+	MSG_DIGESTS,	/* s->d: each block's digest (see above) */
 	MSG_NOP = 31,	/* keepalive, any connection; never reaches owners */
 };
 
@@ -126,8 +159,22 @@ void frame_encode(const struct frame *f, uint8_t out[PROTO_FRAME_LEN]);
 /* Decode a frame header; -EPROTO on a bad version or reserved bits. */
 int frame_decode(const uint8_t in[PROTO_FRAME_LEN], struct frame *f);
 
-/* HAVE's arg. */
-#define HAVE_BY_TIMES 1u
+/* HAVE's arg: what the daemon says of the job's entries that are there
+ * already, instead of ACCEPT. */
+#define HAVE_ASK 0u	/* files of the job's sizes and modes are there: the
+			 * sender's crc32s (REPLACE) tell which are
+			 * identical, to be kept; or with JOB_DELTA and
+			 * JOB_FORCE, files of other sizes or modes, whose
+			 * blocks the sender's DIGESTS tell */
+#define HAVE_SAME 1u	/* every entry is there, identical (after REPLACE,
+			 * or with no file to compare): nothing to send */
+
+/* REPLACE's body: the crc32 of each of the job's n entries as the sender
+ * has it, in job order (0 for what is no file).  replace_decode: the body
+ * must hold exactly n; 0 or -EBADMSG. */
+int replace_encode(const uint32_t *crcs, uint32_t n, struct wbuf *w);
+int replace_decode(const uint8_t *body, size_t len, uint32_t n,
+		   uint32_t *crcs);
 
 /* What became of a job on a daemon (OUTCOME's val). */
 enum proto_outcome {
@@ -158,15 +205,20 @@ const char *proto_transport_name(enum proto_transport t);
 #define JOB_PARENTS 0x80u	/* the first entry is a directory (-d DIR/)
 				 * whose missing parents the daemon makes
 				 * too, as mkdir -p (dest_add_parents) */
+#define JOB_DELTA 0x100u	/* the sender sends DIGESTS before REPLACE:
+				 * what a host holds is not sent again */
 #define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES | JOB_OWNERS | \
-			 JOB_TRACE | JOB_SPARSE | JOB_DRY_RUN | JOB_PARENTS)
+			 JOB_TRACE | JOB_SPARSE | JOB_DRY_RUN | JOB_PARENTS | \
+			 JOB_DELTA)
 
 /* What a manifest entry is.  Entries come in tree order: a directory
  * before anything inside it. */
 enum job_ftype {
 	JF_FILE = 0,		/* regular file: `size` bytes of the stream */
-	JF_DIR = 1,		/* directory: created, or merged into */
+	JF_DIR = 1,		/* directory: created, or merged into; a link
+				 * in its place is refused */
 	JF_LINK = 2,		/* symbolic link to `target`, never followed */
+	JF_PLACE = 3,		/* on the wire only: a JF_DIR with `place` */
 };
 
 struct job_file {
@@ -178,6 +230,11 @@ struct job_file {
 	uint32_t mtime_nsec;
 	uint32_t uid, gid;	/* owner on the sender (used with JOB_OWNERS) */
 	char *target;		/* JF_LINK: the link's text; else NULL */
+	bool place;		/* JF_DIR: a directory the job lands in (-d
+				 * DIR/), no copy of a source's: made where
+				 * missing, merged into where it is, through
+				 * a link too, as the destination's parents
+				 * are (JF_PLACE on the wire) */
 };
 
 struct job {
@@ -229,9 +286,10 @@ struct roster_peer {
 /* What a START carries: the receiving member's rank, the group's size and
  * transport, and its schedule neighbours only (a member needs no other
  * address: START costs the sender O(n log n) bytes in all, not n^2),
- * sorted by rank; and, when the members are in racks (--topology), the
- * racks' sizes, rank by rank from 0 (after the peers; absent otherwise,
- * so a START without racks is what it always was). */
+ * sorted by rank; when the members are in racks (--topology), the
+ * racks' sizes, rank by rank from 0 (after the peers; a count of 0
+ * otherwise); and the blocks the group carries when not all (a delta:
+ * what every member holds already is not sent). */
 struct roster {
 	uint32_t rank;
 	uint32_t n;
@@ -240,6 +298,9 @@ struct roster {
 	struct roster_peer *peers;
 	uint32_t nracks;	/* 0, or 2.. n */
 	uint32_t *racks;	/* sizes, each >= 1, summing to n */
+	struct bset *map;	/* the stream blocks the group carries, or
+				 * NULL: all (the member checks they are
+				 * the job's) */
 };
 
 int roster_encode(const struct roster *ro, struct wbuf *w);

@@ -30,10 +30,14 @@
  * Progress
  */
 
+static uint64_t held_bytes(const struct push *p, const struct phost *h);
+
+/* What h holds now: the blocks it reported, and those it held already
+ * (a delta, a resumed push), which no PROGRESS counts. */
 static uint64_t
 bytes_held(const struct push *p, const struct phost *h)
 {
-	uint64_t got = h->held * p->block_size;
+	uint64_t got = h->held * p->block_size + held_bytes(p, h);
 
 	return got < p->sum->bytes ? got : p->sum->bytes;
 }
@@ -69,7 +73,7 @@ push_host_progress(struct phost *h, uint64_t blocks, uint64_t block_us)
 	h->block_us = block_us == PROTO_NO_PEER ||
 		      block_us == PROTO_BT_SHARED ? 0 : block_us;
 	if (block_us == PROTO_BT_SHARED)
-		p->shared = true;	/* nobody is judged (transfer.c) */
+		p->shared = true;	/* nobody is judged (daemon/run.c) */
 	p->bytes_done += bytes_held(p, h) - before;
 	progress(p);
 	maybe_regroup(p);
@@ -94,6 +98,20 @@ only_a_casualty(const struct push *p, const struct phost *h)
 	return h->casualty && h != p->suspect;
 }
 
+/* The bytes of the stream h held already (the blocks it did not lack). */
+static uint64_t
+held_bytes(const struct push *p, const struct phost *h)
+{
+	uint64_t nb = store_stream_blocks(p->st), held;
+
+	if (h->need == NULL || nb == 0)
+		return 0;
+	held = (nb - bset_count(h->need)) * p->block_size;
+	if (!bset_has(h->need, nb - 1))	/* the last block is shorter */
+		held -= nb * p->block_size - p->sum->bytes;
+	return held;
+}
+
 static void
 emit(struct push *p, const struct phost *h, const struct phost *as,
      const char *reason, bool sender_fault)
@@ -103,6 +121,7 @@ emit(struct push *p, const struct phost *h, const struct phost *as,
 		.ok = h->st == HS_DONE, .error = h->error,
 		.reason = reason, .seconds = push_elapsed(p),
 		.rank = h->rank, .bytes = p->sum->bytes,
+		.reused = held_bytes(p, h),
 		.permanent = h->refused, .identical = h->identical,
 		.verified = h->st == HS_DONE && p->cfg->verify,
 		.sender_fault = sender_fault, .maybe_landed = h->maybe_landed,
@@ -543,7 +562,8 @@ traces_due(struct push *p)
 void
 push_maybe_finish(struct push *p)
 {
-	if (p->finishing || p->unfinished > 0 || p->crc_busy)
+	if (p->finishing || p->unfinished > 0 || p->crc_busy ||
+	    p->digest_busy)
 		return;
 	if (p->eng != NULL && !p->eng_done && !p->aborting)
 		return;

@@ -110,7 +110,32 @@ crc_run(uv_work_t *w)
 {
 	struct push *p = w->data;
 
-	p->crc = store_compute_crc(p->st);
+	p->crc = store_compute_crc(p->st, p->crcs);
+}
+
+/* The digests, on another thread of the pool than the crcs: both read
+ * the whole stream, and a host that holds files waits for both. */
+static void
+digest_run(uv_work_t *w)
+{
+	struct push *p = w->data;
+
+	p->digests = malloc(store_stream_blocks(p->st) * PROTO_DIGEST_LEN + 1);
+	if (p->digests != NULL)
+		store_digests(p->st, 0, store_stream_blocks(p->st),
+			      p->digests);
+}
+
+static void
+digest_after(uv_work_t *w, int status)
+{
+	struct push *p = w->data;
+
+	(void)status;	/* cancelled: no digests, the hosts that wait fail */
+	p->digest_busy = false;
+	p->digest_ready = true;
+	push_settle_haves(p);
+	push_maybe_finish(p);
 }
 
 static void
@@ -121,7 +146,9 @@ crc_after(uv_work_t *w, int status)
 	p->crc_busy = false;
 	if (status < 0)
 		return;
-	p->crc_ready = true;
+	replace_encode(p->crcs, (uint32_t)p->cfg->nfiles, &p->crcmsg);
+	p->crc_ready = true;	/* (if REPLACE could not be made, its hosts
+				 * fail: push_settle_haves) */
 	push_settle_haves(p);
 	maybe_go(p);
 	push_maybe_finish(p);
@@ -130,6 +157,13 @@ crc_after(uv_work_t *w, int status)
 void
 push_start_crc(struct push *p)
 {
+	if (p->delta && p->digests_wanted && !p->digest_busy &&
+	    !p->digest_ready) {
+		p->digest_work.data = p;
+		p->digest_busy = uv_queue_work(&p->loop, &p->digest_work,
+					       digest_run, digest_after) == 0;
+		p->digest_ready = !p->digest_busy;	/* none: they fail */
+	}
 	if (p->crc_busy || p->crc_ready)
 		return;
 	p->crc_work.data = p;
@@ -137,45 +171,43 @@ push_start_crc(struct push *p)
 				    crc_after) == 0;
 }
 
-/* "DEST exists and differs", naming the job's first file. */
-static void
-fail_different(struct phost *h)
+/* With delta, h gets our digests before REPLACE. */
+static int
+send_digests(struct phost *h)
 {
-	const struct push_cfg *cfg = h->p->cfg;
-	const char *what = "the destination";
-	size_t i;
+	struct frame f = { .type = MSG_DIGESTS };
+	struct iovec iov = { h->p->digests, 0 };
 
-	for (i = 0; i < cfg->nfiles; i++)
-		if (cfg->files[i].type == JF_FILE) {
-			what = cfg->files[i].path;
-			break;
-		}
-	h->refused = true;
-	push_host_failed(h, -EEXIST, PROTO_NO_PEER, "%s%s exists and differs "
-			 "from the source (--force replaces it)", what,
-			 cfg->nfiles > 1 ? " (with the rest of the job)" : "");
+	if (!h->p->delta)
+		return 0;
+	f.len = iov.iov_len = store_stream_blocks(h->p->st) * PROTO_DIGEST_LEN;
+	return conn_send(h->c, &f, &iov, 1, 0);
 }
 
 void
 push_settle_haves(struct push *p)
 {
-	struct frame f = { .type = MSG_REPLACE };
+	struct frame f = { .type = MSG_REPLACE, .len = p->crcmsg.len };
+	struct iovec iov = { p->crcmsg.data, p->crcmsg.len };
 	struct phost *h;
 	size_t i;
 
+	if (p->delta && p->digests_wanted && !p->digest_ready)
+		return;		/* REPLACE waits for the digests */
 	for (i = 0; i < p->nh && p->crc_ready; i++) {
 		h = &p->h[i];
 		if (h->st != HS_HAVE)
 			continue;
-		if (h->have_crc == p->crc) {
-			h->identical = true;
-			push_host_done(h);
-		} else if (!p->cfg->force) {
-			fail_different(h);
-		} else if (conn_send_copy(h->c, &f, NULL) == 0) {
-			h->st = HS_OFFERED;	/* ACCEPT or REFUSE next */
-		} else {
+		h->compared = true;
+		if (p->crcmsg.err != 0 || (p->delta && p->digests == NULL))
+			push_host_failed(h, -ENOMEM, PROTO_NO_PEER, "out of "
+					 "memory for the sources' crcs");
+		else if (send_digests(h) < 0 ||
+			 conn_send(h->c, &f, &iov, 1, 0) < 0)
 			push_host_lost(h, -EPIPE, "cannot send REPLACE");
+		else {
+			h->st = HS_OFFERED;	/* HAVE_SAME, ACCEPT, REFUSE */
+			push_await_setup(h);
 		}
 	}
 }
@@ -284,7 +316,8 @@ encode_start(struct push *p, const struct phost *h,
 {
 	struct roster ro = { .rank = h->rank, .n = p->members,
 			     .transport = p->group, .peers = mine,
-			     .nracks = (uint32_t)p->nracks, .racks = p->racks };
+			     .nracks = (uint32_t)p->nracks, .racks = p->racks,
+			     .map = p->map };
 	struct sched *s;
 	size_t i, n;
 	int rc;
@@ -365,12 +398,55 @@ on_start_turn(uv_idle_t *idle)
 
 /* A dry run ends where the group would form: every host that accepted
  * would take the job; closing its connection ends its daemon's part. */
+/* The bytes of the stream a set of its blocks holds. */
+static uint64_t
+set_bytes(const struct push *p, const struct bset *s)
+{
+	uint64_t nb = store_stream_blocks(p->st), bytes;
+
+	bytes = bset_count(s) * p->block_size;
+	if (nb > 0 && bset_has(s, nb - 1))	/* the last block is shorter */
+		bytes -= nb * p->block_size - p->sum->bytes;
+	return bytes;
+}
+
+/* A dry run: the bytes the group would carry, the union of what the
+ * hosts that would take it said they lack (all, for one that did not
+ * compare). */
+static uint64_t
+predicted_bytes(const struct push *p)
+{
+	struct bset *u = NULL, *next;
+	uint64_t bytes;
+	size_t i;
+	bool any = false;
+
+	if (bset_new(&u) < 0)
+		return p->sum->bytes;
+	for (i = 0; i < p->nh; i++) {
+		if (p->h[i].st != HS_ACCEPTED)
+			continue;
+		any = true;
+		if (p->h[i].need == NULL ||
+		    bset_union(u, p->h[i].need, &next) < 0) {
+			bset_free(u);
+			return p->sum->bytes;
+		}
+		bset_free(u);
+		u = next;
+	}
+	bytes = any ? set_bytes(p, u) : 0;
+	bset_free(u);
+	return bytes;
+}
+
 static void
 finish_dry_run(struct push *p)
 {
 	size_t i;
 
 	p->sum->setup = push_elapsed(p);
+	p->sum->would_send = predicted_bytes(p);
 	for (i = 0; i < p->nh; i++)
 		if (p->h[i].st == HS_ACCEPTED) {
 			p->h[i].dry = true;
@@ -419,6 +495,44 @@ rack_sizes(struct push *p)
 	return 0;
 }
 
+/* The blocks the group carries: those some member lacks (the union of
+ * what they said in ACCEPT), in at most PROTO_MAX_RUNS runs; NULL when
+ * that is all of them.  0 or -ENOMEM. */
+static int
+choose_map(struct push *p)
+{
+	struct bset *u = NULL, *next;
+	uint32_t r;
+	int rc;
+
+	for (r = 1; r < p->members; r++)
+		if (p->by_rank[r]->need == NULL)
+			return 0;	/* one lacks them all */
+	rc = bset_new(&u);
+	for (r = 1; rc == 0 && r < p->members; r++) {
+		rc = bset_union(u, p->by_rank[r]->need, &next);
+		if (rc == 0) {
+			bset_free(u);
+			u = next;
+		}
+	}
+	if (rc == 0)
+		bset_coarsen(u, PROTO_MAX_RUNS);
+	if (rc == 0 && bset_count(u) < store_stream_blocks(p->st)) {
+		log_info("%llu of %llu blocks to send: the hosts hold the "
+			 "others already",
+			 (unsigned long long)bset_count(u),
+			 (unsigned long long)store_stream_blocks(p->st));
+		rc = store_set_map(p->st, u);
+		if (rc == 0) {
+			p->map = u;
+			u = NULL;
+		}
+	}
+	bset_free(u);
+	return rc;
+}
+
 /* Every host accepted or failed: form the group. */
 void
 push_maybe_start(struct push *p)
@@ -461,7 +575,9 @@ push_maybe_start(struct push *p)
 	p->sum->setup = push_elapsed(p);
 	trace_add(p->trace, TR_BOOT, p->t0_us, trace_now(), PROTO_NO_PEER, 0);
 	if (p->members > 1) {
-		rc = rack_sizes(p);
+		rc = choose_map(p);
+		if (rc == 0)
+			rc = rack_sizes(p);
 		if (rc == 0)
 			rc = choose_transport(p);
 		p->sum->transport = proto_transport_name(p->group);

@@ -29,6 +29,23 @@ push_elapsed(const struct push *p)
 	return (double)(uv_hrtime() - p->t0) / 1e9;
 }
 
+void
+push_await_setup(struct phost *h)
+{
+	const struct push_cfg *cfg = h->p->cfg;
+	unsigned ms = cfg->connect_timeout_ms;
+
+	conn_keepalive_tune(h->c, 0, ms > PROTO_SETUP_SILENCE_MIN_MS
+					     ? ms : PROTO_SETUP_SILENCE_MIN_MS);
+}
+
+/* h's daemon answered: from now on a silence is bounded by -t again. */
+static void
+setup_answered(struct phost *h)
+{
+	conn_keepalive_tune(h->c, 0, h->p->cfg->timeout_ms);
+}
+
 /* ---------------------------------------------------------------------
  * Control connection
  */
@@ -101,22 +118,43 @@ on_complete_msg(struct phost *h, const struct frame *f)
 	return 0;
 }
 
-/* HAVE: the daemon holds what the job describes already. */
+/* HAVE: the daemon holds the job's entries already, all identical
+ * (HAVE_SAME), or files that may be, to compare with our crcs (HAVE_ASK,
+ * once: REPLACE answers it). */
 static int
 on_have(struct phost *h, const struct frame *f)
 {
-	if (h->st != HS_OFFERED)
+	if (h->st != HS_OFFERED || f->arg > HAVE_SAME ||
+	    (f->arg == HAVE_ASK && h->compared))
 		return -EPROTO;
-	if (f->arg & HAVE_BY_TIMES) {
+	if (f->arg == HAVE_SAME) {
 		h->identical = true;
 		push_host_done(h);
 		return 0;
 	}
 	h->st = HS_HAVE;
-	h->have_crc = (uint32_t)f->val;
+	setup_answered(h);
+	h->p->digests_wanted = true;
 	push_start_crc(h->p);
-	push_settle_haves(h->p);	/* at once if our crc is known */
+	push_settle_haves(h->p);	/* at once if our crcs are known */
 	return 0;
+}
+
+/* ACCEPT's body, after our DIGESTS: the blocks h lacks.  0 or -errno. */
+static int
+take_need(struct phost *h, const struct frame *f, const uint8_t *body)
+{
+	struct rbuf r;
+
+	if (f->len == 0)
+		return 0;
+	if (h->need != NULL || !h->p->delta || !h->compared)
+		return -EPROTO;
+	rbuf_init(&r, body, f->len);
+	if (bset_decode(&r, PROTO_MAX_RUNS, store_stream_blocks(h->p->st),
+			&h->need) < 0)
+		return -EPROTO;
+	return rbuf_done(&r);
 }
 
 /* REFUSE or FAIL: the host discarded what it had of this push. */
@@ -126,8 +164,10 @@ on_fail_msg(struct phost *h, const struct frame *f, const uint8_t *body)
 	char text[PROTO_MAX_TEXT + 1];
 
 	copy_text(text, sizeof(text), body, f->len);
-	/* refused for good, but for being busy (--max-jobs) */
-	h->refused = f->type == MSG_REFUSE && (f->val & 0xffff) != EBUSY;
+	/* refused for good, but for being busy (--max-jobs); no space is
+	 * no better the next time either */
+	h->refused = (f->type == MSG_REFUSE && (f->val & 0xffff) != EBUSY) ||
+		     (f->val & 0xffff) == ENOSPC || (f->val & 0xffff) == EDQUOT;
 	if (h->st == HS_DONE)
 		relay_failed(h, text);
 	else
@@ -171,8 +211,9 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_CHALLENGE:
 		return on_challenge(h, f, body);
 	case MSG_ACCEPT:
-		if (h->st != HS_OFFERED)
+		if (h->st != HS_OFFERED || take_need(h, f, body) < 0)
 			return -EPROTO;
+		setup_answered(h);
 		h->st = HS_ACCEPTED;
 		h->accepted_us = trace_now();
 		h->rdma_port = (uint16_t)f->val;
@@ -203,17 +244,38 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	}
 }
 
+/* Is h waiting for its daemon to set a job up, or to answer a QUERY
+ * (push_await_setup's bound)? */
+static bool
+awaiting_setup(const struct phost *h)
+{
+	return h->st == HS_OFFERED ||
+	       (h->st == HS_QUERY && h->qstep == QS_ASKED);
+}
+
 static void
 ctl_close(void *ctx, struct conn *c, int status)
 {
 	struct phost *h = ctx;
 	char why[300];
 
-	if (status == -ETIMEDOUT && !h->authed)
+	if (status == -ETIME && !h->authed)
 		snprintf(why, sizeof(why), "the daemon at %s did not prove it "
 			 "holds the key within %u ms (--connect-timeout): not "
 			 "an rdmcp daemon, or a hung one", h->addrstr,
 			 h->p->cfg->connect_timeout_ms);
+	else if (status == -ETIMEDOUT && !h->authed)
+		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
+			 "%u ms (--timeout) before it proved it holds the key: "
+			 "a hung daemon, or one starved of CPU", h->addrstr,
+			 h->p->cfg->timeout_ms);
+	else if (status == -ETIMEDOUT && awaiting_setup(h))
+		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
+			 "%u ms while it set the job up (--connect-timeout): a "
+			 "hung daemon, or one starved of CPU", h->addrstr,
+			 h->p->cfg->connect_timeout_ms >
+			 PROTO_SETUP_SILENCE_MIN_MS ? h->p->cfg->connect_timeout_ms
+			 : PROTO_SETUP_SILENCE_MIN_MS);
 	else if (status < 0)
 		snprintf(why, sizeof(why), "connection to %s lost: %s",
 			 h->addrstr, strerror(-status));
@@ -285,6 +347,8 @@ send_proved(struct phost *h, const uint8_t *nonce_d)
 		h->st = HS_OFFERED;
 		h->job_sent_us = trace_now();
 	}
+	if (rc == 0)	/* it answers, or sends keepalives as it works */
+		push_await_setup(h);
 	return rc;
 }
 
@@ -330,6 +394,32 @@ static const struct conn_ops ctl_ops = {
 	.on_close = ctl_close,
 };
 
+static const char *
+family_name(int family)
+{
+	return family == AF_INET6 ? "IPv6" : family == AF_INET ? "IPv4"
+							  : "another family";
+}
+
+/* --bind gives an address of another family than h's: no connection
+ * from it can reach h, now or on a retry.  True once h failed, saying
+ * so. */
+static bool
+bind_mismatch(struct phost *h)
+{
+	const struct push *p = h->p;
+
+	if (!p->has_src || p->src.ss_family == h->addr.ss_family)
+		return false;
+	h->refused = true;
+	push_host_failed(h, -EAFNOSUPPORT, PROTO_NO_PEER, "cannot reach %s "
+			 "(%s) from --bind %s (%s): give --bind an address of "
+			 "its family, or none", h->addrstr,
+			 family_name(h->addr.ss_family), p->cfg->bind,
+			 family_name(p->src.ss_family));
+	return true;
+}
+
 void
 push_host_connect(struct phost *h)
 {
@@ -341,10 +431,20 @@ push_host_connect(struct phost *h)
 		h->st = HS_CONNECTING;
 	h->qstep = QS_CONNECTING;
 	h->authed = false;
+	if (bind_mismatch(h))
+		return;
 	rc = conn_connect(&p->loop, (struct sockaddr *)&h->addr,
 			  p->has_src ? (struct sockaddr *)&p->src : NULL,
 			  p->cfg->connect_timeout_ms, &ctl_ops, h, &h->c);
-	if (rc < 0) {
+	if (rc < 0 && p->has_src && (rc == UV_EADDRNOTAVAIL ||
+				     rc == UV_EAFNOSUPPORT || rc == UV_EINVAL)) {
+		h->refused = true;	/* the same again: no retry helps */
+		snprintf(why, sizeof(why), "cannot connect to %s from --bind "
+			 "%s: %s (an address of this machine, of the host's "
+			 "family, or no --bind)", h->addrstr, p->cfg->bind,
+			 uv_strerror(rc));
+		push_host_lost(h, rc, why);
+	} else if (rc < 0) {
 		snprintf(why, sizeof(why), "cannot connect to %s: %s",
 			 h->addrstr, uv_strerror(rc));
 		push_host_lost(h, rc, why);
@@ -467,6 +567,7 @@ build_job(struct push *p, struct rd_err *err)
 			 (cfg->trace ? JOB_TRACE : 0) |
 			 (cfg->sparse ? JOB_SPARSE : 0) |
 			 (cfg->dry_run ? JOB_DRY_RUN : 0) |
+			 (p->delta ? JOB_DELTA : 0) |
 			 (cfg->parents ? JOB_PARENTS : 0),
 		.bwlimit = cfg->bwlimit,
 		.nfiles = (uint32_t)cfg->nfiles,
@@ -523,6 +624,10 @@ push_init(struct push *p, const struct push_cfg *cfg,
 						     cfg->nhosts));
 	store_set_block_size(p->st, p->block_size);
 	sum->block_size = p->block_size;
+	/* what hosts hold is compared block by block, unless told not to,
+	 * or the blocks are too many for their digests to go in a frame */
+	p->delta = !cfg->whole_file &&
+		   store_blocks(p->st) <= PROTO_MAX_DIGESTS;
 	rc = build_job(p, err);
 	if (rc < 0)
 		return rc;
@@ -559,7 +664,8 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	if (cfg->trace != NULL && (p->trace = trace_new(1u << 20)) == NULL)
 		return -ENOMEM;
 	p->crc_work.data = p;
-	return 0;
+	p->crcs = calloc(cfg->nfiles + 1, sizeof(*p->crcs));
+	return p->crcs != NULL ? 0 : -ENOMEM;
 }
 
 int
@@ -591,6 +697,12 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 		*err = p.fatal;
 out:
 	wbuf_free(&p.jobmsg);
+	wbuf_free(&p.crcmsg);
+	free(p.crcs);
+	free(p.digests);
+	bset_free(p.map);
+	for (i = 0; p.h != NULL && i < p.nh; i++)
+		bset_free(p.h[i].need);
 	trace_free(p.trace);
 	free(p.by_addr);
 	free(p.by_rank);

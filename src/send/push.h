@@ -69,6 +69,10 @@ struct push_report {
 	double seconds;		/* since the push started */
 	uint32_t rank;		/* in the group, 0 if never started */
 	uint64_t bytes;		/* size of the replica */
+	uint64_t reused;	/* ... of which it held already, in blocks
+				 * whose digests matched (an old version, a
+				 * copy a broken push left): not sent for
+				 * it */
 };
 
 /* How far a push is, for progress displays. */
@@ -108,6 +112,8 @@ struct push_cfg {
 	bool verify;
 	bool force;
 	bool sparse;			/* copies keep holes (JOB_SPARSE) */
+	bool whole_file;		/* send every block, whatever a host
+					 * holds (no JOB_DELTA) */
 	bool parents;			/* files[0] is a directory whose missing
 					 * parents the daemons make (-d DIR/:
 					 * JOB_PARENTS) */
@@ -143,7 +149,12 @@ struct push_cfg {
 struct push_summary {
 	size_t hosts;
 	size_t ok;
+	size_t copied;		/* of those, sent their copy (not already
+				 * identical, not a dry run): the command
+				 * line counts them; 0: no rate to show */
 	size_t failed;
+	size_t unsent;		/* without a copy for the sender's reason
+				 * alone (the command line counts them) */
 	uint64_t bytes;		/* per replica */
 	double seconds;		/* until the last host's outcome */
 	double first_ok;	/* first and last complete replica */
@@ -153,6 +164,9 @@ struct push_summary {
 	uint32_t block_size;	/* used */
 	uint64_t sent;		/* block bytes the sender sent, over all
 				 * attempts (ideally `bytes`) */
+	uint64_t would_send;	/* a dry run: block bytes the group would
+				 * carry (less than `bytes` when the hosts
+				 * hold blocks already) */
 	unsigned attempts;	/* 1 per push_run (the sender sums them
 				 * over its retries) */
 	size_t regrouped;		/* hosts stopped to start again */
@@ -195,6 +209,14 @@ int push_retry_bound(const struct push_report *r, int retries);
  * peer that ran too late to keep its keepalives) is not lost the same
  * way again; a host that is really gone costs the longer wait once. */
 unsigned push_retry_timeout(unsigned timeout_ms, int round);
+
+/* How long to wait before attempt `round` (1: the first retry) sends
+ * again to a host that refused as busy (--max-jobs): PUSH_BUSY_WAIT_MS,
+ * doubled for each retry, up to PUSH_BUSY_WAIT_MAX_MS.  Its transfers
+ * take their time: a retry a few ms later finds it as busy. */
+#define PUSH_BUSY_WAIT_MS 1000u
+#define PUSH_BUSY_WAIT_MAX_MS 60000u
+unsigned push_retry_wait_ms(int round);
 
 /* How many attempts a push may take: one without retries or with
  * --dry-run; else each host may fail on its own `retries` times and

@@ -75,7 +75,9 @@ struct phost {
 	bool trace_asked;		/* we asked for it */
 	uint64_t job_sent_us, accepted_us;	/* trace_now(): its JOB went,
 						 * its ACCEPT came */
-	uint32_t have_crc;		/* HAVE's crc of what it holds */
+	bool compared;			/* our crcs went to it (REPLACE) */
+	struct bset *need;		/* the blocks it lacks (ACCEPT), or
+					 * NULL: all */
 	uint64_t held;			/* blocks it reported holding */
 	uint64_t block_us;		/* its median block time, 0: unknown */
 	double held_at;			/* when it said so, push seconds */
@@ -126,7 +128,18 @@ struct push {
 				 * push_cfg.slow does not name */
 	uv_work_t crc_work;
 	bool crc_busy, crc_ready;
-	uint32_t crc;
+	uint32_t crc;		/* of the whole stream */
+	uint32_t *crcs;		/* of each entry's file (0: no file) */
+	struct wbuf crcmsg;	/* REPLACE's body: crcs, encoded */
+	bool delta;		/* JOB_DELTA: digests go before REPLACE */
+	bool digests_wanted;	/* a host holds files to compare (HAVE_ASK):
+				 * the crcs' work computes the digests too */
+	uint8_t *digests;	/* each stream block's (with delta), NULL
+				 * until computed (digest_work) */
+	uv_work_t digest_work;
+	bool digest_busy, digest_ready;
+	struct bset *map;	/* the blocks the group carries, or NULL:
+				 * all */
 	bool sent_all;		/* rank 0's engine sent every block */
 	bool go_sent;		/* the final CRC frame went to the members */
 	bool sender_fault;	/* the group broke for the sender's reason */
@@ -153,6 +166,13 @@ double push_elapsed(const struct push *p);
 
 /* Open a control connection to h's daemon (again, for a QUERY). */
 void push_host_connect(struct phost *h);
+
+/* h's daemon has a JOB, REPLACE or QUERY to answer: until it does, a
+ * silence is bounded by --connect-timeout (PROTO_SETUP_SILENCE_MIN_MS
+ * at least), not -t, since it sends keepalives every
+ * PROTO_SETUP_NOP_MS as it works: a hung daemon, which the other hosts
+ * wait for, costs them that long. */
+void push_await_setup(struct phost *h);
 
 /* Start computing the crc32 of the sources, if not yet (group.c). */
 void push_start_crc(struct push *p);
@@ -231,8 +251,8 @@ void push_maybe_finish(struct push *p);
  * transport, send START and run rank 0's engine. */
 void push_maybe_start(struct push *p);
 
-/* The HAVE hosts, once our crc is known: identical ones are done, the
- * others replaced (--force) or failed. */
+/* The hosts that said HAVE_ASK, once our crcs are known: they get them
+ * (REPLACE), to keep what is identical and answer again. */
 void push_settle_haves(struct push *p);
 
 #endif

@@ -44,3 +44,13 @@ push_retry_limit(int retries, bool dry_run)
 {
 	return dry_run || retries <= 0 ? 1 : 2 * (retries + 1);
 }
+
+unsigned
+push_retry_wait_ms(int round)
+{
+	unsigned ms = PUSH_BUSY_WAIT_MS;
+
+	while (round-- > 1 && ms < PUSH_BUSY_WAIT_MAX_MS)
+		ms *= 2;
+	return ms < PUSH_BUSY_WAIT_MAX_MS ? ms : PUSH_BUSY_WAIT_MAX_MS;
+}

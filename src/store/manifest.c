@@ -90,13 +90,17 @@ int
 mf_add_dir(struct manifest *m, const char *dest, uint32_t mode)
 {
 	struct stat sb;
+	int rc;
 
 	memset(&sb, 0, sizeof(sb));
 	sb.st_mode = S_IFDIR | (mode & 07777);
 	clock_gettime(CLOCK_REALTIME, &sb.st_mtim);	/* -p: now, not 1970 */
 	sb.st_uid = getuid();
 	sb.st_gid = getgid();
-	return append(m, NULL, dest, &sb, NULL);
+	rc = append(m, NULL, dest, &sb, NULL);
+	if (rc == 0)
+		m->e[m->n - 1].place = true;	/* no copy: followed if a link */
+	return rc;
 }
 
 static int walk(struct manifest *m, const char *src, const char *dest,

@@ -24,9 +24,11 @@ struct manifest;
 /* An empty manifest, or NULL (ENOMEM). */
 struct manifest *mf_new(void);
 
-/* Add a directory that need not exist anywhere here, e.g. the DIR of
- * `-d DIR/`: created on the receivers if missing, with the current time
- * as its modification time.  0 or -errno. */
+/* Add a directory that need not exist anywhere here, a place the job
+ * lands in, e.g. the DIR of `-d DIR/`: created on the receivers if
+ * missing, with the current time as its modification time, and merged
+ * into where it is, through a symbolic link too (job_file.place), as
+ * the parents of every destination are.  0 or -errno. */
 int mf_add_dir(struct manifest *m, const char *dest, uint32_t mode);
 
 /* Add source `src` (a file; with `recursive` also a directory and all it

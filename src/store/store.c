@@ -16,31 +16,9 @@
 #include <zlib.h>
 
 #include "dest/dest.h"
+#include "store/store_int.h"
+#include "util/bset.h"
 #include "util/path.h"
-
-struct sfile {
-	char *path;	/* sender: the source, or NULL */
-	struct stat sb;	/* sender: the source when opened */
-	uint64_t off;	/* offset in the stream */
-	uint64_t size;
-	uint32_t mode;
-	uint8_t *map;
-	int fd;		/* the file, open while the store lives, or -1 */
-};
-
-struct store {
-	bool receiver;
-	struct dest *dest;	/* receiver: where the files land */
-	uint32_t bsize;
-	uint64_t total;
-	uint64_t blocks;
-	size_t n;
-	struct sfile *f;
-	size_t *full;		/* indices of non-empty files, by offset */
-	size_t nfull;
-	uint32_t *crc;		/* per block, when tracking */
-	bool holes;		/* receiver: punch zero pages (JOB_SPARSE) */
-};
 
 static int
 store_alloc(size_t n, uint32_t bsize, bool receiver, struct store **out)
@@ -246,42 +224,44 @@ store_create(const struct job *job, const struct dest_policy *pol,
 		return rc;
 	}
 	store_layout(st);
+	st->good = calloc(st->blocks / 64 + 1, sizeof(uint64_t));
+	if (st->good == NULL) {
+		store_free(st);
+		return -ENOMEM;
+	}
 	*out = st;
 	return 0;
 }
 
-/* dest_probe found file i there: add its bytes to the crc in ctx. */
+/* What dest_look calls for each file that may be identical: its crc32
+ * into crcs[i]. */
 static int
 crc_present(void *ctx, size_t i, int fd)
 {
-	uLong *crc = ctx;
+	uint32_t *crcs = ctx;
 	uint8_t buf[64 << 10];
+	uLong crc = crc32(0, Z_NULL, 0);
 	ssize_t n;
 
-	(void)i;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		*crc = crc32_z(*crc, buf, (size_t)n);
+		crc = crc32_z(crc, buf, (size_t)n);
+	crcs[i] = (uint32_t)crc;
 	return n < 0 ? -errno : 0;
 }
 
 int
-store_probe(const struct job *job, const struct dest_policy *pol,
-	    uint32_t *crc, bool *by_times)
+store_look(const struct job *job, const struct dest_policy *pol,
+	   uint8_t *seen, uint32_t *crcs, struct rd_err *err)
 {
-	uLong sum = crc32(0, Z_NULL, 0);
-	int rc = dest_probe(job, pol, crc_present, &sum, by_times);
-
-	*crc = rc == 1 && !*by_times ? (uint32_t)sum : 0;
-	return rc;
+	return dest_look(job, pol, crc_present, crcs, seen, err);
 }
 
 /* ---------------------------------------------------------------------
  * Blocks
  */
 
-/* Index into st->full of the non-empty file holding stream offset `at`. */
-static size_t
-file_at(const struct store *st, uint64_t at)
+size_t
+store_file_at(const struct store *st, uint64_t at)
 {
 	size_t lo = 0, hi = st->nfull, mid;
 	const struct sfile *f;
@@ -297,10 +277,8 @@ file_at(const struct store *st, uint64_t at)
 	return lo;
 }
 
-/* Call fn on each piece of block `block` (one per file it spans); returns
- * the number of pieces. */
-static int
-walk_block(const struct store *st, uint64_t block,
+int
+store_walk_block(const struct store *st, uint64_t block,
 	   void (*fn)(void *arg, int i, uint8_t *p, size_t len), void *arg)
 {
 	uint64_t start = block * st->bsize, end, lo, hi;
@@ -309,7 +287,7 @@ walk_block(const struct store *st, uint64_t block,
 	int n = 0;
 
 	end = start + st->bsize < st->total ? start + st->bsize : st->total;
-	for (i = file_at(st, start); i < st->nfull; i++, n++) {
+	for (i = store_file_at(st, start); i < st->nfull; i++, n++) {
 		f = &st->f[st->full[i]];
 		if (f->off >= end)
 			break;
@@ -341,24 +319,9 @@ store_iov(struct store *st, uint64_t block, struct iovec *iov, int max)
 {
 	struct iov_fill fill = { iov, max };
 
-	if (block >= st->blocks)
+	if (block >= store_blocks(st))
 		return -EINVAL;
-	return walk_block(st, block, fill_iov, &fill);
-}
-
-int
-store_track_crc(struct store *st)
-{
-	st->crc = calloc(st->blocks ? st->blocks : 1, sizeof(*st->crc));
-	return st->crc != NULL ? 0 : -ENOMEM;
-}
-
-static void
-crc_piece(void *arg, int i, uint8_t *p, size_t len)
-{
-	uLong *crc = arg;
-
-	*crc = crc32_z(*crc, p, len);
+	return store_walk_block(st, store_stream_block(st, block), fill_iov, &fill);
 }
 
 void
@@ -395,9 +358,8 @@ punch_zero_pages(const struct sfile *f, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Block `block`'s zero pages, in each file it spans, made holes. */
-static int
-punch_block(const struct store *st, uint64_t block)
+int
+store_punch_block(const struct store *st, uint64_t block)
 {
 	uint64_t start = block * st->bsize, end, lo, hi;
 	const struct sfile *f;
@@ -405,7 +367,7 @@ punch_block(const struct store *st, uint64_t block)
 	int rc = 0;
 
 	end = start + st->bsize < st->total ? start + st->bsize : st->total;
-	for (i = file_at(st, start); i < st->nfull && rc == 0; i++) {
+	for (i = store_file_at(st, start); i < st->nfull && rc == 0; i++) {
 		f = &st->f[st->full[i]];
 		if (f->off >= end)
 			break;
@@ -419,29 +381,13 @@ punch_block(const struct store *st, uint64_t block)
 int
 store_arrived(struct store *st, uint64_t block)
 {
-	uLong crc = crc32(0, Z_NULL, 0);
+	uint64_t b;
 
-	if (block >= st->blocks)
+	if (block >= store_blocks(st))
 		return -EINVAL;
-	if (st->crc != NULL) {
-		walk_block(st, block, crc_piece, &crc);
-		st->crc[block] = (uint32_t)crc;
-	}
-	return st->holes ? punch_block(st, block) : 0;
-}
-
-uint32_t
-store_stream_crc(const struct store *st)
-{
-	uLong crc = crc32(0, Z_NULL, 0);
-	uint64_t b, len;
-
-	for (b = 0; b < st->blocks; b++) {
-		len = b + 1 < st->blocks ? st->bsize
-					 : st->total - b * (uint64_t)st->bsize;
-		crc = crc32_combine(crc, st->crc[b], (z_off_t)len);
-	}
-	return (uint32_t)crc;
+	b = store_stream_block(st, block);
+	store_mark_good(st, b);
+	return st->holes ? store_punch_block(st, b) : 0;
 }
 
 /* crc32 of `len` zero bytes appended to `crc`, without touching memory
@@ -487,13 +433,21 @@ crc_of_file(uLong crc, const struct sfile *f)
 }
 
 uint32_t
-store_compute_crc(const struct store *st)
+store_compute_crc(const struct store *st, uint32_t *each)
 {
-	uLong crc = crc32(0, Z_NULL, 0);
+	uLong crc = crc32(0, Z_NULL, 0), one;
+	const struct sfile *f;
 	size_t i;
 
-	for (i = 0; i < st->nfull; i++)
-		crc = crc_of_file(crc, &st->f[st->full[i]]);
+	if (each != NULL)	/* empty files and what is no file: 0 */
+		memset(each, 0, st->n * sizeof(*each));
+	for (i = 0; i < st->nfull; i++) {
+		f = &st->f[st->full[i]];
+		one = crc_of_file(crc32(0, Z_NULL, 0), f);
+		if (each != NULL)
+			each[st->full[i]] = (uint32_t)one;
+		crc = crc32_combine(crc, one, (z_off_t)f->size);
+	}
 	return (uint32_t)crc;
 }
 
@@ -512,7 +466,13 @@ store_total(const struct store *st)
 uint64_t
 store_blocks(const struct store *st)
 {
-	return st->blocks;
+	return st->map != NULL ? bset_count(st->map) : st->blocks;
+}
+
+uint64_t
+store_stream_block(const struct store *st, uint64_t block)
+{
+	return st->map != NULL ? bset_nth(st->map, block) : block;
 }
 
 size_t
@@ -544,6 +504,8 @@ store_free(struct store *st)
 
 	if (st == NULL)
 		return;
+	bset_free(st->map);
+	free(st->good);
 	for (i = 0; i < st->n; i++) {
 		if (st->f[i].map != NULL)
 			munmap(st->f[i].map, (size_t)st->f[i].size);
@@ -554,6 +516,5 @@ store_free(struct store *st)
 	dest_free(st->dest);
 	free(st->f);
 	free(st->full);
-	free(st->crc);
 	free(st);
 }

@@ -24,6 +24,7 @@
 #include "dest/dest.h"
 #include "util/log.h"
 #include "proto/proto.h"
+#include "util/bset.h"
 
 struct store;
 
@@ -56,36 +57,90 @@ int store_check_sources(const struct store *st, struct rd_err *err);
 int store_create(const struct job *job, const struct dest_policy *pol,
 		 struct store **out, struct rd_err *err);
 
-/* Is the job there already (dest_probe)?  1 with the crc32 of the files
- * as they are, in stream order (0 when *by_times), 0 if not, or -errno. */
-int store_probe(const struct job *job, const struct dest_policy *pol,
-		uint32_t *crc, bool *by_times);
+/* What stands where the job's entries land (dest_look): seen[i], and
+ * for each DS_CANDIDATE the crc32 of the file there, crcs[i], for the
+ * caller to compare with the source's.  0, or -errno with `err`. */
+int store_look(const struct job *job, const struct dest_policy *pol,
+	       uint8_t *seen, uint32_t *crcs, struct rd_err *err);
 
 /* The memory of block b: see eng_blocks.iov. */
 int store_iov(struct store *st, uint64_t block, struct iovec *iov, int max);
 
-/* Record block b as arrived; with verify on, takes its crc32. */
+/* Block b arrived: with store_keep_holes, its zero pages are punched. */
 int store_arrived(struct store *st, uint64_t block);
 
 /* Make holes of the zero pages of blocks as they arrive (receivers,
  * JOB_SPARSE; where the file system cannot, the zeros stay written). */
 void store_keep_holes(struct store *st);
 
-/* Keep per-block checksums as blocks arrive (receivers, --verify). */
-int store_track_crc(struct store *st);
-
-/* crc32 of the whole stream from the per-block checksums (receivers,
- * after every block arrived). */
-uint32_t store_stream_crc(const struct store *st);
-
-/* crc32 of the whole stream, read from the mappings (the sender; slow,
- * safe to run on another thread); holes are not read, so not allocated. */
-uint32_t store_compute_crc(const struct store *st);
+/* crc32 of the whole stream, read from the mappings: the sender's
+ * sources, or a receiver's temporaries as they are, once every block is
+ * in (--verify: what lands is what is checked); and unless `each` is
+ * NULL, each file's own into each[i] (0 for an empty file, or an entry
+ * that is none), as a daemon computes it of a file it holds.  Slow, safe
+ * to run on another thread; holes are not read, so not allocated. */
+uint32_t store_compute_crc(const struct store *st, uint32_t *each);
 
 /* Modes, times, and every temporary renamed into place (dest.h). */
 int store_commit(struct store *st, struct rd_err *err);
 
+/* ---------------------------------------------------------------------
+ * Deltas (delta.c): what a receiver holds already, by block digests.
+ */
+
+#define STORE_DIGEST_LEN 16	/* SHA-256, cut to 128 bits */
+
+/* The digest of each stream block in [first, first + n) into `out` (n *
+ * STORE_DIGEST_LEN bytes), read from the mappings.  Before store_set_map;
+ * safe on several threads at once for ranges that do not overlap. */
+void store_digests(const struct store *st, uint64_t first, uint64_t n,
+		   uint8_t *out);
+
+/* Receiver: fill the temporaries from what stands where they land: each
+ * file of the job that finds a regular file there (its old version, or a
+ * file found identical) takes that file's first bytes, as many as both
+ * have (copy_file_range: shared extents where the file system can, else a
+ * copy in the kernel).  Then every stream block whose digest equals the
+ * source's (`digests`, one per stream block) is held.  Of the others,
+ * those that a partial copy of the same source holds (file i's open at
+ * partials[i] >= 0, a temporary an earlier job left; partials may be
+ * NULL) are taken from it where their digests then match, if they lie
+ * where that copy had blocks land (goods[i], byte ranges of the file;
+ * goods or goods[i] NULL: not known, read and compared).  *need gets
+ * the rest, which the stream must bring.  0, or -errno with `err`. */
+int store_fill(struct store *st, const struct job *job,
+	       const struct dest_policy *pol, const uint8_t *digests,
+	       const int *partials, struct bset *const *goods,
+	       struct bset **need, struct rd_err *err);
+
+/* The byte ranges of file i (receivers) that hold the source's bytes:
+ * its blocks that arrived, or were filled and matched; what a partial
+ * copy kept for the next job holds (store_fill's goods[i]).  0 or
+ * -ENOMEM. */
+int store_good_ranges(const struct store *st, size_t i, struct bset **out);
+
+/* What store_fill would find, for a dry run: the blocks a receiver
+ * would lack, into *need, from what stands where the files land and the
+ * unfinished copies (partials, as for store_fill), read and digested
+ * block by block; nothing is made.  0, or -errno with `err`. */
+int store_predict(const struct job *job, const struct dest_policy *pol,
+		  const uint8_t *digests, const int *partials,
+		  struct bset **need, struct rd_err *err);
+
+/* Carry only the stream blocks of `map` from now on (a copy is kept):
+ * block j of store_iov, store_arrived and store_blocks is the map's j-th;
+ * NULL carries them all.  0 or -ENOMEM. */
+int store_set_map(struct store *st, const struct bset *map);
+
+/* The stream block that block j is (store_set_map). */
+uint64_t store_stream_block(const struct store *st, uint64_t block);
+
+/* Blocks of the whole stream, whatever the map. */
+uint64_t store_stream_blocks(const struct store *st);
+
 uint64_t store_total(const struct store *st);
+
+/* Blocks carried: the map's, or the whole stream's. */
 uint64_t store_blocks(const struct store *st);
 size_t store_nfiles(const struct store *st);
 

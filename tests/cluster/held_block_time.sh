@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 # A member holds its PROGRESS while its last frame to the sender is
-# unacknowledged (transfer.c, maybe_progress).  Here the sender's pure ACKs
-# never reach the member, so every block of the push lands while the
-# first PROGRESS waits for its ACK: the block time the member learnt
-# must still reach the sender (link_rate in the report), sent as the
+# unacknowledged (src/daemon/run.c, maybe_progress).  Here the sender's
+# pure ACKs never reach the member, so every block of the push lands
+# while the first PROGRESS waits for its ACK: the block time the member
+# learnt must still reach the sender (link_rate in the report), sent as the
 # blocks are all in.  Before that rule it never was (the concurrent test
 # saw it once under ASan in CI, where a short push met a slow ACK).
 . "$(dirname "$0")/../lib.sh"

@@ -163,9 +163,12 @@ start_sshd 5
 # --- 3. the sender interrupted mid-transfer: every receiver ends ---------
 rm -f "$WORK"/h*"$src"/data
 head -c $((64 << 20)) /dev/urandom >"$src/data"
-# (not through on_host, a function: $! must be rdmcp itself)
+# (not through on_host, a function: $! must be rdmcp itself; --bwlimit:
+# the transfer lasts 16 s, so that it is still under way when a loaded
+# machine lets this shell see its first block: at full speed it took
+# 2.8 s, and a CI run under load once saw it only once it had landed)
 "$TOP/scripts/netns-cluster.sh" exec 1 "$RDMCP" -v "${RSH[@]}" --fanout 3 \
-	-a chain "$src/data" "$HOSTS" >"$WORK/out" 2>"$WORK/err" &
+	-a chain --bwlimit 4M "$src/data" "$HOSTS" >"$WORK/out" 2>"$WORK/err" &
 pid=$!
 wait_event "receivers started" "$WORK/err" 10 "the start of the receivers"
 wait_blocks "$WORK/h$(cluster_addr 2)" 10	# mid-transfer

@@ -12,6 +12,11 @@
  *       one that carries the go (CRC) instead of passing it on; then it
  *       answers the next AUTH itself with OUTCOME=LANDED, as a proxy
  *       without the key could: a sender must not believe it
+ *   fakepeer hang ADDR PORT KEYFILE SECS
+ *       holds the key: a right CHALLENGE, then takes the PROOF and the
+ *       JOB and says nothing more, not even a keepalive, as a daemon that
+ *       hung in its set-up: a sender must give up on it after its
+ *       --connect-timeout, not its -t
  *   fakepeer rechallenge ADDR PORT KEYFILE SECS
  *       holds the key: answers AUTH with a right CHALLENGE, then at once
  *       with a second CHALLENGE without a body; a sender must drop the
@@ -19,7 +24,7 @@
  *       body: undefined behaviour, caught under make check-asan)
  *
  * Prints "listening" once it accepts, and for each connection what it did
- * ("auth", "cut at the go", "answered landed", "rechallenged").  Ends after SECS seconds
+ * ("auth", "cut at the go", "answered landed", "rechallenged", "job").  Ends after SECS seconds
  * at most; each connection is served by a child of its own.
  */
 #include <arpa/inet.h>
@@ -81,9 +86,9 @@ send_frame(int fd, uint8_t type, uint64_t val)
 	return write_full(fd, hdr, sizeof(hdr));
 }
 
-/* rechallenge: a right CHALLENGE, then one without a body. */
-static void
-serve_rechallenge(int c)
+/* AUTH read, a right CHALLENGE written (it holds the key): 0 or -1. */
+static int
+challenge(int c)
 {
 	uint8_t buf[PROTO_FRAME_LEN + AUTH_NONCE_LEN];
 	uint8_t reply[PROTO_FRAME_LEN + 2 * AUTH_NONCE_LEN];
@@ -91,12 +96,49 @@ serve_rechallenge(int c)
 	uint8_t *nonce_d = reply + PROTO_FRAME_LEN;
 
 	if (read_full(c, buf, sizeof(buf)) < 0 || auth_nonce(nonce_d) < 0)
-		return;
+		return -1;
 	frame_encode(&f, reply);
 	auth_daemon_mac(&key, buf + PROTO_FRAME_LEN, nonce_d,
 			nonce_d + AUTH_NONCE_LEN);
-	if (write_full(c, reply, sizeof(reply)) < 0 ||
-	    send_frame(c, MSG_CHALLENGE, 0) < 0)
+	return write_full(c, reply, sizeof(reply));
+}
+
+/* hang: the handshake, then the PROOF and the JOB taken, and never a
+ * word more, not even a keepalive: a daemon that hung once it had the
+ * job (stopped, or stuck in its set-up). */
+static void
+serve_hang(int c)
+{
+	uint8_t hdr[PROTO_FRAME_LEN], buf[1 << 12];
+	struct frame f;
+	uint64_t left;
+	int i;
+
+	if (challenge(c) < 0)
+		return;
+	for (i = 0; i < 2; i++) {	/* PROOF, then the JOB */
+		if (read_full(c, hdr, sizeof(hdr)) < 0 ||
+		    frame_decode(hdr, &f) < 0)
+			return;
+		for (left = f.len; left > 0; left -= f.len) {
+			f.len = left < sizeof(buf) ? left : sizeof(buf);
+			if (read_full(c, buf, (size_t)f.len) < 0)
+				return;
+		}
+	}
+	printf("job\n");
+	fflush(stdout);
+	while (read(c, buf, sizeof(buf)) > 0)
+		;
+}
+
+/* rechallenge: a right CHALLENGE, then one without a body. */
+static void
+serve_rechallenge(int c)
+{
+	uint8_t buf[PROTO_FRAME_LEN + AUTH_NONCE_LEN];
+
+	if (challenge(c) < 0 || send_frame(c, MSG_CHALLENGE, 0) < 0)
 		return;
 	printf("rechallenged\n");
 	fflush(stdout);
@@ -238,13 +280,14 @@ main(int argc, char **argv)
 {
 	bool proxy = argc == 7 && strcmp(argv[1], "proxy") == 0;
 	bool rechallenge = argc == 6 && strcmp(argv[1], "rechallenge") == 0;
+	bool hang = argc == 6 && strcmp(argv[1], "hang") == 0;
 	struct rd_err err = { 0 };
 	int l, c;
 
-	if (!proxy && !rechallenge &&
+	if (!proxy && !rechallenge && !hang &&
 	    !(argc == 5 && strcmp(argv[1], "nop") == 0))
 		return 2;
-	if (rechallenge && auth_load_key(argv[4], &key, &err) < 0) {
+	if ((rechallenge || hang) && auth_load_key(argv[4], &key, &err) < 0) {
 		fprintf(stderr, "fakepeer: %s\n", err.msg);
 		return 2;
 	}
@@ -258,7 +301,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_IGN);	/* children reap themselves */
 	setpgid(0, 0);		/* the children end with us */
-	alarm((unsigned)atoi(argv[proxy ? 6 : rechallenge ? 5 : 4]));
+	alarm((unsigned)atoi(argv[proxy ? 6 : rechallenge || hang ? 5 : 4]));
 	l = listen_on(argv[2], argv[3]);
 	if (l < 0)
 		return 1;
@@ -271,6 +314,8 @@ main(int argc, char **argv)
 				serve_proxy(c);
 			else if (rechallenge)
 				serve_rechallenge(c);
+			else if (hang)
+				serve_hang(c);
 			else
 				serve_nop(c);
 			_exit(0);

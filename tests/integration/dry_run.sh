@@ -21,7 +21,7 @@ expect_status 1 "$RDMCP" -n --failed-file "$WORK/bad" --ok-file "$WORK/good" \
 	"$src/data" "$(hosts 3)"
 grep -qF "127.0.0.[2-3]:$PORT: ok, would take it (2 hosts; dry run)" "$WORK/out" ||
 	fail "no 'would take it' line: $(cat "$WORK/out")"
-grep -q "^$(host_addr 3):$PORT: FAILED (1 host): .* exists (--force replaces it)" "$WORK/out" ||
+grep -q "^$(host_addr 3):$PORT: FAILED (1 host): .* exists and differs from the source (--force replaces it)" "$WORK/out" ||
 	fail "host 3 should be refused: $(cat "$WORK/out")"
 grep -q "^dry run: 2 of 3 hosts would take 2.9 MiB, 0 already hold it, 1 would fail; nothing was created or sent" "$WORK/out" ||
 	fail "no dry-run summary: $(cat "$WORK/out")"
@@ -75,7 +75,7 @@ if [ "$(id -u)" = 0 ]; then
 	start_daemon 4
 	wait_listening "$(host_addr 4)" || fail "daemon 4 did not start"
 	expect_status 1 "$RDMCP" -n -d /small/ "$src/data" "$(host_addr 4):$PORT"
-	grep -q "No space left on device (3000000 bytes needed)" "$WORK/out" ||
+	grep -q "/small/data: No space left on device (the job needs 3000000 bytes on its file system" "$WORK/out" ||
 		fail "free space not checked: $(cat "$WORK/out")"
 	[ -z "$(ls -A "$WORK/h4")" ] || fail "the dry run made $(ls -A "$WORK/h4")"
 	note "too little free space: refused before anything is sent"

@@ -9,7 +9,7 @@ prepare_dirs 3 "$src"
 make_file "$src/data" 300000
 echo "precious" >"$(landed 2 "$src/data")"
 expect_status 1 "$RDMCP" "$src/data" "$(hosts 3)"
-grep -q "FAILED.*exists (--force replaces it)" "$WORK/out" ||
+grep -q "FAILED.*exists and differs from the source (--force replaces it)" "$WORK/out" ||
 	fail "no clear reason: $(cat "$WORK/out")"
 [ "$(cat "$(landed 2 "$src/data")")" = precious ] || fail "replaced without --force"
 # the other hosts completed

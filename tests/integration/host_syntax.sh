@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # pdsh's and clush's host syntax: -w ^FILE and -x ^FILE (host files),
 # step ranges (node[1-30/4]), several hosts on a line of a host file;
-# -x names a host with or without its port and warns when it names none;
+# -x names a host with or without its port, may be repeated (every list
+# left out) and warns when it names none;
 # pdsh's -f N (its fanout) is answered with what rdmcp does instead.
 . "$(dirname "$0")/../lib.sh"
 start_daemons 5
@@ -33,6 +34,13 @@ printf '# down\n127.0.0.3\n' >"$WORK/down"
 expect_status 0 "$RDMCP" -w "^$WORK/hosts" -x "^$WORK/down" "$src/data"
 got 1 3 4
 grep -q "^3 of 3 replicas complete" "$WORK/out" || fail "$(cat "$WORK/out")"
+# -x repeated, a ^FILE among them: every list is left out, and an entry
+# that names no host is named in the warning
+expect_status 0 "$RDMCP" -w "^$WORK/hosts" -x "^$WORK/down" -x 127.0.0.5 \
+	-x 127.0.0.9 "$src/data"
+got 1 3
+grep -qF "rdmcp: warning: -x 127.0.0.9: no such host in the host list, not left out" \
+	"$WORK/err" || fail "no warning: $(cat "$WORK/err")"
 # the same file with -f
 expect_status 0 "$RDMCP" -f "$WORK/hosts" "$src/data"
 got 1 2 3 4

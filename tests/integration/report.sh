@@ -19,7 +19,7 @@ echo other >"$(landed 3 "$src/data")"
 expect_status 1 "$RDMCP" --retries 0 "$src/data" "$list"
 cat >"$WORK/want" <<WANT
 127.0.0.[2-3,5]:$PORT: ok (3 hosts, TIMES)
-127.0.0.4:$PORT: FAILED (1 host): $WORK/h3$src/data exists (--force replaces it)
+127.0.0.4:$PORT: FAILED (1 host): $src/data exists and differs from the source (--force replaces it)
 $dead: FAILED (1 host): cannot connect to $dead: Connection refused
 3 of 5 replicas complete: SUMMARY
 WANT

@@ -77,9 +77,11 @@ expect_status 2 sh -c 'exec "$@" <"$0"' "$WORK/scontrol" "$RDMCP" \
 grep -q "cannot be both a source (-) and the topology" "$WORK/err" ||
 	fail "stdin twice: $(cat "$WORK/err")"
 
-# --plan --racks prints that schedule: each block crosses from the first
-# rack (ranks 0-2) into the second once, to its first rank (3).
-"$RDMCP" --plan --racks 3,4 --blocks 16 >"$WORK/plan" || fail "--plan --racks"
+# --plan --racks -a binomial prints that schedule: each block crosses
+# from the first rack (ranks 0-2) into the second once, to its first
+# rank (3).  (Without -a it is the chain, as --topology's: untruths.sh.)
+"$RDMCP" --plan -a binomial --racks 3,4 --blocks 16 >"$WORK/plan" ||
+	fail "--plan --racks"
 crossing=$(awk '!/^#/ && $2 < 3 && $3 >= 3' "$WORK/plan")
 [ "$(echo "$crossing" | wc -l)" -eq 16 ] || fail "crossings: $crossing"
 [ -z "$(echo "$crossing" | awk '$3 != 3')" ] || fail "not to rank 3: $crossing"

@@ -50,14 +50,22 @@ expect_status 0 "$RDMCP" -r "$src" "$(hosts 1)"
 [ "$(stat -c %Y "$(landed 1 "$src")/bin/tool")" != "$(stat -c %Y "$src/bin/tool")" ] ||
 	fail "times kept without -p"
 
-# merging into an existing tree: new entries land, others stay untouched
+# merging into an existing tree: new entries land, what is identical is
+# kept as it is (not rewritten), others stay untouched; a file that
+# differs needs --force, and is named
 echo keep >"$WORK/h1$src/bin/mine"
 make_file "$src/bin/new" 1234
-expect_status 1 "$RDMCP" -r "$src" "$(hosts 1)"
-grep -q "tool exists (--force replaces it)" "$WORK/out" || fail "$(cat "$WORK/out")"
-[ ! -e "$WORK/h1$src/bin/new" ] || fail "a refused job left a file"
-expect_status 0 "$RDMCP" -r --force "$src" "$(hosts 1)"
+tool_inode=$(stat -c %i "$WORK/h1$src/bin/tool")
+expect_status 0 "$RDMCP" -r "$src" "$(hosts 1)"
 [ "$(cat "$WORK/h1$src/bin/mine")" = keep ] || fail "merge lost a file"
+cmp -s "$src/bin/new" "$WORK/h1$src/bin/new" || fail "merge: new file"
+[ "$(stat -c %i "$WORK/h1$src/bin/tool")" = "$tool_inode" ] ||
+	fail "merge: an identical file was rewritten"
+make_file "$src/bin/new" 1234
+expect_status 1 "$RDMCP" -r "$src" "$(hosts 1)"
+grep -q "bin/new exists and differs from the source (--force replaces it)" \
+	"$WORK/out" || fail "$(cat "$WORK/out")"
+expect_status 0 "$RDMCP" -r --force "$src" "$(hosts 1)"
 cmp -s "$src/bin/new" "$WORK/h1$src/bin/new" || fail "merge: new file"
 
 # -r -p --force onto that existing tree: files replaced in every

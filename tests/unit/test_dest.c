@@ -59,7 +59,8 @@ at(const char *name)
 	return p;
 }
 
-/* A job of up to 8 entries: "d NAME", "f NAME", "l NAME TARGET". */
+/* A job of up to 8 entries: "d NAME", "f NAME", "l NAME TARGET", and
+ * "p NAME", a directory the job lands in (-d DIR/). */
 static struct job *
 make_job(const char *const *spec, size_t n)
 {
@@ -77,8 +78,10 @@ make_job(const char *const *spec, size_t n)
 		ck_assert_int_ge(sscanf(spec[i], "%c %299s %299s", &kind, name,
 					target), 2);
 		f->path = strdup(name[0] == '/' ? name : at(name));
-		f->type = kind == 'd' ? JF_DIR : kind == 'l' ? JF_LINK : JF_FILE;
-		f->mode = kind == 'd' ? 0755 : 04755;
+		f->type = kind == 'd' || kind == 'p' ? JF_DIR
+			  : kind == 'l' ? JF_LINK : JF_FILE;
+		f->place = kind == 'p';
+		f->mode = f->type == JF_DIR ? 0755 : 04755;
 		f->size = kind == 'f' ? 10 : 0;
 		if (kind == 'l')
 			f->target = strdup(target);
@@ -246,8 +249,9 @@ START_TEST(link_out_of_root)
 	ck_assert_int_eq(symlink("/tmp", at("esc")), 0);
 	ck_assert_int_eq(run(spec, 1, false, true, &err), -EACCES);
 	ck_assert_ptr_nonnull(strstr(err.msg, "not under a --root"));
-	/* as a directory entry to merge into, too */
-	const char *spec2[] = { "d esc", "f esc/x" };
+	/* as the directory the job lands in (-d DIR/), merged into
+	 * through the link, too (a tree's directory is refused at once) */
+	const char *spec2[] = { "p esc", "f esc/x" };
 	ck_assert_int_eq(run(spec2, 2, false, true, &err), -EACCES);
 	ck_assert_ptr_nonnull(strstr(err.msg, "leads out of the --root"));
 }
@@ -278,14 +282,22 @@ START_TEST(state_dir_reserved)
 }
 END_TEST
 
+/* A link where a tree's directory lands is refused, even with --force
+ * (the man page's DESTINATIONS); where the job lands (-d DIR/), merged
+ * through, as a destination's parents are. */
 START_TEST(merge_through_inner_link)
 {
-	const char *spec[] = { "d alias", "f alias/x" };
+	const char *tree[] = { "d alias", "f alias/x" };
+	const char *place[] = { "p alias", "f alias/x" };
 	struct rd_err err;
 
 	ck_assert_int_eq(mkdir(at("real"), 0700), 0);
 	ck_assert_int_eq(symlink(at("real"), at("alias")), 0);
-	ck_assert_int_eq(run(spec, 2, false, true, &err), 0);
+	ck_assert_int_eq(run(tree, 2, false, true, &err), -ENOTDIR);
+	ck_assert_ptr_nonnull(strstr(err.msg, "a tree is not merged through "
+					      "a link"));
+	ck_assert_int_ne(access(at("real/x"), F_OK), 0);
+	ck_assert_int_eq(run(place, 2, false, true, &err), 0);
 	ck_assert_int_eq(access(at("real/x"), F_OK), 0);
 }
 END_TEST
@@ -434,6 +446,68 @@ START_TEST(made_directory_swapped_for_link)
 }
 END_TEST
 
+static int
+nothing(void *ctx, size_t i, int fd)
+{
+	(*(int *)ctx)++;	/* a candidate was opened */
+	return 0;
+}
+
+/* What dest_look sees, and a job that keeps what is identical: the file
+ * kept is left as it is (same inode, no temporary left), the missing one
+ * made; a file kept that went meanwhile lands from its temporary. */
+START_TEST(look_and_keep)
+{
+	const char *spec[] = { "f same", "f missing", "f other", "l ln ." };
+	struct dest_policy pol = { .roots = roots, .nroots = 1 };
+	struct job *job = make_job(spec, 4);
+	struct rd_err err = { 0 };
+	uint8_t seen[4];
+	struct dest *d = NULL;
+	struct stat before, after;
+	int fd, opened = 0;
+
+	fd = open(at("same"), O_CREAT | O_WRONLY, 04755);
+	ck_assert_int_eq(pwrite(fd, "0123456789", 10, 0), 10);
+	ck_assert_int_eq(fchmod(fd, 0755), 0);	/* no set-id: the mask */
+	close(fd);
+	ck_assert_int_eq(close(creat(at("other"), 0600)), 0);
+	ck_assert_int_eq(symlink(".", at("ln")), 0);
+	ck_assert_int_eq(dest_look(job, &pol, nothing, &opened, seen, &err),
+			 0);
+	ck_assert_int_eq(seen[0], DS_CANDIDATE);
+	ck_assert_int_eq(seen[1], DS_MISSING);
+	ck_assert_int_eq(seen[2], DS_OLD_FILE);	/* a file of another size */
+	ck_assert_int_eq(seen[3], DS_SAME);
+	ck_assert_int_eq(opened, 1);
+	/* the caller found "same" identical; "other" is not to be made */
+	seen[0] = DS_SAME;
+	job->files[2].path[strlen(job->files[2].path) - 5] = 'x';	/* xther */
+	seen[2] = DS_MISSING;
+	pol.seen = seen;
+	ck_assert_int_eq(stat(at("same"), &before), 0);
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), 0);
+	ck_assert_int_eq(dest_commit(d, &err), 0);
+	dest_free(d);
+	ck_assert_int_eq(stat(at("same"), &after), 0);
+	ck_assert_uint_eq(before.st_ino, after.st_ino);
+	ck_assert_int_eq(access(at("missing"), F_OK), 0);
+	ck_assert_str_eq(listing(), "./ln ./missing ./other ./same ./xther ");
+	/* kept, but gone by the commit: its temporary lands instead */
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), -EEXIST);
+	ck_assert_int_eq(unlink(at("missing")), 0);
+	ck_assert_int_eq(unlink(at("xther")), 0);
+	ck_assert_int_eq(dest_prepare(job, &pol, fill, NULL, &d, &err), 0);
+	ck_assert_int_eq(unlink(at("same")), 0);
+	ck_assert_int_eq(dest_commit(d, &err), 0);
+	dest_free(d);
+	ck_assert_int_eq(stat(at("same"), &after), 0);
+	ck_assert_uint_eq(after.st_size, 10);
+	ck_assert_str_eq(listing(), "./ln ./missing ./other ./same ./xther ");
+	job_free(job);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -455,6 +529,7 @@ main(void)
 	tcase_add_test(tc, long_names);
 	tcase_add_test(tc, temporary_swapped_for_link);
 	tcase_add_test(tc, made_directory_swapped_for_link);
+	tcase_add_test(tc, look_and_keep);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

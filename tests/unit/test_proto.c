@@ -182,7 +182,7 @@ static void relative(struct job *j)
 	free(j->files[0].path);
 	j->files[0].path = strdup("etc/passwd");
 }
-static void bad_type(struct job *j) { j->files[1].type = 3; }
+static void bad_type(struct job *j) { j->files[1].type = JF_PLACE + 1; }
 static void dir_with_size(struct job *j) { j->files[1].type = JF_DIR; }
 static void bad_nsec(struct job *j) { j->files[0].mtime_nsec = 1000000000; }
 static void empty_link(struct job *j)
@@ -219,12 +219,15 @@ END_TEST
 
 START_TEST(job_links_and_dirs)
 {
-	struct job *job = sample_job(3), *back = NULL;
+	struct job *job = sample_job(4), *back = NULL;
 	struct rd_err err = { 0 };
 	struct wbuf w;
 
 	job->files[1].type = JF_DIR;
 	job->files[1].size = 0;
+	job->files[3].type = JF_DIR;	/* -d DIR/: JF_PLACE on the wire */
+	job->files[3].size = 0;
+	job->files[3].place = true;
 	job->files[2].type = JF_LINK;
 	job->files[2].size = 0;
 	job->files[2].target = strdup("../somewhere/else");
@@ -232,6 +235,9 @@ START_TEST(job_links_and_dirs)
 	ck_assert_int_eq(job_encode(job, &w), 0);
 	ck_assert_int_eq(job_decode(w.data, w.len, &back, &err), 0);
 	ck_assert_uint_eq(back->files[1].type, JF_DIR);
+	ck_assert(!back->files[1].place);
+	ck_assert_uint_eq(back->files[3].type, JF_DIR);
+	ck_assert(back->files[3].place);
 	ck_assert_uint_eq(back->files[2].type, JF_LINK);
 	ck_assert_str_eq(back->files[2].target, "../somewhere/else");
 	ck_assert_ptr_null(back->files[0].target);
@@ -351,15 +357,46 @@ START_TEST(roster_racks)
 	w.len = 0;
 	ck_assert_int_eq(roster_encode(&ro, &w), 0);
 	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
-	racks[0] = 7;		/* one rack is none: not sent at all */
+	racks[0] = 7;		/* one rack is none: a count of 0, and no map */
 	ro.nracks = 1;
 	w.len = 0;
 	ck_assert_int_eq(roster_encode(&ro, &w), 0);
-	ck_assert_uint_eq(w.len, 13 + 25);
+	ck_assert_uint_eq(w.len, 13 + 25 + 4 + 1);
 	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
 	ck_assert_uint_eq(back->nracks, 0);
 	roster_free(back);
 	wbuf_free(&w);
+}
+END_TEST
+
+/* The blocks a group carries (a delta): kept, and checked. */
+START_TEST(roster_map)
+{
+	struct roster_peer peers[1] = { { .rank = 0 } };
+	struct roster ro = { .rank = 1, .n = 2, .peers = peers, .npeers = 1 },
+		      *back;
+	struct wbuf w;
+	size_t cut;
+
+	ck_assert_int_eq(bset_new(&ro.map), 0);
+	ck_assert_int_eq(bset_add(ro.map, 3, 2), 0);
+	ck_assert_int_eq(bset_add(ro.map, 9, 1), 0);
+	wbuf_init(&w);
+	ck_assert_int_eq(roster_encode(&ro, &w), 0);
+	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
+	ck_assert_ptr_nonnull(back->map);
+	ck_assert_uint_eq(bset_count(back->map), 3);
+	ck_assert_uint_eq(bset_nth(back->map, 2), 9);
+	roster_free(back);
+	for (cut = 13 + 25; cut < w.len; cut++)	/* a cut tail */
+		ck_assert_int_lt(roster_decode(w.data, cut, &back, NULL), 0);
+	w.data[13 + 25 + 4] = 2;	/* a flag that is neither 0 nor 1 */
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	w.data[13 + 25 + 4] = 1;
+	w.data[w.len - 1] = 0;		/* an empty run */
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	wbuf_free(&w);
+	bset_free(ro.map);
 }
 END_TEST
 
@@ -555,6 +592,7 @@ proto_suite(void)
 	tcase_add_test(tc, job_hostile_counts);
 	tcase_add_test(tc, roster_round_trip);
 	tcase_add_test(tc, roster_racks);
+	tcase_add_test(tc, roster_map);
 	tcase_add_test(tc, hello_round_trip);
 	tcase_add_test(tc, strings_bounded);
 	tcase_add_test(tc, addresses);

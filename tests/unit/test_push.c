@@ -140,6 +140,11 @@ START_TEST(timeouts_and_attempts)
 	ck_assert_int_eq(push_retry_limit(1, false), 4);
 	ck_assert_int_eq(push_retry_limit(3, false), 8);
 	ck_assert_int_eq(push_retry_limit(3, true), 1);	/* --dry-run */
+	/* a busy host is sent to again after a second, then longer */
+	ck_assert_uint_eq(push_retry_wait_ms(1), 1000);
+	ck_assert_uint_eq(push_retry_wait_ms(2), 2000);
+	ck_assert_uint_eq(push_retry_wait_ms(4), 8000);
+	ck_assert_uint_eq(push_retry_wait_ms(60), PUSH_BUSY_WAIT_MAX_MS);
 }
 END_TEST
 

@@ -13,7 +13,7 @@
 #include "unit.h"
 
 static const enum jstate states[] = {
-	JS_SETUP, JS_HAVE, JS_READY, JS_DRY, JS_RUNNING, JS_ENDED,
+	JS_SETUP, JS_HAVE, JS_SAME, JS_READY, JS_DRY, JS_RUNNING, JS_ENDED,
 };
 #define NSTATES (sizeof(states) / sizeof(states[0]))
 
@@ -32,6 +32,8 @@ expected(enum jstate st, bool go, uint8_t type, enum jstate *next)
 		return *next = JS_ENDED, 0;
 	if (type == MSG_REPLACE && st == JS_HAVE)
 		return *next = JS_SETUP, 0;
+	if (type == MSG_DIGESTS && st == JS_HAVE)	/* before REPLACE */
+		return 0;
 	return -EPROTO;
 }
 
@@ -81,6 +83,10 @@ START_TEST(a_life)
 	ck_assert_int_eq(st, JS_SETUP);
 	ck_assert_int_eq(transfer_frame_step(st, false, MSG_START, &st), -EPROTO);
 	st = JS_DRY;
+	ck_assert_int_eq(transfer_frame_step(st, false, MSG_START, &st), -EPROTO);
+	st = JS_SAME;	/* every entry identical: nothing more is set up */
+	ck_assert_int_eq(transfer_frame_step(st, false, MSG_REPLACE, &st),
+			 -EPROTO);
 	ck_assert_int_eq(transfer_frame_step(st, false, MSG_START, &st), -EPROTO);
 }
 END_TEST

@@ -262,7 +262,11 @@ on_poll(uv_poll_t *h, int status, int events)
 		on_connecting(c);
 		return;
 	}
-	if (status < 0 && !c->lingering) {	/* libuv says EBADF for any */
+	if (status < 0 && c->lingering) {	/* libuv stopped the poll: */
+		conn_close_handles(c);	/* no end of the peer's to wait for */
+		return;
+	}
+	if (status < 0) {	/* libuv says EBADF for any */
 		conn_die(c, socket_error(c));	/* error on the socket */
 		return;
 	}
@@ -554,6 +558,21 @@ conn_keepalive(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
 		       tick ? tick : 1);
 }
 
+void
+conn_keepalive_tune(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
+{
+	unsigned tick;
+
+	if (c == NULL || c->dead || c->closing || c->ka_timeout == 0 ||
+	    timeout_ms == 0)
+		return;
+	c->ka_interval = interval_ms ? interval_ms : timeout_ms / 6;
+	c->ka_timeout = timeout_ms;
+	tick = c->ka_interval / 2;
+	uv_timer_start(&c->timer, on_keepalive, tick ? tick : 1,
+		       tick ? tick : 1);
+}
+
 static void
 on_deadline(uv_timer_t *t)
 {
@@ -562,7 +581,7 @@ on_deadline(uv_timer_t *t)
 	if (c->dead || c->closing)
 		return;
 	log_debug("connection to %s: its deadline passed", c->peer);
-	conn_die(c, -ETIMEDOUT);
+	conn_die(c, -ETIME);
 }
 
 void

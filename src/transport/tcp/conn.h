@@ -164,8 +164,16 @@ void conn_shutdown(struct conn *c);
 void conn_keepalive(struct conn *c, unsigned interval_ms,
 		    unsigned timeout_ms);
 
-/* End the connection with -ETIMEDOUT (on_close) `ms` from now, whatever
- * arrives meanwhile, keepalives included: a bound on a whole exchange such
+/* The same, retuned, for a phase of the exchange that needs other
+ * bounds (a daemon's set-up): the silences measured so far stand, the
+ * peer's is counted from what last arrived.  Only after conn_keepalive;
+ * NULL is a no-op. */
+void conn_keepalive_tune(struct conn *c, unsigned interval_ms,
+			 unsigned timeout_ms);
+
+/* End the connection with -ETIME (on_close; a silence beyond the
+ * keepalive timeout is -ETIMEDOUT) `ms` from now, whatever arrives
+ * meanwhile, keepalives included: a bound on a whole exchange such
  * as a handshake.  Again: from now; 0: no deadline. */
 void conn_set_deadline(struct conn *c, unsigned ms);
 

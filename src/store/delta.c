@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * delta - what a receiver holds already, by block digests (store.h):
+ * the digests of a stream's blocks, temporaries filled from the files
+ * that stand where they land, and a store that carries only some blocks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/store_int.h"
+#include "util/bset.h"
+
+/* Hash `len` zero bytes. */
+static void
+digest_zeros(struct sha256_ctx *ctx, uint64_t len)
+{
+	static const uint8_t zeros[64 << 10];
+
+	for (; len > sizeof(zeros); len -= sizeof(zeros))
+		sha256_update(ctx, sizeof(zeros), zeros);
+	sha256_update(ctx, (size_t)len, zeros);
+}
+
+/* Hash bytes [lo, hi) of file f: its holes as zeros, never read through
+ * the mapping (on tmpfs that would allocate them). */
+static void
+digest_range(struct sha256_ctx *ctx, const struct sfile *f, off_t lo,
+	     off_t hi)
+{
+	off_t data, hole;
+
+	while (lo < hi) {
+		data = f->fd >= 0 ? lseek(f->fd, lo, SEEK_DATA) : lo;
+		if (data < 0)
+			data = errno == ENXIO ? hi : lo;	/* no holes known */
+		if (data > hi)
+			data = hi;
+		hole = data < hi && f->fd >= 0 ? lseek(f->fd, data, SEEK_HOLE)
+					       : hi;
+		if (hole < 0 || hole > hi)
+			hole = hi;
+		digest_zeros(ctx, (uint64_t)(data - lo));
+		sha256_update(ctx, (size_t)(hole - data), f->map + data);
+		lo = hole;
+	}
+}
+
+/* The digest of stream block b into out. */
+static void
+digest_block(const struct store *st, uint64_t b, uint8_t *out)
+{
+	uint64_t start = b * st->bsize, end, lo, hi;
+	struct sha256_ctx ctx;
+	const struct sfile *f;
+	size_t i;
+
+	end = start + st->bsize < st->total ? start + st->bsize : st->total;
+	sha256_init(&ctx);
+	for (i = store_file_at(st, start); i < st->nfull; i++) {
+		f = &st->f[st->full[i]];
+		if (f->off >= end)
+			break;
+		lo = start > f->off ? start - f->off : 0;
+		hi = end < f->off + f->size ? end - f->off : f->size;
+		digest_range(&ctx, f, (off_t)lo, (off_t)hi);
+	}
+	sha256_digest(&ctx, STORE_DIGEST_LEN, out);
+}
+
+void
+store_digests(const struct store *st, uint64_t first, uint64_t n,
+	      uint8_t *out)
+{
+	uint64_t b;
+
+	for (b = first; b < first + n; b++)
+		digest_block(st, b, out + (b - first) * STORE_DIGEST_LEN);
+}
+
+void
+store_mark_good(struct store *st, uint64_t b)
+{
+	if (st->good != NULL && b < st->blocks)
+		st->good[b / 64] |= 1ull << (b % 64);
+}
+
+/* The first good block from b on, below `end`, or `end`: whole words of
+ * none are passed over at once (a job of 2^32 blocks broken early has
+ * almost none). */
+static uint64_t
+next_good(const struct store *st, uint64_t b, uint64_t end)
+{
+	while (st->good != NULL && b < end) {
+		uint64_t word = st->good[b / 64] >> (b % 64);
+
+		if (word != 0)
+			return b + (uint64_t)__builtin_ctzll(word) < end
+				       ? b + (uint64_t)__builtin_ctzll(word) : end;
+		b = (b / 64 + 1) * 64;
+	}
+	return end;
+}
+
+int
+store_good_ranges(const struct store *st, size_t i, struct bset **out)
+{
+	const struct sfile *f = &st->f[i];
+	uint64_t b, lo, hi, bs = st->bsize, end;
+	int rc = bset_new(out);
+
+	end = f->size > 0 ? (f->off + f->size - 1) / bs + 1 : 0;
+	for (b = next_good(st, f->off / bs, end); rc == 0 && b < end;
+	     b = next_good(st, b + 1, end)) {
+		lo = b * bs > f->off ? b * bs - f->off : 0;
+		hi = (b + 1) * bs - f->off < f->size ? (b + 1) * bs - f->off
+						     : f->size;
+		rc = bset_add(*out, lo, hi - lo);
+	}
+	if (rc < 0) {
+		bset_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* Copy the first `len` bytes of `in` into f, read back through its
+ * mapping: the kernel copies (sharing extents where it can), else we
+ * read into the mapping.  0 or -errno; a file that shrank as it was read
+ * leaves the rest as it was (its blocks will not match). */
+static int
+copy_prefix(int in, struct sfile *f, uint64_t len)
+{
+	loff_t off_in = 0, off_out = 0;
+	ssize_t n = 0;
+
+	while ((uint64_t)off_in < len &&
+	       (n = copy_file_range(in, &off_in, f->fd, &off_out,
+				    (size_t)(len - (uint64_t)off_in), 0)) > 0)
+		;
+	if (n < 0 && errno != EXDEV && errno != EINVAL &&
+	    errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	while (n != 0 && (uint64_t)off_in < len) {
+		n = pread(in, f->map + off_in, (size_t)(len - (uint64_t)off_in),
+			  off_in);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		off_in += n > 0 ? n : 0;
+	}
+	return 0;
+}
+
+/* dest_bases' call for each file standing where file i lands. */
+static int
+fill_one(void *ctx, size_t i, int fd)
+{
+	struct store *st = ctx;
+	struct sfile *f = &st->f[i];
+	struct stat sb;
+
+	if (f->fd < 0 || f->size == 0)
+		return 0;
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	f->based = sb.st_size > 0;
+	return copy_prefix(fd, f, (uint64_t)sb.st_size < f->size
+					  ? (uint64_t)sb.st_size : f->size);
+}
+
+/* Was any piece of stream block b filled from a file where it lands?
+ * If not, it holds only the zeros of its new temporary: lacking, without
+ * reading it (a job whose hosts hold nothing but unfinished copies). */
+static bool
+based(const struct store *st, uint64_t b)
+{
+	uint64_t start = b * st->bsize, end;
+	const struct sfile *f;
+	size_t i;
+
+	end = start + st->bsize < st->total ? start + st->bsize : st->total;
+	for (i = store_file_at(st, start); i < st->nfull; i++) {
+		f = &st->f[st->full[i]];
+		if (f->off >= end)
+			break;
+		if (f->based)
+			return true;
+	}
+	return false;
+}
+
+/* Stream block b holds the source's bytes: marked, and with holes kept,
+ * its zero pages punched. */
+static int
+held(struct store *st, uint64_t b)
+{
+	store_mark_good(st, b);
+	return st->holes ? store_punch_block(st, b) : 0;
+}
+
+/* The stream blocks whose digest differs from the source's, into *need;
+ * with holes kept, the zero pages of those that match punched. */
+static int
+compare_blocks(struct store *st, const uint8_t *digests,
+	       struct bset *need)
+{
+	uint8_t mine[STORE_DIGEST_LEN];
+	uint64_t b;
+	int rc = 0;
+
+	for (b = 0; b < st->blocks && rc == 0; b++) {
+		if (!based(st, b)) {
+			rc = bset_add(need, b, 1);
+			continue;
+		}
+		store_digests(st, b, 1, mine);
+		if (memcmp(mine, digests + b * STORE_DIGEST_LEN,
+			   STORE_DIGEST_LEN) != 0)
+			rc = bset_add(need, b, 1);
+		else
+			rc = held(st, b);
+	}
+	return rc;
+}
+
+/* Could stream block b be right once taken from the partial copies?
+ * Every piece of it in a file with one must be where that copy had
+ * blocks land (goods[i], its byte ranges; NULL: not known, so maybe),
+ * and one piece at least must be in such a file. */
+static bool
+resumable(const struct store *st, uint64_t b, const int *partials,
+	  struct bset *const *goods)
+{
+	uint64_t start = b * st->bsize, end, lo, hi;
+	const struct sfile *f;
+	size_t i, k;
+	bool any = false;
+
+	end = start + st->bsize < st->total ? start + st->bsize : st->total;
+	for (i = store_file_at(st, start); i < st->nfull; i++) {
+		k = st->full[i];
+		f = &st->f[k];
+		if (f->off >= end)
+			break;
+		if (partials[k] < 0)
+			continue;
+		lo = start > f->off ? start - f->off : 0;
+		hi = end < f->off + f->size ? end - f->off : f->size;
+		if (goods != NULL && goods[k] != NULL &&
+		    !bset_covers_range(goods[k], lo, hi - lo))
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+/* Stream block b's pieces in the files that have a partial copy
+ * (partials[i] >= 0), read from it into the temporaries.  0 or -errno. */
+static int
+overlay_block(const struct store *st, uint64_t b, const int *partials)
+{
+	uint64_t start = b * st->bsize, end, lo, hi;
+	const struct sfile *f;
+	size_t i, k;
+	ssize_t n;
+
+	end = start + st->bsize < st->total ? start + st->bsize : st->total;
+	for (i = store_file_at(st, start); i < st->nfull; i++) {
+		k = st->full[i];
+		f = &st->f[k];
+		if (f->off >= end)
+			break;
+		lo = start > f->off ? start - f->off : 0;
+		hi = end < f->off + f->size ? end - f->off : f->size;
+		for (; partials[k] >= 0 && lo < hi; lo += (uint64_t)n) {
+			n = pread(partials[k], f->map + lo, (size_t)(hi - lo),
+				  (off_t)lo);
+			if (n < 0 && errno == EINTR)
+				n = 0;
+			else if (n <= 0)
+				return n < 0 ? -errno : 0;	/* short: no match */
+		}
+	}
+	return 0;
+}
+
+/* The blocks of *need taken from the partial copies where their digests
+ * then match; *need keeps the others. */
+static int
+resume_blocks(struct store *st, const uint8_t *digests, const int *partials,
+	      struct bset *const *goods, struct bset **need)
+{
+	uint8_t mine[STORE_DIGEST_LEN];
+	struct bset *still;
+	uint32_t r;
+	uint64_t b;
+	int rc = bset_new(&still);
+
+	for (r = 0; rc == 0 && r < bset_nruns(*need); r++) {
+		struct bset_run run = bset_run_at(*need, r);
+
+		for (b = run.first; rc == 0 && b < run.first + run.count; b++) {
+			if (!resumable(st, b, partials, goods)) {
+				rc = bset_add(still, b, 1);
+				continue;
+			}
+			rc = overlay_block(st, b, partials);
+			if (rc < 0)
+				break;
+			store_digests(st, b, 1, mine);
+			if (memcmp(mine, digests + b * STORE_DIGEST_LEN,
+				   STORE_DIGEST_LEN) != 0)
+				rc = bset_add(still, b, 1);
+			else
+				rc = held(st, b);
+		}
+	}
+	if (rc < 0) {
+		bset_free(still);
+		return rc;
+	}
+	bset_free(*need);
+	*need = still;
+	return 0;
+}
+
+static bool
+any_partial(const struct store *st, const int *partials)
+{
+	size_t i;
+
+	for (i = 0; partials != NULL && i < st->n; i++)
+		if (partials[i] >= 0)
+			return true;
+	return false;
+}
+
+int
+store_fill(struct store *st, const struct job *job,
+	   const struct dest_policy *pol, const uint8_t *digests,
+	   const int *partials, struct bset *const *goods, struct bset **need,
+	   struct rd_err *err)
+{
+	int rc;
+
+	*need = NULL;
+	rc = dest_bases(job, pol, fill_one, st, err);
+	if (rc == 0)
+		rc = bset_new(need);
+	if (rc == 0)
+		rc = compare_blocks(st, digests, *need);
+	if (rc == 0 && bset_count(*need) > 0 && any_partial(st, partials))
+		rc = resume_blocks(st, digests, partials, goods, need);
+	if (rc < 0 && err->code == 0)
+		rd_errf(err, rc, "cannot compare the blocks held: %s",
+			strerror(-rc));
+	if (rc < 0) {
+		bset_free(*need);
+		*need = NULL;
+	}
+	return rc;
+}
+
+int
+store_set_map(struct store *st, const struct bset *map)
+{
+	struct bset *none, *copy = NULL;
+	int rc = 0;
+
+	if (map != NULL) {
+		rc = bset_new(&none);
+		if (rc < 0)
+			return rc;
+		rc = bset_union(map, none, &copy);
+		bset_free(none);
+		if (rc < 0)
+			return rc;
+	}
+	bset_free(st->map);
+	st->map = copy;
+	return 0;
+}
+
+uint64_t
+store_stream_blocks(const struct store *st)
+{
+	return st->blocks;
+}
+
+/* ---------------------------------------------------------------------
+ * Predicting, for a dry run: the same comparison, nothing made
+ */
+
+/* What a dry run compares: per file, what stands where it lands (basis)
+ * and an unfinished copy (partial), each open or -1, and the file's place
+ * in the stream. */
+struct view {
+	const struct job *job;
+	const int *partials;
+	int *basis;
+	uint64_t *have;		/* the basis' size */
+	uint64_t *off;
+	uint8_t *buf;		/* one block */
+};
+
+static int
+note_basis(void *ctx, size_t i, int fd)
+{
+	struct view *v = ctx;
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	v->basis[i] = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	v->have[i] = (uint64_t)sb.st_size;
+	return v->basis[i] < 0 ? -errno : 0;
+}
+
+/* Bytes [lo, hi) of file i as `fd` holds them (zeros past its end) into
+ * buf.  0 or -errno. */
+static int
+read_piece(int fd, uint64_t have, uint8_t *buf, uint64_t lo, uint64_t hi)
+{
+	uint64_t end = hi < have ? hi : have;
+	ssize_t n;
+
+	memset(buf, 0, (size_t)(hi - lo));
+	while (fd >= 0 && lo < end) {
+		n = pread(fd, buf, (size_t)(end - lo), (off_t)lo);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		buf += n;
+		lo += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Block [start, end) of the stream, as the bases (or, with `partial`,
+ * the unfinished copies where there are some) would fill it: its digest
+ * into out.  *first: the first file that may hold it (blocks come in
+ * order).  0 or -errno. */
+static int
+view_digest(struct view *v, uint64_t start, uint64_t end, size_t *first,
+	    bool partial, uint8_t *out)
+{
+	const struct job_file *f;
+	struct sha256_ctx ctx;
+	uint64_t lo, hi;
+	size_t i;
+	int rc = 0, fd;
+
+	while (*first < v->job->nfiles &&
+	       v->off[*first] + v->job->files[*first].size <= start)
+		(*first)++;
+	for (i = *first; i < v->job->nfiles && rc == 0; i++) {
+		f = &v->job->files[i];
+		if (v->off[i] >= end)
+			break;
+		if (f->size == 0)
+			continue;
+		lo = start > v->off[i] ? start - v->off[i] : 0;
+		hi = end < v->off[i] + f->size ? end - v->off[i] : f->size;
+		fd = partial && v->partials && v->partials[i] >= 0
+			     ? v->partials[i] : v->basis[i];
+		rc = read_piece(fd, fd == v->basis[i] ? v->have[i] : UINT64_MAX,
+				v->buf + (v->off[i] + lo - start), lo, hi);
+	}
+	sha256_init(&ctx);
+	sha256_update(&ctx, (size_t)(end - start), v->buf);
+	sha256_digest(&ctx, STORE_DIGEST_LEN, out);
+	return rc;
+}
+
+/* The blocks whose digests differ from the source's, into need. */
+static int
+view_compare(struct view *v, const uint8_t *digests, struct bset *need)
+{
+	uint64_t total = 0, b, nb, bs = v->job->block_size, end;
+	uint8_t mine[STORE_DIGEST_LEN];
+	size_t i, first = 0, again = 0;
+	int rc = 0;
+
+	for (i = 0; i < v->job->nfiles; i++) {
+		v->off[i] = total;
+		total += v->job->files[i].size;
+	}
+	nb = job_blocks(v->job);
+	for (b = 0; b < nb && rc == 0; b++) {
+		end = (b + 1) * bs < total ? (b + 1) * bs : total;
+		rc = view_digest(v, b * bs, end, &first, false, mine);
+		if (rc == 0 && memcmp(mine, digests + b * STORE_DIGEST_LEN,
+				      STORE_DIGEST_LEN) != 0) {
+			again = first;
+			rc = view_digest(v, b * bs, end, &again, true, mine);
+			if (rc == 0 && memcmp(mine, digests + b * STORE_DIGEST_LEN,
+					      STORE_DIGEST_LEN) != 0)
+				rc = bset_add(need, b, 1);
+		}
+	}
+	return rc;
+}
+
+int
+store_predict(const struct job *job, const struct dest_policy *pol,
+	      const uint8_t *digests, const int *partials, struct bset **need,
+	      struct rd_err *err)
+{
+	size_t n = job->nfiles + 1, i;
+	struct view v = {
+		.job = job, .partials = partials,
+		.basis = malloc(n * sizeof(*v.basis)),
+		.have = calloc(n, sizeof(*v.have)),
+		.off = calloc(n, sizeof(*v.off)),
+		.buf = malloc(job->block_size ? job->block_size : 1),
+	};
+	int rc = v.basis && v.have && v.off && v.buf ? 0 : -ENOMEM;
+
+	*need = NULL;
+	for (i = 0; v.basis != NULL && i < n; i++)
+		v.basis[i] = -1;
+	if (rc == 0)
+		rc = dest_bases(job, pol, note_basis, &v, err);
+	if (rc == 0)
+		rc = bset_new(need);
+	if (rc == 0)
+		rc = view_compare(&v, digests, *need);
+	if (rc < 0 && err->code == 0)
+		rd_errf(err, rc, "cannot compare the blocks held: %s",
+			strerror(-rc));
+	for (i = 0; v.basis != NULL && i < n; i++)
+		if (v.basis[i] >= 0)
+			close(v.basis[i]);
+	free(v.basis);
+	free(v.have);
+	free(v.off);
+	free(v.buf);
+	if (rc < 0) {
+		bset_free(*need);
+		*need = NULL;
+	}
+	return rc;
+}

@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: MIT
+# A broken push resumes (issue 37, items 1 and 2): what landed stays, and
+# is not sent again.
+#   - the sender interrupted (SIGINT) once more than half of the file is
+#     on every host: the daemons keep their unfinished copies; the same
+#     command run again sends at most 55 % of the file, and every copy is
+#     the source's, reported ok;
+#   - the same after SIGKILL of the sender;
+#   - a source changed since (another time): no copy of it is resumed;
+#   - a member killed mid-push: the retry sends the others what they lack,
+#     and the whole push sends at most 1.6 times the file.
+. "$(dirname "$0")/../lib.sh"
+start_daemons 3
+size=$((32 << 20))
+src=$WORK/src
+mkdir -p "$src"
+make_file "$src/data" "$size"
+stage=$WORK/stage
+prepare_dirs 3 "$stage"
+on() {
+	echo "$WORK/h$1$stage/data"
+}
+sent() {
+	sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out"
+}
+all_same() {
+	local i
+	for i in "$@"; do
+		cmp -s "$src/data" "$(on "$i")" || fail "host $i: not the source's bytes"
+		grep -q "\"host\":\"$(host_addr "$i"):$PORT\",[^}]*\"ok\":true" "$WORK/out" ||
+			fail "host $i not reported ok: $(cat "$WORK/out")"
+	done
+}
+# mid_landed I: host I's unfinished copy holds data at half the file
+mid_landed() {
+	local f
+	for f in $(find "$WORK/h$1$stage" -name '.*.rdmcp-*' -type f 2>/dev/null); do
+		[ -n "$(dd if="$f" bs=4096 skip=$((size / 2 / 4096)) count=1 status=none |
+			tr -d '\000' | head -c 1)" ] && return 0
+	done
+	return 1
+}
+# interrupt SIGNAL: a slow push, stopped by SIGNAL once host 3 (the
+# chain's last) holds half of the file, then each daemon keeps its copy
+interrupt() {
+	local pid t n i
+	n=$(grep -c "kept 1 unfinished copy" "$WORK/daemon1.log" || true)
+	# (a job started in the background of a script ignores SIGINT: not this)
+	env --default-signal=INT "$RDMCP" -a chain -b 256K --bwlimit 4M -d "$stage/" "$src/data" \
+		"$(hosts 3)" >"$WORK/slow.out" 2>&1 &
+	pid=$!
+	for t in $(seq 1 600); do
+		mid_landed 3 && break
+		sleep 0.1
+	done
+	mid_landed 3 || { kill -9 "$pid"; fail "half of the file never landed on host 3"; }
+	kill "-$1" "$pid"
+	wait "$pid" 2>/dev/null || true
+	for i in 1 2 3; do
+		for t in $(seq 1 100); do
+			[ "$(grep -c "kept 1 unfinished copy" "$WORK/daemon$i.log" || true)" -gt "$n" ] &&
+				break
+			sleep 0.1
+		done
+		[ "$(grep -c "kept 1 unfinished copy" "$WORK/daemon$i.log" || true)" -gt "$n" ] ||
+			fail "daemon $i kept no copy after SIG$1: $(tail -n 5 "$WORK/daemon$i.log")"
+	done
+}
+push() {
+	expect_status "$1" "$RDMCP" --json -a chain -b 256K "${@:2}" -d "$stage/" \
+		"$src/data" "$(hosts 3)"
+}
+
+interrupt INT
+push 0
+all_same 1 2 3
+[ "$(sent)" -le $((size * 55 / 100)) ] || fail "after SIGINT: sent $(sent) of $size"
+note "after SIGINT: sent $(sent) of $size bytes"
+grep -q "resuming" "$WORK/daemon3.log" || fail "daemon 3 did not say it resumed"
+assert_no_temporaries
+
+rm -f "$(on 1)" "$(on 2)" "$(on 3)"
+interrupt KILL
+push 0
+all_same 1 2 3
+[ "$(sent)" -le $((size * 55 / 100)) ] || fail "after SIGKILL: sent $(sent) of $size"
+note "after SIGKILL: sent $(sent) of $size bytes"
+assert_no_temporaries
+
+# another source (its time changed): nothing kept is its
+rm -f "$(on 1)" "$(on 2)" "$(on 3)"
+interrupt INT
+touch -d '2001-01-01' "$src/data"
+push 0
+all_same 1 2 3
+[ "$(sent)" -eq "$size" ] || fail "a changed source: sent $(sent) of $size"
+assert_no_temporaries
+
+# a member killed mid-push: the retry resumes the others
+rm -f "$(on 1)" "$(on 2)" "$(on 3)"
+"$RDMCP" --json -a chain -b 256K --bwlimit 4M --retries 1 -t 3 -d "$stage/" \
+	"$src/data" "$(hosts 3)" >"$WORK/out" 2>"$WORK/err" &
+pid=$!
+for t in $(seq 1 600); do
+	mid_landed 3 && break
+	sleep 0.1
+done
+mid_landed 3 || fail "half of the file never landed on host 3"
+n=$(grep -c "resuming" "$WORK/daemon3.log" || true)
+kill_daemon 2
+wait "$pid" || true
+grep -q '"event":"summary".*"attempts":2' "$WORK/out" || fail "no retry: $(cat "$WORK/out")"
+[ "$(grep -c "resuming" "$WORK/daemon3.log")" -gt "$n" ] ||
+	fail "host 3 did not resume: $(tail -n 5 "$WORK/daemon3.log")"
+all_same 1 3
+[ ! -e "$(on 2)" ] || fail "host 2, killed, holds a copy"
+grep -q "\"host\":\"$(host_addr 2):$PORT\",[^}]*\"ok\":false" "$WORK/out" ||
+	fail "host 2 not reported failed: $(cat "$WORK/out")"
+[ "$(sent)" -le $((size * 16 / 10)) ] || fail "a member killed: sent $(sent) of $size"
+note "a member killed: sent $(sent) of $size bytes over the attempts"
