@@ -26,8 +26,11 @@ total=0
 run_one() {
 	local start rc
 	start=$(date +%s%N)
-	timeout -k 10 "$limit" bash "$2" >"$logs/$1.out" 2>&1
+	timeout -k 10 "$limit" bash "$2" >"$logs/$1.out" 2>&1 &
+	echo "$!" >"$logs/$1.pid"
+	wait "$!"
 	rc=$?
+	rm -f "$logs/$1.pid"
 	awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { print (b - a) / 1e9 }' \
 		>"$logs/$1.secs"
 	return "$rc"
@@ -48,6 +51,37 @@ finish() {
 	*) failed+=("$name"); printf 'FAIL %-28s (status %d)\n' "$name" "$rc" ;;
 	esac
 }
+
+# interrupted (^C reaches this shell, not the tests: each timeout is a
+# process group of its own): pass it on to every test's timeout, which
+# sends it to the test's group, so that each test's clean-up runs (its
+# daemons, namespaces, clusters); timeout kills the group 10 s later at
+# the latest
+interrupted() {
+	local f name alive pids=()
+	trap - INT TERM
+	for f in "$logs"/*.pid; do
+		[ -e "$f" ] && pids+=("$(cat "$f")")
+	done
+	[ ${#pids[@]} -eq 0 ] || kill -TERM "${pids[@]}" 2>/dev/null
+	# until every timeout has gone (not 'wait': the runners' own waits
+	# are cut short by the signal), 30 s at most
+	for _ in $(seq 1 300); do
+		alive=0
+		for f in "${pids[@]}"; do
+			kill -0 "$f" 2>/dev/null && alive=1
+		done
+		[ "$alive" = 1 ] || break
+		sleep 0.1
+	done
+	for name in "${running[@]}"; do
+		cat "$logs/$name.out"
+		printf 'STOP %-28s interrupted\n' "$name"
+	done
+	echo "$dir: interrupted"
+	exit 130
+}
+trap interrupted INT TERM
 
 for t in "$dir"/*.sh; do
 	[ -e "$t" ] || continue
