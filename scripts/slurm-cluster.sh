@@ -216,6 +216,19 @@ ready_nodes() {
 	"$0" run sinfo -h -N -o '%T' 2>/dev/null | grep -cE '^(idle|mixed|allocated)$' || true
 }
 
+# wait_nodes N SECS: until N nodes are ready; else say which are not, in
+# what state, and fail
+wait_nodes() {
+	local n=$1 secs=$2 end=$((SECONDS + $2))
+	while [ "$SECONDS" -lt "$end" ]; do	# sinfo may be slow: by the clock
+		[ "$(ready_nodes)" -eq "$n" ] && return 0
+		sleep 0.2
+	done
+	say "the nodes not ready, their state and reason:"
+	"$0" run sinfo -h -N -o '%N %T %E' 2>&1 | grep -vE '^[^ ]+ (idle|mixed|allocated) ' >&2 || true
+	die "$(ready_nodes) of $n nodes came up idle within $secs s"
+}
+
 # up_failed: on the way out of a failed 'up', say why and leave nothing
 up_failed() {
 	local rc=$? f
@@ -277,8 +290,7 @@ up() {
 		daemon "$DIR/log/slurmd-$node.out" "$k" "$node" "$DIR/disk/$node" \
 			slurmd -D -N "$node"
 	done
-	until_ok $((deadline - SECONDS)) "not every node came up idle ($(ready_nodes) of $n)" \
-		test "$(ready_nodes)" -eq "$n"
+	wait_nodes "$n" $((deadline - SECONDS))
 	trap - EXIT INT TERM
 	say "up: $n nodes $(nodes) ${rate:+at $rate }and head; SLURM_CONF=$DIR/etc/slurm.conf"
 }
