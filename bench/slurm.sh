@@ -217,8 +217,15 @@ node() { printf 'node%02d' "$1"; }
 # slurm.conf lines CONF; a process on node01 whose /proc/PID/net/dev is
 # node01's
 cluster_up() {
-	SLURM_CLUSTER_CONF="$BASE_CONF${2:+
+	# once more if it fails: on a busy machine (load 9) not every one of
+	# 64 slurmd was idle within the 2 minutes 'up' gives them (seen once,
+	# 2026-11-29); 'up' says which, and cleans up before the retry
+	if ! SLURM_CLUSTER_CONF="$BASE_CONF${2:+
+$2}" "$SLURM" up "$N" "$1"; then
+		echo "$ME: the cluster did not come up; once more" >&2
+		SLURM_CLUSTER_CONF="$BASE_CONF${2:+
 $2}" "$SLURM" up "$N" "$1"
+	fi
 	"$SLURM" on node01 sleep $((TMO * 20)) &
 	ANCHOR=$!
 	disown	# 'down' kills it
