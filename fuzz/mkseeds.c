@@ -563,8 +563,9 @@ push_seeds(void)
 	push_put("have-replace", 0x01, OPT_FORCE | OPT_SMALL, &w);
 	w.len = 0;
 	{	/* a delta: ACCEPT says the daemon lacks block 0 alone (a
-		 * bset: one run, first 0, count 1), after the digests */
-		static const uint8_t need[20] = { 0, 0, 0, 1, 0, 0, 0, 0, 0,
+		 * bset: one run, first 0, count 1), after the digests, and
+		 * resumed no byte (u64 0) */
+		static const uint8_t need[28] = { 0, 0, 0, 1, 0, 0, 0, 0, 0,
 						  0, 0, 0, 0, 0, 0, 0, 0, 0,
 						  0, 1 };
 

@@ -160,7 +160,8 @@ set_up(struct transfer *j)
 		rc = dest_check(j->job, &pol, &j->work_err);
 		if (rc == 0 && j->digests != NULL)	/* what it would lack */
 			rc = store_predict(j->job, &pol, j->digests,
-					   j->partials, &j->need, &j->work_err);
+					   j->partials, &j->need, &j->resumed,
+					   &j->work_err);
 		return rc;
 	}
 	rc = store_create(j->job, &pol, &j->st, &j->work_err);
@@ -203,6 +204,7 @@ send_accept(struct transfer *j)
 		 (unsigned long long)bset_count(j->need));
 	wbuf_init(&w);
 	bset_encode(j->need, &w);
+	wput_u64(&w, j->st != NULL ? store_resumed_bytes(j->st) : j->resumed);
 	if (w.err != 0)
 		job_fail(j, -ENOMEM, "out of memory");
 	else

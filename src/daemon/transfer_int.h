@@ -78,6 +78,8 @@ struct transfer {
 	struct bset *need;	/* the stream blocks we lack, the others
 				 * filled from what was there (with
 				 * digests), or NULL: all */
+	uint64_t resumed;	/* a dry run: bytes of the others the
+				 * unfinished copies would give */
 	struct trace *trace;	/* with JOB_TRACE */
 	uint64_t t_job, t_setup0, t_setup1, t_complete;	/* trace_now() */
 	uint64_t t_accept;	/* ACCEPT left: with t_job, the sender's

@@ -14,7 +14,9 @@
  *                  val: the daemon's rdma_cm port, 0 if it has no RDMA;
  *                  body (after DIGESTS): the blocks it lacks (bset),
  *                  the others filled from what stands where the files
- *                  land; none: it lacks them all
+ *                  land, then u64: the bytes of those others it took
+ *                  from unfinished copies (resumed); none: it lacks
+ *                  them all
  *                  with JOB_DRY_RUN: every check passed (paths, roots,
  *                  what exists, free space), nothing was made
  *   REFUSE   d->s  val: errno, body: reason

@@ -152,7 +152,8 @@ take_need(struct phost *h, const struct frame *f, const uint8_t *body)
 		return -EPROTO;
 	rbuf_init(&r, body, f->len);
 	if (bset_decode(&r, PROTO_MAX_RUNS, store_stream_blocks(h->p->st),
-			&h->need) < 0)
+			&h->need) < 0 || rget_u64(&r, &h->resumed) < 0 ||
+	    h->resumed > h->p->sum->bytes)
 		return -EPROTO;
 	return rbuf_done(&r);
 }

@@ -78,6 +78,8 @@ struct phost {
 	bool compared;			/* our crcs went to it (REPLACE) */
 	struct bset *need;		/* the blocks it lacks (ACCEPT), or
 					 * NULL: all */
+	uint64_t resumed;		/* bytes of the others it took from
+					 * unfinished copies (ACCEPT) */
 	uint64_t held;			/* blocks it reported holding */
 	uint64_t block_us;		/* its median block time, 0: unknown */
 	double held_at;			/* when it said so, push seconds */

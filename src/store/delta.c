@@ -221,6 +221,13 @@ based(const struct store *st, uint64_t b)
 	return false;
 }
 
+/* The length of block b of a stream of `total` bytes. */
+static uint64_t
+block_len(uint64_t total, uint64_t bsize, uint64_t b)
+{
+	return (b + 1) * bsize < total ? bsize : total - b * bsize;
+}
+
 /* Stream block b holds the source's bytes: marked, and with holes kept,
  * its zero pages punched. */
 static int
@@ -343,10 +350,12 @@ resume_blocks(struct store *st, const uint8_t *digests, const int *partials,
 				break;
 			digest_block(st, b, mine, &memo);
 			if (memcmp(mine, digests + b * STORE_DIGEST_LEN,
-				   STORE_DIGEST_LEN) != 0)
+				   STORE_DIGEST_LEN) != 0) {
 				rc = bset_add(still, b, 1);
-			else
-				rc = held(st, b);
+				continue;
+			}
+			rc = held(st, b);
+			st->resumed += block_len(st->total, st->bsize, b);
 		}
 	}
 	if (rc < 0) {
@@ -416,6 +425,12 @@ store_set_map(struct store *st, const struct bset *map)
 }
 
 uint64_t
+store_resumed_bytes(const struct store *st)
+{
+	return st != NULL ? st->resumed : 0;
+}
+
+uint64_t
 store_stream_blocks(const struct store *st)
 {
 	return st->blocks;
@@ -435,6 +450,7 @@ struct view {
 	uint64_t *have;		/* the basis' size */
 	uint64_t *off;
 	uint8_t *buf;		/* one block */
+	uint64_t resumed;	/* bytes the unfinished copies would give */
 };
 
 static int
@@ -531,6 +547,8 @@ view_compare(struct view *v, const uint8_t *digests, struct bset *need)
 			if (rc == 0 && memcmp(mine, digests + b * STORE_DIGEST_LEN,
 					      STORE_DIGEST_LEN) != 0)
 				rc = bset_add(need, b, 1);
+			else if (rc == 0)
+				v->resumed += end - b * bs;
 		}
 	}
 	return rc;
@@ -539,7 +557,7 @@ view_compare(struct view *v, const uint8_t *digests, struct bset *need)
 int
 store_predict(const struct job *job, const struct dest_policy *pol,
 	      const uint8_t *digests, const int *partials, struct bset **need,
-	      struct rd_err *err)
+	      uint64_t *resumed, struct rd_err *err)
 {
 	size_t n = job->nfiles + 1, i;
 	struct view v = {
@@ -552,6 +570,7 @@ store_predict(const struct job *job, const struct dest_policy *pol,
 	int rc = v.basis && v.have && v.off && v.buf ? 0 : -ENOMEM;
 
 	*need = NULL;
+	*resumed = 0;
 	for (i = 0; v.basis != NULL && i < n; i++)
 		v.basis[i] = -1;
 	if (rc == 0)
@@ -560,6 +579,8 @@ store_predict(const struct job *job, const struct dest_policy *pol,
 		rc = bset_new(need);
 	if (rc == 0)
 		rc = view_compare(&v, digests, *need);
+	if (rc == 0)
+		*resumed = v.resumed;
 	if (rc < 0 && err->code == 0)
 		rd_errf(err, rc, "cannot compare the blocks held: %s",
 			strerror(-rc));

@@ -67,7 +67,7 @@ change 127
 push 0 --force
 expect_sent $((3 * bs)) "3 blocks changed"
 all_same "3 blocks changed"
-[ "$(jq -s '[.[] | select(.event == "replica" and .reused == 125 * 65536)] | length' \
+[ "$(jq -s '[.[] | select(.event == "replica" and .reused == 125 * 65536 and .resumed == 0)] | length' \
 	"$WORK/out")" = 3 ] || fail "reused: $(cat "$WORK/out")"
 
 # different old versions: host 1 as it is but block 10 changed since,

@@ -23,6 +23,10 @@ on() {
 sent() {
 	sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out"
 }
+# summary FIELD: the summary's FIELD
+summary() {
+	jq -r "select(.event == \"summary\") | .$1" "$WORK/out"
+}
 all_same() {
 	local i
 	for i in "$@"; do
@@ -75,7 +79,12 @@ interrupt INT
 push 0
 all_same 1 2 3
 [ "$(sent)" -le $((size * 55 / 100)) ] || fail "after SIGINT: sent $(sent) of $size"
-note "after SIGINT: sent $(sent) of $size bytes"
+note "after SIGINT: sent $(sent) of $size bytes, $(summary resumed) resumed over the hosts"
+# what the hosts held came from their kept copies, and is said so
+[ "$(summary resumed)" -gt 0 ] && [ "$(summary reused)" -eq 0 ] ||
+	fail "after SIGINT: resumed $(summary resumed), reused $(summary reused)"
+[ "$(jq -s '[.[] | select(.event == "replica") | .resumed] | add' "$WORK/out")" -eq "$(summary resumed)" ] ||
+	fail "the hosts' resumed bytes do not add up to the summary's: $(cat "$WORK/out")"
 grep -q "resuming" "$WORK/daemon3.log" || fail "daemon 3 did not say it resumed"
 assert_no_temporaries
 
@@ -94,6 +103,7 @@ touch -d '2001-01-01' "$src/data"
 push 0
 all_same 1 2 3
 [ "$(sent)" -eq "$size" ] || fail "a changed source: sent $(sent) of $size"
+[ "$(summary resumed)" -eq 0 ] || fail "a changed source: resumed $(summary resumed)"
 assert_no_temporaries
 
 # a member killed mid-push: the retry resumes the others
