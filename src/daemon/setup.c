@@ -96,6 +96,43 @@ grow(void **arr, size_t size, size_t n, size_t m)
 	return 0;
 }
 
+/* The unfinished copies kept for the first n entries given up (their
+ * space freed).  Were there any? */
+static bool
+drop_partials(struct transfer *j, size_t n)
+{
+	bool any = j->npartials > 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (j->partials[i] >= 0)
+			close(j->partials[i]);
+		j->partials[i] = -1;
+		bset_free(j->goods[i]);
+		j->goods[i] = NULL;
+	}
+	j->npartials = 0;
+	return any;
+}
+
+/* The temporaries made; where the file system has no room for them
+ * beside the unfinished copies kept, those are given up first (they
+ * hold the space a push without them would have): resuming saves
+ * bytes on the wire, never fails a push that would fit. */
+static int
+make_temporaries(struct transfer *j, const struct dest_policy *pol)
+{
+	int rc = store_create(j->job, pol, &j->st, &j->work_err);
+
+	if ((rc == -ENOSPC || rc == -EDQUOT) &&
+	    drop_partials(j, j->job->nfiles)) {
+		j->partials_dropped = true;	/* said by setup_done */
+		memset(&j->work_err, 0, sizeof(j->work_err));
+		rc = store_create(j->job, pol, &j->st, &j->work_err);
+	}
+	return rc;
+}
+
 /* -d DIR/'s missing parents join the job (JOB_PARENTS), once, before the
  * first look, and the arrays per entry grow with it.  Where DIR's parents
  * are missing nothing is there to compare, and REPLACE would name the
@@ -109,14 +146,7 @@ add_parents(struct transfer *j, const struct dest_policy *pol)
 
 	if (rc < 0 || j->job->nfiles == before)
 		return rc;
-	for (i = 0; i < before; i++) {
-		if (j->partials[i] >= 0)
-			close(j->partials[i]);
-		j->partials[i] = -1;
-		bset_free(j->goods[i]);
-		j->goods[i] = NULL;
-	}
-	j->npartials = 0;
+	drop_partials(j, before);
 	rc = grow((void **)&j->seen, sizeof(*j->seen), before, j->job->nfiles);
 	if (rc == 0)
 		rc = grow((void **)&j->crcs, sizeof(*j->crcs), before,
@@ -164,7 +194,7 @@ set_up(struct transfer *j)
 					   &j->work_err);
 		return rc;
 	}
-	rc = store_create(j->job, &pol, &j->st, &j->work_err);
+	rc = make_temporaries(j, &pol);
 	if (rc == 0 && (j->job->flags & JOB_SPARSE))
 		store_keep_holes(j->st);
 	if (rc == 0 && j->digests != NULL)
@@ -229,6 +259,11 @@ setup_done(uv_work_t *w, int status)
 			transfer_reap(&j->reaper);
 		return;
 	}
+	if (j->partials_dropped)
+		log_info("job %s: no room for new copies beside the unfinished "
+			 "ones kept: those given up, every block comes again",
+			 j->tag);
+	j->partials_dropped = false;
 	if (j->work_rc < 0) {
 		job_fail(j, j->work_rc, "%s", j->work_err.code
 				 ? j->work_err.msg : strerror(-j->work_rc));

@@ -75,6 +75,7 @@ struct transfer {
 	struct bset **goods;	/* ... the byte ranges of each that hold the
 				 * source's, or NULL */
 	size_t npartials;	/* how many */
+	bool partials_dropped;	/* given up for want of space (setup) */
 	struct bset *need;	/* the stream blocks we lack, the others
 				 * filled from what was there (with
 				 * digests), or NULL: all */
