@@ -569,11 +569,21 @@ push_seeds(void)
 						  0, 0, 0, 0, 0, 0, 0, 0, 0,
 						  0, 1 };
 
-		sc_frame(&w, MSG_HAVE, 0, 0, NULL, 0);
+		/* digests wanted from the first look */
+		sc_frame(&w, MSG_HAVE, HAVE_ASK, HAVE_WANT_DIGESTS, NULL, 0);
 		sc_op(&w, SC_WAIT, MSG_REPLACE);
 		sc_frame(&w, MSG_ACCEPT, 0, 0, need, sizeof(need));
 		sc_op(&w, SC_WAIT, MSG_START);
 		push_put("have-delta", 0x01, OPT_FORCE | OPT_SMALL, &w);
+		w.len = 0;
+		/* ... or once REPLACE showed a file that differs */
+		sc_frame(&w, MSG_HAVE, HAVE_ASK, 0, NULL, 0);
+		sc_op(&w, SC_WAIT, MSG_REPLACE);
+		sc_frame(&w, MSG_HAVE, HAVE_DIGESTS, 0, NULL, 0);
+		sc_op(&w, SC_WAIT, MSG_DIGESTS);
+		sc_frame(&w, MSG_ACCEPT, 0, 0, need, sizeof(need));
+		sc_op(&w, SC_WAIT, MSG_START);
+		push_put("have-digests", 0x01, OPT_FORCE | OPT_SMALL, &w);
 		w.len = 0;
 	}
 	sc_frame(&w, MSG_REFUSE, 0, EEXIST, why, (uint16_t)strlen(why));

@@ -59,6 +59,33 @@ may_delta(const struct transfer *j, uint32_t i)
 	       (j->partials[i] >= 0 && j->seen[i] != DS_SAME);
 }
 
+/* Could the blocks of what was seen serve, with digests?  first: at the
+ * first look, before the crc32s settled which files are identical. */
+static bool
+wants_digests(const struct transfer *j, bool first)
+{
+	uint32_t i;
+
+	if (!(j->job->flags & JOB_DELTA) || j->digests != NULL)
+		return false;
+	for (i = 0; i < j->job->nfiles; i++) {
+		if (first && j->seen[i] != DS_CANDIDATE && may_delta(j, i))
+			return true;
+		if (!first && j->seen[i] != DS_SAME && j->job->files[i].size &&
+		    ((j->seen[i] == DS_DIFFERENT &&
+		      (j->job->flags & JOB_FORCE)) || may_delta(j, i)))
+			return true;
+	}
+	return false;
+}
+
+bool
+transfer_settle_wants_digests(struct transfer *j)
+{
+	settle(j);
+	return wants_digests(j, false);
+}
+
 /* What the entries seen make of the job: a file or link that differs,
  * refused without --force, named (the one that really differs, not the
  * job's first); files to compare first, or whose blocks may serve a
@@ -274,9 +301,11 @@ setup_done(uv_work_t *w, int status)
 		log_info("job %s: %s", j->tag, j->work_rc == SETUP_ASK
 			 ? "files that may be identical are there: comparing"
 			 : "every entry is there already, identical");
+		j->asked_digests = j->work_rc == SETUP_ASK &&
+				   wants_digests(j, true);
 		transfer_send(j, MSG_HAVE, j->work_rc == SETUP_ASK ? HAVE_ASK
 								   : HAVE_SAME,
-			      0, NULL);
+			      j->asked_digests ? HAVE_WANT_DIGESTS : 0, NULL);
 		return;
 	}
 	j->state = (j->job->flags & JOB_DRY_RUN) ? JS_DRY : JS_READY;

@@ -60,6 +60,8 @@ struct transfer {
 	uv_work_t work;
 	bool work_busy;
 	bool settle;		/* REPLACE came: settle what was seen */
+	bool replaced;		/* ... and the job waits for DIGESTS */
+	bool asked_digests;	/* HAVE_WANT_DIGESTS or HAVE_DIGESTS went */
 	bool read_back;		/* --verify: disk_crc is the temporaries' */
 	uint32_t disk_crc;
 	int work_rc;		/* SETUP_*, or -errno */
@@ -155,6 +157,11 @@ enum {
  * (REPLACE, in j->theirs) and decide which files are kept.  Returns 0
  * (a failure to queue fails the job). */
 int transfer_setup(struct transfer *j, bool settle);
+
+/* REPLACE came (the sender's crc32s in j->theirs): settle what was seen
+ * (setup.c).  Do blocks of files that differ, or of unfinished copies,
+ * wait for the sender's DIGESTS (JOB_DELTA, none yet)? */
+bool transfer_settle_wants_digests(struct transfer *j);
 
 /* Hand over to the engine what came before START (data connections or
  * RDMA requests): 0, or -errno (what is left is dropped at release). */

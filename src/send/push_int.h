@@ -76,6 +76,8 @@ struct phost {
 	uint64_t job_sent_us, accepted_us;	/* trace_now(): its JOB went,
 						 * its ACCEPT came */
 	bool compared;			/* our crcs went to it (REPLACE) */
+	bool wants_digests;		/* it asked for our DIGESTS */
+	bool digests_sent;		/* ... and they went */
 	struct bset *need;		/* the blocks it lacks (ACCEPT), or
 					 * NULL: all */
 	uint64_t resumed;		/* bytes of the others it took from
