@@ -249,7 +249,7 @@ FUZZ_LEN_push := 4096
 build-fuzz/src/%.o: src/%.c Makefile | deps-test
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_BASE) $(INCLUDES) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
-		-c -o $@ $<
+		-MMD -MP -c -o $@ $<
 
 build-fuzz/librdmcp.a: $(FUZZ_OBJS)
 	rm -f $@
@@ -346,6 +346,9 @@ bench-resume: rdmcp
 	@bench/resume.sh
 
 -include $(OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(HELPER_BINS:=.d)
+# the fuzz objects too: a header changed under a stale object (a struct
+# grown) made fuzz_serve crash on its own seeds
+-include $(FUZZ_OBJS:.o=.d)
 
 clean:
 	rm -rf build build-asan build-fuzz rdmcp

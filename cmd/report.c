@@ -49,13 +49,14 @@ json_replica(const struct push_report *r)
 	printf(",\"ok\":%s,\"identical\":%s,\"verified\":%s,"
 	       "\"dry_run\":%s,\"maybe_landed\":%s,\"slow\":%s,"
 	       "\"link_rate\":%llu,\"seconds\":%.6f,\"bytes\":%llu,"
-	       "\"reused\":%llu,\"reason\":",
+	       "\"reused\":%llu,\"resumed\":%llu,\"reason\":",
 	       r->ok ? "true" : "false", r->identical ? "true" : "false",
 	       r->verified ? "true" : "false", r->dry_run ? "true" : "false",
 	       !r->ok && r->maybe_landed ? "true" : "false",
 	       r->slow == SLOW_YES ? "true" : "false",
 	       (unsigned long long)r->link_rate, r->seconds,
-	       (unsigned long long)r->bytes, (unsigned long long)r->reused);
+	       (unsigned long long)r->bytes, (unsigned long long)r->reused,
+	       (unsigned long long)r->resumed);
 	print_json_str(r->ok ? NULL : r->reason);
 	printf("}\n");
 }
@@ -73,11 +74,12 @@ report_json_summary(const struct push_summary *s, const char *ok_hosts,
 	printf("{\"event\":\"summary\",\"hosts\":%zu,\"complete\":%zu,"
 	       "\"failed\":%zu,\"bytes\":%llu,\"seconds\":%.6f,"
 	       "\"setup\":%.6f,\"first\":%.6f,\"last\":%.6f,\"skew\":%.6f,"
-	       "\"throughput\":%.0f,\"sent\":%llu,\"attempts\":%u,"
-	       "\"transport\":", s->hosts,
+	       "\"throughput\":%.0f,\"sent\":%llu,\"reused\":%llu,"
+	       "\"resumed\":%llu,\"attempts\":%u,\"transport\":", s->hosts,
 	       s->ok, s->failed, (unsigned long long)s->bytes, s->seconds,
 	       s->setup, s->first_ok, s->last_ok, s->last_ok - s->first_ok, tput,
-	       (unsigned long long)s->sent, s->attempts);
+	       (unsigned long long)s->sent, (unsigned long long)s->reused,
+	       (unsigned long long)s->resumed, s->attempts);
 	print_json_str(s->transport);
 	printf(",\"error\":");
 	print_json_str(status == EXIT_SENDER && last_message[0] ? last_message
@@ -115,25 +117,33 @@ format_where(char *buf, size_t len, const struct opts *o,
 		snprintf(buf, len, "  (%s)", r->addr);
 }
 
-/* "  2.0 MiB held already": what of its copy a host had (a delta, a
- * resumed push), or nothing. */
+/* "  2.0 MiB held already (reused)": what of its copy a host had, from
+ * an old version (reused), an unfinished copy (resumed) or both; or
+ * nothing. */
 static void
 format_reused(char *buf, size_t len, const struct push_report *r)
 {
-	char size[32];
+	char size[24], reused[24], resumed[24];
 
 	buf[0] = '\0';
-	if (r->reused == 0)
+	if (r->reused + r->resumed == 0)
 		return;
-	format_bytes(size, sizeof(size), (double)r->reused);
-	snprintf(buf, len, "  %s held already", size);
+	format_bytes(size, sizeof(size), (double)(r->reused + r->resumed));
+	format_bytes(reused, sizeof(reused), (double)r->reused);
+	format_bytes(resumed, sizeof(resumed), (double)r->resumed);
+	if (r->resumed == 0 || r->reused == 0)
+		snprintf(buf, len, "  %s held already (%s)", size,
+			 r->resumed == 0 ? "reused" : "resumed");
+	else
+		snprintf(buf, len, "  %s held already (%s reused, %s resumed)",
+			 size, reused, resumed);
 }
 
 /* A host's line, as its outcome comes: with -v (--json: always). */
 void
 report_replica(const struct opts *o, const struct push_report *r)
 {
-	char rate[48], where[300], reused[64];
+	char rate[48], where[300], reused[128];
 
 	progress_clear();
 	format_where(where, sizeof(where), o, r);

@@ -213,6 +213,8 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	if (rc == 0) {
 		sd->total.bytes = sum.bytes;
 		sd->total.sent += sum.sent;
+		sd->total.reused += sum.reused;
+		sd->total.resumed += sum.resumed;
 		sd->total.would_send += sum.would_send;
 		sd->total.attempts += sum.attempts;
 		sd->total.transport = sum.transport;

@@ -563,16 +563,27 @@ push_seeds(void)
 	push_put("have-replace", 0x01, OPT_FORCE | OPT_SMALL, &w);
 	w.len = 0;
 	{	/* a delta: ACCEPT says the daemon lacks block 0 alone (a
-		 * bset: one run, first 0, count 1), after the digests */
-		static const uint8_t need[20] = { 0, 0, 0, 1, 0, 0, 0, 0, 0,
+		 * bset: one run, first 0, count 1), after the digests, and
+		 * resumed no byte (u64 0) */
+		static const uint8_t need[28] = { 0, 0, 0, 1, 0, 0, 0, 0, 0,
 						  0, 0, 0, 0, 0, 0, 0, 0, 0,
 						  0, 1 };
 
-		sc_frame(&w, MSG_HAVE, 0, 0, NULL, 0);
+		/* digests wanted from the first look */
+		sc_frame(&w, MSG_HAVE, HAVE_ASK, HAVE_WANT_DIGESTS, NULL, 0);
 		sc_op(&w, SC_WAIT, MSG_REPLACE);
 		sc_frame(&w, MSG_ACCEPT, 0, 0, need, sizeof(need));
 		sc_op(&w, SC_WAIT, MSG_START);
 		push_put("have-delta", 0x01, OPT_FORCE | OPT_SMALL, &w);
+		w.len = 0;
+		/* ... or once REPLACE showed a file that differs */
+		sc_frame(&w, MSG_HAVE, HAVE_ASK, 0, NULL, 0);
+		sc_op(&w, SC_WAIT, MSG_REPLACE);
+		sc_frame(&w, MSG_HAVE, HAVE_DIGESTS, 0, NULL, 0);
+		sc_op(&w, SC_WAIT, MSG_DIGESTS);
+		sc_frame(&w, MSG_ACCEPT, 0, 0, need, sizeof(need));
+		sc_op(&w, SC_WAIT, MSG_START);
+		push_put("have-digests", 0x01, OPT_FORCE | OPT_SMALL, &w);
 		w.len = 0;
 	}
 	sc_frame(&w, MSG_REFUSE, 0, EEXIST, why, (uint16_t)strlen(why));

@@ -59,6 +59,33 @@ may_delta(const struct transfer *j, uint32_t i)
 	       (j->partials[i] >= 0 && j->seen[i] != DS_SAME);
 }
 
+/* Could the blocks of what was seen serve, with digests?  first: at the
+ * first look, before the crc32s settled which files are identical. */
+static bool
+wants_digests(const struct transfer *j, bool first)
+{
+	uint32_t i;
+
+	if (!(j->job->flags & JOB_DELTA) || j->digests != NULL)
+		return false;
+	for (i = 0; i < j->job->nfiles; i++) {
+		if (first && j->seen[i] != DS_CANDIDATE && may_delta(j, i))
+			return true;
+		if (!first && j->seen[i] != DS_SAME && j->job->files[i].size &&
+		    ((j->seen[i] == DS_DIFFERENT &&
+		      (j->job->flags & JOB_FORCE)) || may_delta(j, i)))
+			return true;
+	}
+	return false;
+}
+
+bool
+transfer_settle_wants_digests(struct transfer *j)
+{
+	settle(j);
+	return wants_digests(j, false);
+}
+
 /* What the entries seen make of the job: a file or link that differs,
  * refused without --force, named (the one that really differs, not the
  * job's first); files to compare first, or whose blocks may serve a
@@ -96,6 +123,43 @@ grow(void **arr, size_t size, size_t n, size_t m)
 	return 0;
 }
 
+/* The unfinished copies kept for the first n entries given up (their
+ * space freed).  Were there any? */
+static bool
+drop_partials(struct transfer *j, size_t n)
+{
+	bool any = j->npartials > 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (j->partials[i] >= 0)
+			close(j->partials[i]);
+		j->partials[i] = -1;
+		bset_free(j->goods[i]);
+		j->goods[i] = NULL;
+	}
+	j->npartials = 0;
+	return any;
+}
+
+/* The temporaries made; where the file system has no room for them
+ * beside the unfinished copies kept, those are given up first (they
+ * hold the space a push without them would have): resuming saves
+ * bytes on the wire, never fails a push that would fit. */
+static int
+make_temporaries(struct transfer *j, const struct dest_policy *pol)
+{
+	int rc = store_create(j->job, pol, &j->st, &j->work_err);
+
+	if ((rc == -ENOSPC || rc == -EDQUOT) &&
+	    drop_partials(j, j->job->nfiles)) {
+		j->partials_dropped = true;	/* said by setup_done */
+		memset(&j->work_err, 0, sizeof(j->work_err));
+		rc = store_create(j->job, pol, &j->st, &j->work_err);
+	}
+	return rc;
+}
+
 /* -d DIR/'s missing parents join the job (JOB_PARENTS), once, before the
  * first look, and the arrays per entry grow with it.  Where DIR's parents
  * are missing nothing is there to compare, and REPLACE would name the
@@ -109,14 +173,7 @@ add_parents(struct transfer *j, const struct dest_policy *pol)
 
 	if (rc < 0 || j->job->nfiles == before)
 		return rc;
-	for (i = 0; i < before; i++) {
-		if (j->partials[i] >= 0)
-			close(j->partials[i]);
-		j->partials[i] = -1;
-		bset_free(j->goods[i]);
-		j->goods[i] = NULL;
-	}
-	j->npartials = 0;
+	drop_partials(j, before);
 	rc = grow((void **)&j->seen, sizeof(*j->seen), before, j->job->nfiles);
 	if (rc == 0)
 		rc = grow((void **)&j->crcs, sizeof(*j->crcs), before,
@@ -160,10 +217,11 @@ set_up(struct transfer *j)
 		rc = dest_check(j->job, &pol, &j->work_err);
 		if (rc == 0 && j->digests != NULL)	/* what it would lack */
 			rc = store_predict(j->job, &pol, j->digests,
-					   j->partials, &j->need, &j->work_err);
+					   j->partials, &j->need, &j->resumed,
+					   &j->work_err);
 		return rc;
 	}
-	rc = store_create(j->job, &pol, &j->st, &j->work_err);
+	rc = make_temporaries(j, &pol);
 	if (rc == 0 && (j->job->flags & JOB_SPARSE))
 		store_keep_holes(j->st);
 	if (rc == 0 && j->digests != NULL)
@@ -203,6 +261,7 @@ send_accept(struct transfer *j)
 		 (unsigned long long)bset_count(j->need));
 	wbuf_init(&w);
 	bset_encode(j->need, &w);
+	wput_u64(&w, j->st != NULL ? store_resumed_bytes(j->st) : j->resumed);
 	if (w.err != 0)
 		job_fail(j, -ENOMEM, "out of memory");
 	else
@@ -227,6 +286,11 @@ setup_done(uv_work_t *w, int status)
 			transfer_reap(&j->reaper);
 		return;
 	}
+	if (j->partials_dropped)
+		log_info("job %s: no room for new copies beside the unfinished "
+			 "ones kept: those given up, every block comes again",
+			 j->tag);
+	j->partials_dropped = false;
 	if (j->work_rc < 0) {
 		job_fail(j, j->work_rc, "%s", j->work_err.code
 				 ? j->work_err.msg : strerror(-j->work_rc));
@@ -237,9 +301,11 @@ setup_done(uv_work_t *w, int status)
 		log_info("job %s: %s", j->tag, j->work_rc == SETUP_ASK
 			 ? "files that may be identical are there: comparing"
 			 : "every entry is there already, identical");
+		j->asked_digests = j->work_rc == SETUP_ASK &&
+				   wants_digests(j, true);
 		transfer_send(j, MSG_HAVE, j->work_rc == SETUP_ASK ? HAVE_ASK
 								   : HAVE_SAME,
-			      0, NULL);
+			      j->asked_digests ? HAVE_WANT_DIGESTS : 0, NULL);
 		return;
 	}
 	j->state = (j->job->flags & JOB_DRY_RUN) ? JS_DRY : JS_READY;

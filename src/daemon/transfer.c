@@ -269,6 +269,7 @@ static int
 on_digests(struct transfer *j, const struct frame *f, const uint8_t *body)
 {
 	if (!(j->job->flags & JOB_DELTA) || j->digests != NULL ||
+	    !j->asked_digests ||
 	    f->len != job_blocks(j->job) * PROTO_DIGEST_LEN)
 		return -EPROTO;
 	j->digests = malloc(f->len ? f->len : 1);
@@ -328,13 +329,23 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	case MSG_ABORT:
 		on_abort(j, f, body);
 		return 0;
-	case MSG_DIGESTS:
-		return on_digests(j, f, body);
+	case MSG_DIGESTS:	/* set up if REPLACE came and waits for them */
+		rc = on_digests(j, f, body);
+		return rc == 0 && j->replaced ? transfer_setup(j, true) : rc;
 	case MSG_REPLACE:	/* the sources' crcs: settle, set up */
-		if (replace_decode(body, f->len, j->job->nfiles,
-				   j->theirs) < 0)
+		if (j->replaced || replace_decode(body, f->len,
+						  j->job->nfiles,
+						  j->theirs) < 0)
 			return -EPROTO;
-		return transfer_setup(j, true);
+		/* digests asked for come, wanted or not now: waited for */
+		if (!transfer_settle_wants_digests(j) &&
+		    !(j->asked_digests && j->digests == NULL))
+			return transfer_setup(j, true);
+		j->replaced = true;
+		if (!j->asked_digests)
+			transfer_send(j, MSG_HAVE, HAVE_DIGESTS, 0, NULL);
+		j->asked_digests = true;
+		return 0;
 	default:
 		return -EPROTO;
 	}

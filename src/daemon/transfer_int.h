@@ -60,6 +60,8 @@ struct transfer {
 	uv_work_t work;
 	bool work_busy;
 	bool settle;		/* REPLACE came: settle what was seen */
+	bool replaced;		/* ... and the job waits for DIGESTS */
+	bool asked_digests;	/* HAVE_WANT_DIGESTS or HAVE_DIGESTS went */
 	bool read_back;		/* --verify: disk_crc is the temporaries' */
 	uint32_t disk_crc;
 	int work_rc;		/* SETUP_*, or -errno */
@@ -75,9 +77,12 @@ struct transfer {
 	struct bset **goods;	/* ... the byte ranges of each that hold the
 				 * source's, or NULL */
 	size_t npartials;	/* how many */
+	bool partials_dropped;	/* given up for want of space (setup) */
 	struct bset *need;	/* the stream blocks we lack, the others
 				 * filled from what was there (with
 				 * digests), or NULL: all */
+	uint64_t resumed;	/* a dry run: bytes of the others the
+				 * unfinished copies would give */
 	struct trace *trace;	/* with JOB_TRACE */
 	uint64_t t_job, t_setup0, t_setup1, t_complete;	/* trace_now() */
 	uint64_t t_accept;	/* ACCEPT left: with t_job, the sender's
@@ -152,6 +157,11 @@ enum {
  * (REPLACE, in j->theirs) and decide which files are kept.  Returns 0
  * (a failure to queue fails the job). */
 int transfer_setup(struct transfer *j, bool settle);
+
+/* REPLACE came (the sender's crc32s in j->theirs): settle what was seen
+ * (setup.c).  Do blocks of files that differ, or of unfinished copies,
+ * wait for the sender's DIGESTS (JOB_DELTA, none yet)? */
+bool transfer_settle_wants_digests(struct transfer *j);
 
 /* Hand over to the engine what came before START (data connections or
  * RDMA requests): 0, or -errno (what is left is dropped at release). */

@@ -14,7 +14,9 @@
  *                  val: the daemon's rdma_cm port, 0 if it has no RDMA;
  *                  body (after DIGESTS): the blocks it lacks (bset),
  *                  the others filled from what stands where the files
- *                  land; none: it lacks them all
+ *                  land, then u64: the bytes of those others it took
+ *                  from unfinished copies (resumed); none: it lacks
+ *                  them all
  *                  with JOB_DRY_RUN: every check passed (paths, roots,
  *                  what exists, free space), nothing was made
  *   REFUSE   d->s  val: errno, body: reason
@@ -32,20 +34,25 @@
  *   ABORT    s->d  body: reason; a member that has not landed discards
  *                  its temporaries; every member answers OUTCOME
  *   HAVE     d->s  instead of ACCEPT: arg HAVE_ASK: some of the job's files
- *                  are there with its sizes and modes, to be compared;
+ *                  are there with its sizes and modes, to be compared
+ *                  (val HAVE_WANT_DIGESTS: and blocks, DIGESTS wanted);
  *                  HAVE_SAME: every entry is there, identical (times set
- *                  with JOB_TIMES): nothing to send
- *   DIGESTS  s->d  with JOB_DELTA, after HAVE_ASK and before REPLACE:
- *                  the digest of each block of the stream
- *                  (PROTO_DIGEST_LEN bytes, truncated SHA-256), for the
- *                  daemon to fill its temporaries with the blocks it
- *                  holds already
+ *                  with JOB_TIMES): nothing to send; HAVE_DIGESTS (after
+ *                  REPLACE): files differ whose blocks may serve,
+ *                  DIGESTS wanted
+ *   DIGESTS  s->d  with JOB_DELTA, once wanted (HAVE_WANT_DIGESTS,
+ *                  HAVE_DIGESTS), before or after REPLACE: the digest of
+ *                  each block of the stream (PROTO_DIGEST_LEN bytes,
+ *                  truncated SHA-256), for the daemon to fill its
+ *                  temporaries with the blocks it holds already; asked
+ *                  only then, so that files found identical by their
+ *                  crc32s cost the sender no digest
  *   REPLACE  s->d  after HAVE_ASK: body: the sources' crc32s, one per
  *                  entry; the daemon keeps the files that are identical,
  *                  refuses one that differs (without JOB_FORCE, naming it)
- *                  and answers HAVE_SAME, ACCEPT (the rest is made; what
- *                  is kept still takes its bytes from the stream) or
- *                  REFUSE
+ *                  and answers HAVE_SAME, HAVE_DIGESTS, ACCEPT (the rest
+ *                  is made; what is kept still takes its bytes from the
+ *                  stream) or REFUSE
  *   QUERY    s->d  instead of JOB on a new connection, covered by the
  *                  proof; body: a job token: what became of that job?  A
  *                  job still running that has not landed is ended first
@@ -168,6 +175,10 @@ int frame_decode(const uint8_t in[PROTO_FRAME_LEN], struct frame *f);
 			 * blocks the sender's DIGESTS tell */
 #define HAVE_SAME 1u	/* every entry is there, identical (after REPLACE,
 			 * or with no file to compare): nothing to send */
+#define HAVE_DIGESTS 2u	/* after REPLACE: files that differ are there whose
+			 * blocks may serve (JOB_DELTA): DIGESTS wanted */
+#define HAVE_WANT_DIGESTS 1u	/* HAVE_ASK's val: DIGESTS wanted too (files
+				 * of other sizes, unfinished copies) */
 
 /* REPLACE's body: the crc32 of each of the job's n entries as the sender
  * has it, in job order (0 for what is no file).  replace_decode: the body

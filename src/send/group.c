@@ -160,6 +160,9 @@ push_start_crc(struct push *p)
 	if (p->delta && p->digests_wanted && !p->digest_busy &&
 	    !p->digest_ready) {
 		p->digest_work.data = p;
+		log_info("digesting the sources' %llu blocks: a host holds "
+			 "other versions of them, or unfinished copies",
+			 (unsigned long long)store_stream_blocks(p->st));
 		p->digest_busy = uv_queue_work(&p->loop, &p->digest_work,
 					       digest_run, digest_after) == 0;
 		p->digest_ready = !p->digest_busy;	/* none: they fail */
@@ -171,44 +174,62 @@ push_start_crc(struct push *p)
 				    crc_after) == 0;
 }
 
-/* With delta, h gets our digests before REPLACE. */
-static int
+/* Our digests to h, which asked for them, once they are known.  The
+ * daemon waits for them as long as we digest; after them, for its
+ * set-up. */
+static void
 send_digests(struct phost *h)
 {
 	struct frame f = { .type = MSG_DIGESTS };
 	struct iovec iov = { h->p->digests, 0 };
 
-	if (!h->p->delta)
-		return 0;
+	if (h->st != HS_HAVE && h->st != HS_OFFERED)
+		return;
+	h->digests_sent = true;
 	f.len = iov.iov_len = store_stream_blocks(h->p->st) * PROTO_DIGEST_LEN;
-	return conn_send(h->c, &f, &iov, 1, 0);
+	if (h->p->digests == NULL)
+		push_host_failed(h, -ENOMEM, PROTO_NO_PEER, "out of memory "
+				 "for the sources' digests");
+	else if (conn_send(h->c, &f, &iov, 1, 0) < 0)
+		push_host_lost(h, -EPIPE, "cannot send DIGESTS");
+	else if (h->compared)
+		push_await_setup(h);
+}
+
+/* Our crcs to h (REPLACE), once they are known: it keeps what is
+ * identical, and answers HAVE_SAME, HAVE_DIGESTS, ACCEPT or REFUSE. */
+static void
+send_replace(struct phost *h)
+{
+	struct push *p = h->p;
+	struct frame f = { .type = MSG_REPLACE, .len = p->crcmsg.len };
+	struct iovec iov = { p->crcmsg.data, p->crcmsg.len };
+
+	h->compared = true;
+	if (p->crcmsg.err != 0)
+		push_host_failed(h, -ENOMEM, PROTO_NO_PEER, "out of "
+				 "memory for the sources' crcs");
+	else if (conn_send(h->c, &f, &iov, 1, 0) < 0)
+		push_host_lost(h, -EPIPE, "cannot send REPLACE");
+	else {
+		h->st = HS_OFFERED;
+		if (!h->wants_digests || h->digests_sent)
+			push_await_setup(h);
+	}
 }
 
 void
 push_settle_haves(struct push *p)
 {
-	struct frame f = { .type = MSG_REPLACE, .len = p->crcmsg.len };
-	struct iovec iov = { p->crcmsg.data, p->crcmsg.len };
 	struct phost *h;
 	size_t i;
 
-	if (p->delta && p->digests_wanted && !p->digest_ready)
-		return;		/* REPLACE waits for the digests */
-	for (i = 0; i < p->nh && p->crc_ready; i++) {
+	for (i = 0; i < p->nh; i++) {
 		h = &p->h[i];
-		if (h->st != HS_HAVE)
-			continue;
-		h->compared = true;
-		if (p->crcmsg.err != 0 || (p->delta && p->digests == NULL))
-			push_host_failed(h, -ENOMEM, PROTO_NO_PEER, "out of "
-					 "memory for the sources' crcs");
-		else if (send_digests(h) < 0 ||
-			 conn_send(h->c, &f, &iov, 1, 0) < 0)
-			push_host_lost(h, -EPIPE, "cannot send REPLACE");
-		else {
-			h->st = HS_OFFERED;	/* HAVE_SAME, ACCEPT, REFUSE */
-			push_await_setup(h);
-		}
+		if (h->wants_digests && !h->digests_sent && p->digest_ready)
+			send_digests(h);
+		if (h->st == HS_HAVE && p->crc_ready)
+			send_replace(h);
 	}
 }
 

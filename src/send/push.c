@@ -118,25 +118,43 @@ on_complete_msg(struct phost *h, const struct frame *f)
 	return 0;
 }
 
+/* h wants our block digests: computed (once for all hosts) if they are
+ * not, sent when they are. */
+static void
+want_digests(struct phost *h)
+{
+	h->wants_digests = true;
+	h->p->digests_wanted = true;
+	push_start_crc(h->p);
+}
+
 /* HAVE: the daemon holds the job's entries already, all identical
  * (HAVE_SAME), or files that may be, to compare with our crcs (HAVE_ASK,
- * once: REPLACE answers it). */
+ * once: REPLACE answers it), and their blocks with our digests (asked
+ * with HAVE_ASK, or once REPLACE showed files that differ:
+ * HAVE_DIGESTS). */
 static int
 on_have(struct phost *h, const struct frame *f)
 {
-	if (h->st != HS_OFFERED || f->arg > HAVE_SAME ||
-	    (f->arg == HAVE_ASK && h->compared))
+	if (h->st != HS_OFFERED || f->arg > HAVE_DIGESTS ||
+	    (f->arg == HAVE_ASK && h->compared) ||
+	    (f->arg == HAVE_DIGESTS &&
+	     (!h->compared || h->wants_digests || !h->p->delta)))
 		return -EPROTO;
 	if (f->arg == HAVE_SAME) {
 		h->identical = true;
 		push_host_done(h);
 		return 0;
 	}
-	h->st = HS_HAVE;
-	setup_answered(h);
-	h->p->digests_wanted = true;
-	push_start_crc(h->p);
-	push_settle_haves(h->p);	/* at once if our crcs are known */
+	setup_answered(h);	/* it waits for us now */
+	if (f->arg == HAVE_ASK)
+		h->st = HS_HAVE;
+	if (f->arg == HAVE_DIGESTS ||
+	    (h->p->delta && (f->val & HAVE_WANT_DIGESTS)))
+		want_digests(h);
+	else
+		push_start_crc(h->p);
+	push_settle_haves(h->p);	/* at once if what it needs is known */
 	return 0;
 }
 
@@ -148,11 +166,13 @@ take_need(struct phost *h, const struct frame *f, const uint8_t *body)
 
 	if (f->len == 0)
 		return 0;
-	if (h->need != NULL || !h->p->delta || !h->compared)
+	if (h->need != NULL || !h->p->delta || !h->compared ||
+	    !h->digests_sent)
 		return -EPROTO;
 	rbuf_init(&r, body, f->len);
 	if (bset_decode(&r, PROTO_MAX_RUNS, store_stream_blocks(h->p->st),
-			&h->need) < 0)
+			&h->need) < 0 || rget_u64(&r, &h->resumed) < 0 ||
+	    h->resumed > h->p->sum->bytes)
 		return -EPROTO;
 	return rbuf_done(&r);
 }

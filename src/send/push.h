@@ -70,9 +70,12 @@ struct push_report {
 	uint32_t rank;		/* in the group, 0 if never started */
 	uint64_t bytes;		/* size of the replica */
 	uint64_t reused;	/* ... of which it held already, in blocks
-				 * whose digests matched (an old version, a
-				 * copy a broken push left): not sent for
-				 * it */
+				 * whose digests matched, in the files where
+				 * the job lands (an old version): not sent
+				 * for it */
+	uint64_t resumed;	/* ... and in unfinished copies a broken
+				 * push left (--keep-partial): not sent
+				 * either */
 };
 
 /* How far a push is, for progress displays. */
@@ -164,6 +167,9 @@ struct push_summary {
 	uint32_t block_size;	/* used */
 	uint64_t sent;		/* block bytes the sender sent, over all
 				 * attempts (ideally `bytes`) */
+	uint64_t reused;	/* summed over the replicas that ended ok:
+				 * push_report's reused and resumed */
+	uint64_t resumed;
 	uint64_t would_send;	/* a dry run: block bytes the group would
 				 * carry (less than `bytes` when the hosts
 				 * hold blocks already) */

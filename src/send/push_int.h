@@ -76,8 +76,12 @@ struct phost {
 	uint64_t job_sent_us, accepted_us;	/* trace_now(): its JOB went,
 						 * its ACCEPT came */
 	bool compared;			/* our crcs went to it (REPLACE) */
+	bool wants_digests;		/* it asked for our DIGESTS */
+	bool digests_sent;		/* ... and they went */
 	struct bset *need;		/* the blocks it lacks (ACCEPT), or
 					 * NULL: all */
+	uint64_t resumed;		/* bytes of the others it took from
+					 * unfinished copies (ACCEPT) */
 	uint64_t held;			/* blocks it reported holding */
 	uint64_t block_us;		/* its median block time, 0: unknown */
 	double held_at;			/* when it said so, push seconds */

@@ -113,6 +113,11 @@ int store_fill(struct store *st, const struct job *job,
 	       const int *partials, struct bset *const *goods,
 	       struct bset **need, struct rd_err *err);
 
+/* Of the bytes store_fill found held, those it took from the unfinished
+ * copies (resumed; the others were reused from the files where the job
+ * lands).  0 on a NULL store. */
+uint64_t store_resumed_bytes(const struct store *st);
+
 /* The byte ranges of file i (receivers) that hold the source's bytes:
  * its blocks that arrived, or were filled and matched; what a partial
  * copy kept for the next job holds (store_fill's goods[i]).  0 or
@@ -122,10 +127,11 @@ int store_good_ranges(const struct store *st, size_t i, struct bset **out);
 /* What store_fill would find, for a dry run: the blocks a receiver
  * would lack, into *need, from what stands where the files land and the
  * unfinished copies (partials, as for store_fill), read and digested
- * block by block; nothing is made.  0, or -errno with `err`. */
+ * block by block, and the bytes it would take from those copies into
+ * *resumed; nothing is made.  0, or -errno with `err`. */
 int store_predict(const struct job *job, const struct dest_policy *pol,
 		  const uint8_t *digests, const int *partials,
-		  struct bset **need, struct rd_err *err);
+		  struct bset **need, uint64_t *resumed, struct rd_err *err);
 
 /* Carry only the stream blocks of `map` from now on (a copy is kept):
  * block j of store_iov, store_arrived and store_blocks is the map's j-th;

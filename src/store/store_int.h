@@ -39,6 +39,8 @@ struct store {
 				 * matched), for a partial copy's record */
 	struct bset *map;	/* the stream blocks carried, or NULL: all
 				 * (store_set_map) */
+	uint64_t resumed;	/* receiver: bytes store_fill took from
+				 * unfinished copies */
 };
 
 /* Index into st->full of the non-empty file holding stream offset `at`. */

@@ -3,6 +3,7 @@
 # report is the disk:
 #   - 3 blocks changed at scattered offsets: the group carries those 3
 #     (the summary's "sent"), every copy equals the new source;
+#   - nothing changed: identical, and the sender digests nothing;
 #   - hosts with different old versions (one changed, one none, one a
 #     shorter older copy) each get what they lack: the group carries the
 #     union, and every copy is the source's;
@@ -48,6 +49,14 @@ change() {
 	printf 'delta%s' "$1" | dd of="$src/data" bs=1 seek=$(($1 * bs + 1000)) \
 		conv=notrunc status=none
 }
+# flip FILE OFFSET: the byte at OFFSET changed (a byte written there
+# blindly is the one that was there once in 256 runs: a CI failure)
+flip() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf %03o $(((b + 1) % 256)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
 expect_sent() {
 	local got
 	got=$(sent)
@@ -64,11 +73,23 @@ all_same "first push"
 change 5
 change 64
 change 127
-push 0 --force
+push 0 --force -v
 expect_sent $((3 * bs)) "3 blocks changed"
 all_same "3 blocks changed"
-[ "$(jq -s '[.[] | select(.event == "replica" and .reused == 125 * 65536)] | length' \
+[ "$(jq -s '[.[] | select(.event == "replica" and .reused == 125 * 65536 and .resumed == 0)] | length' \
 	"$WORK/out")" = 3 ] || fail "reused: $(cat "$WORK/out")"
+grep -q "digesting the sources' 128 blocks" "$WORK/err" ||
+	fail "3 blocks changed: no word of the sender's digests: $(cat "$WORK/err")"
+
+# nothing changed since: identical by the crc32s alone, and the sender
+# digests nothing (a file staged again, as a prolog does, costs it no
+# SHA-256 pass)
+push 0 --force -v
+expect_sent 0 "unchanged"
+[ "$(jq -s '[.[] | select(.event == "replica" and .identical)] | length' "$WORK/out")" = 3 ] ||
+	fail "unchanged: not identical: $(cat "$WORK/out")"
+! grep -q "digesting the sources'" "$WORK/err" ||
+	fail "unchanged: the sender digested its sources: $(cat "$WORK/err")"
 
 # different old versions: host 1 as it is but block 10 changed since,
 # host 2 none, host 3 an older copy cut at 100 blocks, with block 50 changed
@@ -84,9 +105,9 @@ all_same "mixed versions"
 # without host 2's lack: host 1 lacks block 20, host 3 blocks 30 and 100..127
 change 20
 cp "$src/data" "$WORK/v"
-printf 'x' | dd of="$(on 3)" bs=1 seek=$((30 * bs)) conv=notrunc status=none
+flip "$(on 3)" $((30 * bs))
 truncate -s $((100 * bs)) "$(on 3)"
-printf 'y' | dd of="$(on 1)" bs=1 seek=$((90 * bs)) conv=notrunc status=none
+flip "$(on 1)" $((90 * bs))
 push 0 --force
 # block 20 (all), 30 (host 3), 90 (host 1), 100..127 (host 3)
 expect_sent $((31 * bs)) "union of what hosts lack"
@@ -120,7 +141,7 @@ tpush() {
 		-d "$stage/" "$tree" "$(hosts 3)"
 }
 tpush
-printf 'Z' | dd of="$tree/sub/b" bs=1 seek=5000 conv=notrunc status=none
+flip "$tree/sub/b" 5000
 head -c 3000 /dev/urandom >>"$tree/sub/c"
 make_file "$tree/sub/e" 2000
 tpush

@@ -23,6 +23,10 @@ on() {
 sent() {
 	sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out"
 }
+# summary FIELD: the summary's FIELD
+summary() {
+	jq -r "select(.event == \"summary\") | .$1" "$WORK/out"
+}
 all_same() {
 	local i
 	for i in "$@"; do
@@ -43,8 +47,10 @@ mid_landed() {
 # interrupt SIGNAL: a slow push, stopped by SIGNAL once host 3 (the
 # chain's last) holds half of the file, then each daemon keeps its copy
 interrupt() {
-	local pid t n i
-	n=$(grep -c "kept 1 unfinished copy" "$WORK/daemon1.log" || true)
+	local pid t i n=()
+	for i in 1 2 3; do
+		n[i]=$(grep -c "kept 1 unfinished copy" "$WORK/daemon$i.log" || true)
+	done
 	# (a job started in the background of a script ignores SIGINT: not this)
 	env --default-signal=INT "$RDMCP" -a chain -b 256K --bwlimit 4M -d "$stage/" "$src/data" \
 		"$(hosts 3)" >"$WORK/slow.out" 2>&1 &
@@ -58,11 +64,11 @@ interrupt() {
 	wait "$pid" 2>/dev/null || true
 	for i in 1 2 3; do
 		for t in $(seq 1 100); do
-			[ "$(grep -c "kept 1 unfinished copy" "$WORK/daemon$i.log" || true)" -gt "$n" ] &&
+			[ "$(grep -c "kept 1 unfinished copy" "$WORK/daemon$i.log" || true)" -gt "${n[i]}" ] &&
 				break
 			sleep 0.1
 		done
-		[ "$(grep -c "kept 1 unfinished copy" "$WORK/daemon$i.log" || true)" -gt "$n" ] ||
+		[ "$(grep -c "kept 1 unfinished copy" "$WORK/daemon$i.log" || true)" -gt "${n[i]}" ] ||
 			fail "daemon $i kept no copy after SIG$1: $(tail -n 5 "$WORK/daemon$i.log")"
 	done
 }
@@ -75,7 +81,12 @@ interrupt INT
 push 0
 all_same 1 2 3
 [ "$(sent)" -le $((size * 55 / 100)) ] || fail "after SIGINT: sent $(sent) of $size"
-note "after SIGINT: sent $(sent) of $size bytes"
+note "after SIGINT: sent $(sent) of $size bytes, $(summary resumed) resumed over the hosts"
+# what the hosts held came from their kept copies, and is said so
+[ "$(summary resumed)" -gt 0 ] && [ "$(summary reused)" -eq 0 ] ||
+	fail "after SIGINT: resumed $(summary resumed), reused $(summary reused)"
+[ "$(jq -s '[.[] | select(.event == "replica") | .resumed] | add' "$WORK/out")" -eq "$(summary resumed)" ] ||
+	fail "the hosts' resumed bytes do not add up to the summary's: $(cat "$WORK/out")"
 grep -q "resuming" "$WORK/daemon3.log" || fail "daemon 3 did not say it resumed"
 assert_no_temporaries
 
@@ -94,6 +105,7 @@ touch -d '2001-01-01' "$src/data"
 push 0
 all_same 1 2 3
 [ "$(sent)" -eq "$size" ] || fail "a changed source: sent $(sent) of $size"
+[ "$(summary resumed)" -eq 0 ] || fail "a changed source: resumed $(summary resumed)"
 assert_no_temporaries
 
 # a member killed mid-push: the retry resumes the others
@@ -118,3 +130,25 @@ grep -q "\"host\":\"$(host_addr 2):$PORT\",[^}]*\"ok\":false" "$WORK/out" ||
 	fail "host 2 not reported failed: $(cat "$WORK/out")"
 [ "$(sent)" -le $((size * 16 / 10)) ] || fail "a member killed: sent $(sent) of $size"
 note "a member killed: sent $(sent) of $size bytes over the attempts"
+
+# no room for a new copy beside the kept one: the kept one is given up,
+# and the push that would fit without it lands (resuming saves bytes,
+# never fails a push); the other hosts still resume
+[ "$(id -u)" -eq 0 ] || { note "skipped: the last part mounts a tmpfs (root)"; exit 77; }
+restart_daemon 2
+rm -f "$(on 1)" "$(on 2)" "$(on 3)"
+mount -t tmpfs -o size=40m rdmcp-small "$WORK/h3$stage"
+on_exit umount -l "$WORK/h3$stage"
+interrupt INT
+avail=$(( $(stat -f -c '%a * %S' "$WORK/h3$stage") ))
+[ "$avail" -lt "$size" ] ||
+	fail "host 3 has room for a copy beside its kept one ($avail bytes free): the case is not made"
+push 0
+all_same 1 2 3
+grep -q "no room for new copies beside the unfinished ones kept" "$WORK/daemon3.log" ||
+	fail "host 3 did not give its kept copy up: $(tail -n 5 "$WORK/daemon3.log")"
+[ "$(jq -r "select(.event == \"replica\" and .host == \"$(host_addr 3):$PORT\") | .resumed" "$WORK/out")" -eq 0 ] ||
+	fail "host 3 resumed from a copy it gave up: $(cat "$WORK/out")"
+[ "$(summary resumed)" -gt 0 ] || fail "hosts 1 and 2 did not resume: $(cat "$WORK/out")"
+note "no room beside the kept copy on host 3 ($avail bytes free of 40 MiB): given up, the push landed; $(summary resumed) bytes resumed elsewhere"
+assert_no_temporaries
