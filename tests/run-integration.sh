@@ -57,6 +57,7 @@ finish() {
 # sends it to the test's group, so that each test's clean-up runs (its
 # daemons, namespaces, clusters); timeout kills the group 10 s later at
 # the latest
+# shellcheck disable=SC2317 # run by the trap
 interrupted() {
 	local f name alive pids=()
 	trap - INT TERM
