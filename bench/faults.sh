@@ -273,8 +273,8 @@ forget() {
 	rm -f "$DATA"/h*/stage/"$1"
 }
 
-med() { grep -v -e '^NA$' -e '^$' | median; }
-minmax() { grep -v -e '^NA$' -e '^$' | sort -g | sed -n '1p;$p' | paste -sd' '; }
+med() { grep -v -e '^NA$' -e '^$' | median | awk '{ printf "%.4g\n", $1 }'; }
+minmax() { grep -v -e '^NA$' -e '^$' | sort -g | sed -n '1p;$p' | awk '{ printf "%.4g\n", $1 }' | paste -sd' '; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "NA") print "NA"; else printf "%.4f\n", a / b }'; }
 
 mkdir -p "$DATA/log" "$DATA/src"
@@ -371,7 +371,7 @@ for s in $SCENARIOS; do
 		att=$(summary "$DATA/f$r.json" attempts)
 		F_WALL+=("$WALL") F_ATT+=("$att")
 		F_SENT+=("$(ratio "$sent" "$SIZE")")
-		say "faults $r: wall $WALL s, sent/file ${F_SENT[-1]} (resumed/file $(ratio "$resumed" "$SIZE")), attempts $att, ok $OKN, failed $FAILN (maybe landed $MAYBEN), exit $PRC;$faults; report vs disk: $BADN mismatches"
+		say "faults $r: wall $WALL s, sent/file ${F_SENT[-1]} (what hosts held already, summed over them: $(ratio "$resumed" "$SIZE") x the file), attempts $att, ok $OKN, failed $FAILN (maybe landed $MAYBEN), exit $PRC;$faults; report vs disk: $BADN mismatches"
 		# the copies go; the killed daemons come back, as a service
 		# manager would start them (their temporaries swept at start)
 		forget "$name"
