@@ -44,6 +44,11 @@
 #   make bench-resume a member killed mid-push, its retry with and without
 #                   kept copies: wall time and bytes sent (no root;
 #                   bench/resume.sh; BENCH_RUNS)
+#   make bench-faults members killed and frozen at random moments of a
+#                   push (root, netns + tc): wall time and bytes sent
+#                   against the undisturbed push, every host's report
+#                   checked against its disk (bench/faults.sh;
+#                   BENCH_FAULTS_SCENARIOS, BENCH_RUNS, BENCH_FAULT_RUNS...)
 #   make bench-slurm rdmcp beside sbcast and srun --bcast in jobs of a real
 #                   Slurm (root, netns + tc, Debian's slurmctld and slurmd):
 #                   16 and 64 nodes, ratios to one plain copy, every copy
@@ -93,8 +98,8 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/%)
 
 .PHONY: all check check-all check-soak check-unit check-integration check-cluster check-slurm check-docs \
 	check-layers check-asan check-valgrind check-rdma demo bench bench-loop \
-	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma bench-delta bench-resume bench-slurm \
-	fuzz clean install uninstall deps-build deps-test
+	bench-scale bench-tree bench-slow bench-senders bench-racks bench-rdma bench-delta bench-resume bench-faults \
+	bench-slurm fuzz clean install uninstall deps-build deps-test
 
 all: $(BIN)
 
@@ -300,13 +305,14 @@ check-rdma: $(BIN)
 demo: $(BIN)
 	@RDMCP=$(abspath $(BIN)) scripts/demo.sh
 
-# BENCH_SLOW, BENCH_RACKS, BENCH_SENDERS, BENCH_DELTA: also run those
-# benchmarks after bench/cluster.sh, with these scenarios ("1": their
-# default ones).
+# BENCH_SLOW, BENCH_RACKS, BENCH_SENDERS, BENCH_DELTA, BENCH_FAULTS: also
+# run those benchmarks after bench/cluster.sh, with these scenarios ("1":
+# their default ones).
 bench: rdmcp $(HELPER_BINS)
 	@bench/cluster.sh
 	@for b in "slow:$(BENCH_SLOW)" "racks:$(BENCH_RACKS)" \
-		"senders:$(BENCH_SENDERS)" "delta:$(BENCH_DELTA)"; do \
+		"senders:$(BENCH_SENDERS)" "delta:$(BENCH_DELTA)" \
+		"faults:$(BENCH_FAULTS)"; do \
 		name=$${b%%:*}; sc=$${b#*:}; [ -n "$$sc" ] || continue; \
 		var=BENCH_$$(echo "$$name" | tr a-z A-Z)_SCENARIOS; \
 		if [ "$$sc" = 1 ]; then bench/$$name.sh || exit 1; \
@@ -344,6 +350,9 @@ bench-delta: rdmcp
 
 bench-resume: rdmcp
 	@bench/resume.sh
+
+bench-faults: rdmcp
+	@bench/faults.sh
 
 -include $(OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(HELPER_BINS:=.d)
 # the fuzz objects too: a header changed under a stale object (a struct
