@@ -200,6 +200,12 @@ set_up(struct transfer *j)
 	int rc;
 
 	policy(j, &pol);
+	if (j->fill == FILL_COMPARE) {	/* both digests in: compare */
+		rc = store_fill_compare(j->st, j->digests, j->mine,
+					j->partials, j->goods, &j->need,
+					&j->work_err);
+		return rc < 0 ? rc : SETUP_MADE;
+	}
 	if (j->settle)
 		settle(j);
 	else if ((rc = add_parents(j, &pol)) < 0 ||
@@ -224,7 +230,10 @@ set_up(struct transfer *j)
 	rc = make_temporaries(j, &pol);
 	if (rc == 0 && (j->job->flags & JOB_SPARSE))
 		store_keep_holes(j->st);
-	if (rc == 0 && j->digests != NULL)
+	if (rc == 0 && j->fill == FILL_LOCAL)	/* j->digests not read */
+		rc = store_fill_local(j->st, j->job, &pol, &j->mine,
+				      &j->work_err);
+	else if (rc == 0 && j->digests != NULL)
 		rc = store_fill(j->st, j->job, &pol, j->digests, j->partials,
 				j->goods,
 				&j->need,
@@ -296,6 +305,13 @@ setup_done(uv_work_t *w, int status)
 				 ? j->work_err.msg : strerror(-j->work_rc));
 		return;
 	}
+	if (j->fill == FILL_LOCAL && j->work_rc == SETUP_MADE) {
+		j->fill = FILL_WAITING;		/* our blocks digested */
+		j->state = JS_HAVE;
+		if (j->digests != NULL)
+			transfer_digests_came(j);
+		return;
+	}
 	if (j->work_rc == SETUP_ASK || j->work_rc == SETUP_SAME) {
 		j->state = j->work_rc == SETUP_ASK ? JS_HAVE : JS_SAME;
 		log_info("job %s: %s", j->tag, j->work_rc == SETUP_ASK
@@ -314,6 +330,26 @@ setup_done(uv_work_t *w, int status)
 	if (j->trace != NULL)
 		j->t_accept = trace_now();
 	send_accept(j);
+}
+
+int
+transfer_prefill(struct transfer *j)
+{
+	if (j->job->flags & JOB_DRY_RUN)
+		return 0;	/* predicts from DIGESTS (transfer_digests_came) */
+	j->fill = FILL_LOCAL;
+	return transfer_setup(j, true);
+}
+
+void
+transfer_digests_came(struct transfer *j)
+{
+	if (j->fill == FILL_WHOLE)
+		transfer_setup(j, true);	/* a dry run */
+	else if (j->fill == FILL_WAITING) {
+		j->fill = FILL_COMPARE;
+		transfer_setup(j, true);
+	}
 }
 
 int

@@ -26,8 +26,9 @@ transfer_frame_step(enum jstate st, bool go_received, uint8_t type,
 	case MSG_ABORT:		/* answered OUTCOME, in any state */
 		*next = JS_ENDED;
 		return 0;
-	case MSG_DIGESTS:	/* asked for, before or after REPLACE */
-		return st == JS_HAVE ? 0 : -EPROTO;
+	case MSG_DIGESTS:	/* asked for, before or after REPLACE (while
+				 * the daemon digests its own blocks: set-up) */
+		return st == JS_HAVE || st == JS_SETUP ? 0 : -EPROTO;
 	case MSG_REPLACE:	/* after HAVE_ASK: settle, and set up */
 		if (st != JS_HAVE)
 			return -EPROTO;

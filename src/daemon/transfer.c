@@ -95,6 +95,8 @@ free_seen(struct transfer *j)
 	free(j->crcs);
 	free(j->theirs);
 	free(j->digests);
+	free(j->mine);
+	j->mine = NULL;
 	bset_free(j->need);
 	free(j->partials);
 	j->partials = NULL;
@@ -308,6 +310,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 	struct transfer *j = ctx;
 
 	enum jstate next;
+	bool wants;
 	int rc;
 
 	transfer_idle_progress(j);	/* a word from the sender, not a keepalive */
@@ -330,22 +333,26 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		on_abort(j, f, body);
 		return 0;
 	case MSG_DIGESTS:	/* set up if REPLACE came and waits for them */
+		if (j->state == JS_SETUP && j->fill != FILL_LOCAL)
+			return -EPROTO;
 		rc = on_digests(j, f, body);
-		return rc == 0 && j->replaced ? transfer_setup(j, true) : rc;
+		if (rc == 0 && j->replaced)
+			transfer_digests_came(j);
+		return rc;
 	case MSG_REPLACE:	/* the sources' crcs: settle, set up */
 		if (j->replaced || replace_decode(body, f->len,
 						  j->job->nfiles,
 						  j->theirs) < 0)
 			return -EPROTO;
 		/* digests asked for come, wanted or not now: waited for */
-		if (!transfer_settle_wants_digests(j) &&
-		    !(j->asked_digests && j->digests == NULL))
+		wants = transfer_settle_wants_digests(j);
+		if (!wants && !(j->asked_digests && j->digests == NULL))
 			return transfer_setup(j, true);
 		j->replaced = true;
 		if (!j->asked_digests)
 			transfer_send(j, MSG_HAVE, HAVE_DIGESTS, 0, NULL);
 		j->asked_digests = true;
-		return 0;
+		return wants ? transfer_prefill(j) : 0;
 	default:
 		return -EPROTO;
 	}

@@ -61,6 +61,14 @@ struct transfer {
 	bool work_busy;
 	bool settle;		/* REPLACE came: settle what was seen */
 	bool replaced;		/* ... and the job waits for DIGESTS */
+	enum {
+		FILL_WHOLE,	/* set up at once, digests in hand or none */
+		FILL_LOCAL,	/* filling and digesting its own blocks
+				 * while the sender digests its sources */
+		FILL_WAITING,	/* ... done, waiting for DIGESTS */
+		FILL_COMPARE,	/* comparing the two */
+	} fill;
+	uint8_t *mine;		/* our blocks' digests (FILL_LOCAL) */
 	bool asked_digests;	/* HAVE_WANT_DIGESTS or HAVE_DIGESTS went */
 	bool read_back;		/* --verify: disk_crc is the temporaries' */
 	uint32_t disk_crc;
@@ -157,6 +165,16 @@ enum {
  * (REPLACE, in j->theirs) and decide which files are kept.  Returns 0
  * (a failure to queue fails the job). */
 int transfer_setup(struct transfer *j, bool settle);
+
+/* REPLACE came and DIGESTS are wanted: make the temporaries, fill them
+ * from what stands where they land and digest those blocks now, in the
+ * thread pool, while the sender digests its sources; compare when both
+ * are in (setup.c).  A dry run waits for DIGESTS instead.  0 (a failure
+ * to queue fails the job). */
+int transfer_prefill(struct transfer *j);
+
+/* DIGESTS came: compare if our own blocks are digested (setup.c). */
+void transfer_digests_came(struct transfer *j);
 
 /* REPLACE came (the sender's crc32s in j->theirs): settle what was seen
  * (setup.c).  Do blocks of files that differ, or of unfinished copies,

@@ -237,24 +237,33 @@ held(struct store *st, uint64_t b)
 	return st->holes ? store_punch_block(st, b) : 0;
 }
 
-/* The stream blocks whose digest differs from the source's, into *need;
- * with holes kept, the zero pages of those that match punched. */
-static int
-compare_blocks(struct store *st, const uint8_t *digests,
-	       struct bset *need)
+/* The digest of every stream block filled from a file where it lands
+ * into mine (the others are not read: lacking). */
+static void
+digest_based(const struct store *st, uint8_t *mine)
 {
 	struct extent_memo memo = { NULL, 0, 0 };
-	uint8_t mine[STORE_DIGEST_LEN];
+	uint64_t b;
+
+	for (b = 0; b < st->blocks; b++)
+		if (based(st, b))
+			digest_block(st, b, mine + b * STORE_DIGEST_LEN, &memo);
+}
+
+/* The stream blocks whose digest (mine) differs from the source's, or
+ * that nothing filled, into *need; with holes kept, the zero pages of
+ * those that match punched. */
+static int
+compare_blocks(struct store *st, const uint8_t *digests,
+	       const uint8_t *mine, struct bset *need)
+{
 	uint64_t b;
 	int rc = 0;
 
 	for (b = 0; b < st->blocks && rc == 0; b++) {
-		if (!based(st, b)) {
-			rc = bset_add(need, b, 1);
-			continue;
-		}
-		digest_block(st, b, mine, &memo);
-		if (memcmp(mine, digests + b * STORE_DIGEST_LEN,
+		if (!based(st, b) ||
+		    memcmp(mine + b * STORE_DIGEST_LEN,
+			   digests + b * STORE_DIGEST_LEN,
 			   STORE_DIGEST_LEN) != 0)
 			rc = bset_add(need, b, 1);
 		else
@@ -379,19 +388,38 @@ any_partial(const struct store *st, const int *partials)
 }
 
 int
-store_fill(struct store *st, const struct job *job,
-	   const struct dest_policy *pol, const uint8_t *digests,
-	   const int *partials, struct bset *const *goods, struct bset **need,
-	   struct rd_err *err)
+store_fill_local(struct store *st, const struct job *job,
+		 const struct dest_policy *pol, uint8_t **mine,
+		 struct rd_err *err)
 {
 	int rc;
 
-	*need = NULL;
+	*mine = malloc(st->blocks * STORE_DIGEST_LEN + 1);
+	if (*mine == NULL)
+		return rd_errf(err, -ENOMEM, "out of memory for digests");
 	rc = dest_bases(job, pol, fill_one, st, err);
 	if (rc == 0)
-		rc = bset_new(need);
+		digest_based(st, *mine);
+	if (rc < 0 && err->code == 0)
+		rd_errf(err, rc, "cannot read the blocks held: %s",
+			strerror(-rc));
+	if (rc < 0) {
+		free(*mine);
+		*mine = NULL;
+	}
+	return rc;
+}
+
+int
+store_fill_compare(struct store *st, const uint8_t *digests,
+		   const uint8_t *mine, const int *partials,
+		   struct bset *const *goods, struct bset **need,
+		   struct rd_err *err)
+{
+	int rc = bset_new(need);
+
 	if (rc == 0)
-		rc = compare_blocks(st, digests, *need);
+		rc = compare_blocks(st, digests, mine, *need);
 	if (rc == 0 && bset_count(*need) > 0 && any_partial(st, partials))
 		rc = resume_blocks(st, digests, partials, goods, need);
 	if (rc < 0 && err->code == 0)
@@ -401,6 +429,24 @@ store_fill(struct store *st, const struct job *job,
 		bset_free(*need);
 		*need = NULL;
 	}
+	return rc;
+}
+
+int
+store_fill(struct store *st, const struct job *job,
+	   const struct dest_policy *pol, const uint8_t *digests,
+	   const int *partials, struct bset *const *goods, struct bset **need,
+	   struct rd_err *err)
+{
+	uint8_t *mine;
+	int rc;
+
+	*need = NULL;
+	rc = store_fill_local(st, job, pol, &mine, err);
+	if (rc == 0)
+		rc = store_fill_compare(st, digests, mine, partials, goods,
+					need, err);
+	free(mine);
 	return rc;
 }
 

@@ -113,6 +113,22 @@ int store_fill(struct store *st, const struct job *job,
 	       const int *partials, struct bset *const *goods,
 	       struct bset **need, struct rd_err *err);
 
+/* store_fill in two steps, the first before the source's digests are
+ * known: the temporaries filled from what stands where they land, and
+ * the digest of each block so filled into *mine (malloc'd, one per
+ * stream block; the caller frees it).  0, or -errno with `err`. */
+int store_fill_local(struct store *st, const struct job *job,
+		     const struct dest_policy *pol, uint8_t **mine,
+		     struct rd_err *err);
+
+/* ... then, the source's digests come: the blocks whose digests match
+ * are held, the others taken from the partial copies where they match,
+ * the rest into *need, as store_fill.  0, or -errno with `err`. */
+int store_fill_compare(struct store *st, const uint8_t *digests,
+		       const uint8_t *mine, const int *partials,
+		       struct bset *const *goods, struct bset **need,
+		       struct rd_err *err);
+
 /* Of the bytes store_fill found held, those it took from the unfinished
  * copies (resumed; the others were reused from the files where the job
  * lands).  0 on a NULL store. */

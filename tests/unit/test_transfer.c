@@ -32,7 +32,7 @@ expected(enum jstate st, bool go, uint8_t type, enum jstate *next)
 		return *next = JS_ENDED, 0;
 	if (type == MSG_REPLACE && st == JS_HAVE)
 		return *next = JS_SETUP, 0;
-	if (type == MSG_DIGESTS && st == JS_HAVE)	/* before or after REPLACE */
+	if (type == MSG_DIGESTS && (st == JS_HAVE || st == JS_SETUP))
 		return 0;
 	return -EPROTO;
 }
