@@ -44,6 +44,9 @@
 #   make bench-resume a member killed mid-push, its retry with and without
 #                   kept copies: wall time and bytes sent (no root;
 #                   bench/resume.sh; BENCH_RUNS)
+#   make bench-delta-host a delta of 1 % on one loopback host, against the
+#                   time to digest the copy; BENCH_B=BUILD times another
+#                   build beside it (no root; bench/delta_host.sh)
 #   make bench-faults members killed and frozen at random moments of a
 #                   push (root, netns + tc): wall time and bytes sent
 #                   against the undisturbed push, every host's report
@@ -350,6 +353,9 @@ bench-delta: rdmcp
 
 bench-resume: rdmcp
 	@bench/resume.sh
+
+bench-delta-host: rdmcp
+	@bench/delta_host.sh
 
 bench-faults: rdmcp
 	@bench/faults.sh
