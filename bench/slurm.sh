@@ -68,17 +68,7 @@ set -euo pipefail
 # tables TSV: the summary of a run, a column per tool, and each
 # scenario's best sbcast column
 tables() {
-	awk -F '\t' '
-	function median(list,    v, n, i, j, x) {
-		n = split(list, v, " ")
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-				x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
-			}
-		if (n == 0)
-			return "NA"
-		return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-	}
+	awk -F '\t' "$(cat "$(dirname "$0")/median.awk")"'
 	/^#/ { next }
 	{
 		if (!($1 in seen)) { seen[$1] = 1; sc[++nsc] = $1; n[$1] = $2; rate[$1] = $3; mib[$1] = $4 }
