@@ -112,27 +112,21 @@ held_bytes(const struct push *p, const struct phost *h)
 	return held;
 }
 
-/* Of those, the bytes it took from unfinished copies (its word, at most
- * what it held). */
-static uint64_t
-resumed_bytes(const struct push *p, const struct phost *h)
-{
-	uint64_t held = held_bytes(p, h);
-
-	return h->resumed < held ? h->resumed : held;
-}
-
 static void
 emit(struct push *p, const struct phost *h, const struct phost *as,
      const char *reason, bool sender_fault)
 {
+	/* what it held, and of that what it took from unfinished copies
+	 * (its word, at most what it held) */
+	uint64_t held = held_bytes(p, h),
+		 resumed = h->resumed < held ? h->resumed : held;
 	struct push_report r = {
 		.index = as->idx, .host = as->name, .addr = h->addrstr,
 		.ok = h->st == HS_DONE, .error = h->error,
 		.reason = reason, .seconds = push_elapsed(p),
 		.rank = h->rank, .bytes = p->sum->bytes,
-		.reused = held_bytes(p, h) - resumed_bytes(p, h),
-		.resumed = resumed_bytes(p, h),
+		.reused = held - resumed,
+		.resumed = resumed,
 		.permanent = h->refused, .identical = h->identical,
 		.verified = h->st == HS_DONE && p->cfg->verify,
 		.sender_fault = sender_fault, .maybe_landed = h->maybe_landed,
