@@ -12,8 +12,10 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RDMCP=${RDMCP:-$TOP/rdmcp}
 TEST_NAME=$(basename "$0" .sh)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmcp-$TEST_NAME.XXXXXX")
-# A port of our own, so tests never meet a demo or each other.
-PORT=${RDMCP_TEST_PORT:-$((20000 + ($$ % 20000)))}
+# A port of our own, so tests never meet a demo or each other, and below
+# Linux's ephemeral range (32768 on): a listen on a port some connection
+# of another test holds as its local end fails with EADDRINUSE.
+PORT=${RDMCP_TEST_PORT:-$((10000 + ($$ % 22000)))}
 DAEMON_PIDS=()		# by host; a daemon killed on purpose is unset
 EXIT_HOOKS=()
 # the shared key that daemons and senders of this test prove they hold

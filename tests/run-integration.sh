@@ -8,9 +8,10 @@
 # root; that is reported, and counts as a failure when RDMCP_REQUIRE_ALL=1
 # (CI).
 #
-# Tests may run at once: each has a port of its own (tests/lib.sh: from
-# its process id) and a scratch directory of its own, and looks only at
-# the processes it started.  A directory whose tests share something else
+# Tests may run at once: each has a port of its own (two: tests and
+# benches use PORT and PORT + 1), given here by its place in the run,
+# below Linux's ephemeral ports, and a scratch directory of its own, and
+# looks only at the processes it started.  A directory whose tests share something else
 # (network namespaces: tests/cluster) sets RDMCP_TEST_JOBS=1.
 set -u
 dir=$1
@@ -21,6 +22,8 @@ trap 'rm -rf "$logs"' EXIT
 pass=0 failed=() skipped=()
 declare -A running=()	# pid -> test name
 total=0
+port_fixed=${RDMCP_TEST_PORT:-}
+port_base=$((10000 + ($$ % 100) * 200))
 
 # run_one NAME FILE: the test, its output and how it ended in $logs/NAME.*
 run_one() {
@@ -91,7 +94,7 @@ for t in "$dir"/*.sh; do
 	done
 	name=$(basename "$t" .sh)
 	total=$((total + 1))
-	run_one "$name" "$t" &
+	RDMCP_TEST_PORT=${port_fixed:-$((port_base + 2 * total))} run_one "$name" "$t" &
 	running[$!]=$name
 done
 while [ "${#running[@]}" -gt 0 ]; do
