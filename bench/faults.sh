@@ -49,6 +49,9 @@
 #                           --json"; --json is added if missing)
 #   BENCH_PUSH_TIMEOUT      seconds a push may take at most (900)
 #   BENCH_PORT              the daemons' port (7471)
+#   BENCH_FAULTS_KEEP       a directory to keep each fault run's output
+#                           in (rN.json, rN.err: the sender's stdout and
+#                           stderr; rN.faults: what was injected when)
 # Above 32 hosts the kernel's ARP table (net.ipv4.neigh.default.
 # gc_thresh1..3, shared by every namespace) is raised to 4, 16 and 32
 # entries per host when it is smaller, never lowered; at exit it is put
@@ -160,10 +163,24 @@ push() {
 	PRC=0
 	t0=$(now_us)
 	# shellcheck disable=SC2086
-	timeout -k 5 "$PUSH_LIMIT" "$CLUSTER" exec 1 "$RDMCP" -P "$PORT" $OPTS \
-		-d /stage/ "$DATA/src/$1" "$LIST" >"$2" 2>"$2.err" || PRC=$?
+	if [ -z "${BENCH_FAULTS_KEEP:-}" ]; then
+		timeout -k 5 "$PUSH_LIMIT" "$CLUSTER" exec 1 "$RDMCP" -P "$PORT" $OPTS \
+			-d /stage/ "$DATA/src/$1" "$LIST" >"$2" 2>"$2.err" || PRC=$?
+	else	# each line of stderr stamped with the seconds since t0
+		timeout -k 5 "$PUSH_LIMIT" "$CLUSTER" exec 1 "$RDMCP" -P "$PORT" $OPTS \
+			-d /stage/ "$DATA/src/$1" "$LIST" >"$2" \
+			2> >(stamp "$t0" >"$2.err") || PRC=$?
+	fi
 	t1=$(now_us)
 	WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')
+}
+
+# stamp T0: each line of stdin, after the seconds since T0 (microseconds)
+stamp() {
+	local line
+	while IFS= read -r line; do
+		printf '%s %s\n' "$(awk -v a="$1" -v b="$(now_us)" 'BEGIN { printf "%.2f", (b - a) / 1e6 }')" "$line"
+	done
 }
 
 # summary OUT FIELD: a field of the push's summary ("NA" if none)
@@ -371,6 +388,12 @@ for s in $SCENARIOS; do
 		att=$(summary "$DATA/f$r.json" attempts)
 		F_WALL+=("$WALL") F_ATT+=("$att")
 		F_SENT+=("$(ratio "$sent" "$SIZE")")
+		if [ -n "${BENCH_FAULTS_KEEP:-}" ]; then
+			mkdir -p "$BENCH_FAULTS_KEEP"
+			cp "$DATA/f$r.json" "$BENCH_FAULTS_KEEP/r$r.json"
+			cp "$DATA/f$r.json.err" "$BENCH_FAULTS_KEEP/r$r.err"
+			cp "$DATA/faults" "$BENCH_FAULTS_KEEP/r$r.faults"
+		fi
 		say "faults $r: wall $WALL s, sent/file ${F_SENT[-1]} (what hosts held already, summed over them: $(ratio "$resumed" "$SIZE") x the file), attempts $att, ok $OKN, failed $FAILN (maybe landed $MAYBEN), exit $PRC;$faults; report vs disk: $BADN mismatches"
 		# the copies go; the killed daemons come back, as a service
 		# manager would start them (their temporaries swept at start)
