@@ -92,6 +92,8 @@ on_push_report(void *ctx, const struct push_report *r)
 				  &sd->faults[idx])) {
 		sd->retry[idx] = true;
 		sd->busy += r->error == -EBUSY;
+		sd->silence |= push_retry_patient(r);
+		sd->suspect[idx] = r->error == -ETIMEDOUT && !r->casualty;
 		sd->bound[idx] = sd->faults[idx] == faults ? 0
 			: (uint8_t)push_retry_bound(r, sd->o->retries);
 		if (sd->o->verbose > 0)
@@ -174,12 +176,14 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	struct push_summary sum;
 	int *racks = NULL;
 	bool *slow = calloc(sd->npending + 1, sizeof(*slow));
+	bool *suspect = calloc(sd->npending + 1, sizeof(*suspect));
 	size_t i;
 	int rc;
 
-	if (slow == NULL || (sd->racks.rack_of != NULL &&
+	if (slow == NULL || suspect == NULL || (sd->racks.rack_of != NULL &&
 	    (racks = calloc(sd->npending + 1, sizeof(*racks))) == NULL)) {
 		free(slow);
+		free(suspect);
 		return -ENOMEM;
 	}
 	for (i = 0; i < sd->npending; i++) {
@@ -187,19 +191,24 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 		if (racks != NULL)
 			racks[i] = sd->racks.rack_of[sd->pending[i]];
 		slow[i] = sd->slow[sd->pending[i]] == SLOW_YES;
+		suspect[i] = sd->suspect[sd->pending[i]];
+		sd->suspect[sd->pending[i]] = false;
 	}
 	cfg->hosts = hosts;
 	cfg->nhosts = sd->npending;
 	cfg->racks = racks;
 	cfg->own_rack = sd->racks.own;
 	cfg->slow = slow;
+	cfg->suspect = suspect;
 	cfg->regroup = may_regroup(sd, cfg);
 	sd->regrouped = false;
 	rc = push_run(cfg, &sum, err);
 	cfg->racks = NULL;
 	cfg->slow = NULL;
+	cfg->suspect = NULL;
 	free(racks);
 	free(slow);
+	free(suspect);
 	if (rc == 0 && sd->regrouped) {	/* them last, in a chain */
 		send_say_regroup(sd, sum.link_rate);
 		cfg->alg = SCHED_CHAIN;
@@ -245,8 +254,11 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		sd->last = round + 1 >= sd->max_attempts;
 		sd->offset = now_seconds() - start;
 		sd->busy = 0;
-		cfg->timeout_ms = push_retry_timeout(sd->o->timeout_ms, round);
+		cfg->timeout_ms = push_retry_timeout(sd->o->timeout_ms,
+						     sd->silences);
+		sd->silence = false;
 		rc = attempt(sd, cfg, hosts, &err);
+		sd->silences += sd->silence;
 		more = rc == 0 ? next_pending(sd) : 0;
 		if (sd->changed)	/* once it is known whether it goes again */
 			send_say_changed(sd, more);
@@ -373,6 +385,7 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->faults = calloc(n, sizeof(*sd->faults));
 	sd->maybe_landed = calloc(n, sizeof(bool));
 	sd->slow = calloc(n, sizeof(*sd->slow));
+	sd->suspect = calloc(n, sizeof(*sd->suspect));
 	sd->rate = calloc(n, sizeof(*sd->rate));
 	sd->pending = calloc(n, sizeof(size_t));
 	sd->targets = calloc(n, sizeof(char *));
@@ -382,7 +395,7 @@ sender_alloc(struct sender *sd, int nfiles)
 	sd->outcomes = outcomes_new(sd->hl);
 	if (!sd->ok || !sd->failed || !sd->unsent || !sd->retry || !sd->bound ||
 	    !sd->faults || !sd->maybe_landed ||
-	    !sd->slow || !sd->rate || !sd->pending ||
+	    !sd->slow || !sd->suspect || !sd->rate || !sd->pending ||
 	    !sd->targets || !sd->dests || !sd->sources || !sd->outcomes) {
 		warnx_("cannot start: out of memory");
 		return -ENOMEM;
@@ -413,6 +426,7 @@ sender_free(struct sender *sd)
 	free(sd->faults);
 	free(sd->maybe_landed);
 	free(sd->slow);
+	free(sd->suspect);
 	free(sd->rate);
 	free(sd->pending);
 	free(sd->targets);

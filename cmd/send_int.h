@@ -27,6 +27,7 @@ struct sender {
 	uint8_t *faults;	/* attempts it failed for reasons of its own */
 	bool *maybe_landed;	/* an attempt lost it after its go, unasked */
 	enum slow_verdict *slow;	/* found slow (--slow last) */
+	bool *suspect;		/* went silent in the last attempt it was in */
 	uint64_t *rate;		/* then its rate in, bytes/s */
 	bool regrouped;		/* the attempt stopped around slow hosts */
 	bool regroup_done;	/* ... once per push */
@@ -47,6 +48,9 @@ struct sender {
 	int spool_fd;		/* standard input, spooled; or -1 */
 	struct outcomes *outcomes;	/* for the grouped lines */
 	bool last;		/* no attempt after this one */
+	bool silence;		/* a host of this attempt failed by a silence
+				 * (push_retry_patient) */
+	int silences;		/* attempts so far with such a host */
 	int max_attempts;	/* push_retry_limit() */
 	char key_name[4200];	/* "the key in FILE", for messages */
 	double offset;		/* seconds from the first attempt's start */

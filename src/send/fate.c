@@ -496,6 +496,7 @@ finish_now(uv_timer_t *t)
 	p->vb = NULL;
 	uv_close((uv_handle_t *)&p->finisher, on_timer_closed);
 	uv_close((uv_handle_t *)&p->aborter, on_timer_closed);
+	uv_close((uv_handle_t *)&p->suspects, on_timer_closed);
 	uv_close((uv_handle_t *)&p->tracer, on_timer_closed);
 	uv_close((uv_handle_t *)&p->starter, on_timer_closed);
 }

@@ -554,6 +554,64 @@ choose_map(struct push *p)
 	return rc;
 }
 
+/* ---------------------------------------------------------------------
+ * Suspects (push_cfg.suspect): hosts that went silent in the attempt
+ * before do not hold the others up
+ */
+
+static bool
+is_suspect(const struct push *p, const struct phost *h)
+{
+	return p->cfg->suspect != NULL && p->cfg->suspect[h->idx];
+}
+
+/* The grace is over: the suspects still undecided fail, and the group
+ * starts without them (the last one's failure starts it). */
+static void
+drop_suspects(uv_timer_t *t)
+{
+	struct push *p = t->data;
+	unsigned ms = (unsigned)uv_timer_get_repeat(t);
+	size_t i;
+
+	uv_timer_stop(t);
+	for (i = 0; i < p->nh && !p->started; i++) {
+		struct phost *h = &p->h[i];
+
+		if (HS_UNDECIDED(h->st) && h->st != HS_RESOLVING &&
+		    is_suspect(p, h))
+			push_host_failed(h, -ETIME, PROTO_NO_PEER, "still "
+					 "silent: it had not answered %u ms "
+					 "after the other hosts were ready, "
+					 "and it went silent in the attempt "
+					 "before", ms);
+	}
+}
+
+/* Only suspects are undecided, and some other host was given: wait for
+ * them as long as the others took, PUSH_SUSPECT_GRACE_MS at least. */
+static void
+wait_for_suspects(struct push *p)
+{
+	size_t i, undecided = 0, suspects = 0;
+	uint64_t ms = (uv_hrtime() - p->t0) / 1000000;
+
+	if (p->cfg->suspect == NULL || p->suspects_on)
+		return;
+	for (i = 0; i < p->nh; i++) {
+		suspects += is_suspect(p, &p->h[i]);
+		undecided += HS_UNDECIDED(p->h[i].st) &&
+			     !is_suspect(p, &p->h[i]);
+	}
+	if (undecided > 0 || suspects == p->nh)
+		return;
+	if (ms < PUSH_SUSPECT_GRACE_MS)
+		ms = PUSH_SUSPECT_GRACE_MS;
+	p->suspects_on = true;
+	/* the repeat only carries the grace to drop_suspects's message */
+	uv_timer_start(&p->suspects, drop_suspects, ms, ms);
+}
+
 /* Every host accepted or failed: form the group. */
 void
 push_maybe_start(struct push *p)
@@ -563,8 +621,13 @@ push_maybe_start(struct push *p)
 	size_t i;
 	int rc;
 
-	if (p->started || p->undecided > 0)
+	if (p->started)
 		return;
+	if (p->undecided > 0) {
+		wait_for_suspects(p);
+		return;
+	}
+	uv_timer_stop(&p->suspects);
 	p->started = true;
 	if (p->cfg->dry_run) {
 		finish_dry_run(p);

@@ -278,6 +278,7 @@ ctl_close(void *ctx, struct conn *c, int status)
 {
 	struct phost *h = ctx;
 	char why[300];
+	int error = status < 0 ? status : -ECONNRESET;
 
 	if (status == -ETIME && !h->authed)
 		snprintf(why, sizeof(why), "the daemon at %s did not prove it "
@@ -289,20 +290,21 @@ ctl_close(void *ctx, struct conn *c, int status)
 			 "%u ms (--timeout) before it proved it holds the key: "
 			 "a hung daemon, or one starved of CPU", h->addrstr,
 			 h->p->cfg->timeout_ms);
-	else if (status == -ETIMEDOUT && awaiting_setup(h))
+	else if (status == -ETIMEDOUT && awaiting_setup(h)) {
 		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
 			 "%u ms while it set the job up (--connect-timeout): a "
 			 "hung daemon, or one starved of CPU", h->addrstr,
 			 h->p->cfg->connect_timeout_ms >
 			 PROTO_SETUP_SILENCE_MIN_MS ? h->p->cfg->connect_timeout_ms
 			 : PROTO_SETUP_SILENCE_MIN_MS);
-	else if (status < 0)
+		error = -ETIME;	/* --connect-timeout's, not -t's */
+	} else if (status < 0)
 		snprintf(why, sizeof(why), "connection to %s lost: %s",
 			 h->addrstr, strerror(-status));
 	else
 		snprintf(why, sizeof(why), "the daemon at %s went away",
 			 h->addrstr);
-	push_host_lost(h, status < 0 ? status : -ECONNRESET, why);
+	push_host_lost(h, error, why);
 }
 
 static void
@@ -676,9 +678,11 @@ push_init(struct push *p, const struct push_cfg *cfg,
 		return rc;
 	uv_timer_init(&p->loop, &p->finisher);
 	uv_timer_init(&p->loop, &p->aborter);
+	uv_timer_init(&p->loop, &p->suspects);
 	uv_timer_init(&p->loop, &p->tracer);
 	uv_idle_init(&p->loop, &p->starter);
 	p->finisher.data = p->aborter.data = p->tracer.data = p;
+	p->suspects.data = p;
 	p->starter.data = p;
 	p->t0_us = trace_now();
 	if (cfg->trace != NULL && (p->trace = trace_new(1u << 20)) == NULL)

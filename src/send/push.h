@@ -112,6 +112,12 @@ struct push_cfg {
 	bool regroup;
 	const bool *slow;		/* hosts found slow before: reported so
 					 * (NULL: none) */
+	const bool *suspect;		/* hosts that went silent in the attempt
+					 * before (NULL: none): once every other
+					 * host has accepted or failed, the group
+					 * waits for them as long again (at least
+					 * PUSH_SUSPECT_GRACE_MS), then starts
+					 * without those still silent (-ETIME) */
 	bool verify;
 	bool force;
 	bool sparse;			/* copies keep holes (JOB_SPARSE) */
@@ -194,6 +200,10 @@ int push_run(const struct push_cfg *cfg, struct push_summary *sum,
 enum sched_link push_link(enum proto_transport transport,
 			  const char *const *hosts, size_t nhosts);
 
+/* The least a group waits for its suspects (push_cfg.suspect) once the
+ * other hosts are ready. */
+#define PUSH_SUSPECT_GRACE_MS 250
+
 /* Retries (retry.c).  May a host whose report this attempt gave be sent
  * to again?  Not after the last attempt, nor a host that refused the job
  * itself; a casualty (it only lost its group to another host's failure,
@@ -207,14 +217,23 @@ bool push_may_retry(const struct push_report *r, bool last_attempt,
 
 /* How many of its own failures a host that failed as r says may have
  * and still be sent to again: `retries`, but once for a refused
- * connection (no daemon listens there). */
+ * connection (no daemon listens there) or a handshake it did not answer
+ * within --connect-timeout (a hung daemon). */
 int push_retry_bound(const struct push_report *r, int retries);
 
-/* The --timeout of attempt `round` (0: the first): doubled for each
- * retry, up to PROTO_MAX_TIMEOUT_MS.  An attempt lost to overload (a
- * peer that ran too late to keep its keepalives) is not lost the same
- * way again; a host that is really gone costs the longer wait once. */
-unsigned push_retry_timeout(unsigned timeout_ms, int round);
+/* The --timeout of an attempt after `silences` attempts in which a host
+ * failed by a silence (push_retry_patient()): doubled for each, up to
+ * PROTO_MAX_TIMEOUT_MS.  An attempt lost to overload (a peer that ran
+ * too late to keep its keepalives) is not lost the same way again; a
+ * host that is really gone costs the longer wait once. */
+unsigned push_retry_timeout(unsigned timeout_ms, int silences);
+
+/* Does a host that failed as r says call for a longer --timeout in the
+ * attempts after?  Yes if it went silent for --timeout itself, or the
+ * sender went silent to it (overload, either side); not if it went away,
+ * refused, or only lost its group: a killed daemon says nothing of how
+ * patient the next attempt must be. */
+bool push_retry_patient(const struct push_report *r);
 
 /* How long to wait before attempt `round` (1: the first retry) sends
  * again to a host that refused as busy (--max-jobs): PUSH_BUSY_WAIT_MS,

@@ -100,6 +100,8 @@ struct push {
 	uv_loop_t loop;
 	uv_timer_t finisher;
 	uv_timer_t aborter;
+	uv_timer_t suspects;	/* the grace of cfg.suspect's hosts */
+	bool suspects_on;
 	uint64_t t0;
 	struct store *st;
 	uint32_t block_size;	/* cfg's, or chosen */

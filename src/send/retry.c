@@ -11,8 +11,8 @@
 int
 push_retry_bound(const struct push_report *r, int retries)
 {
-	if (r->error == -ECONNREFUSED && retries > 1)
-		return 1;	/* no daemon there: once more, no more */
+	if ((r->error == -ECONNREFUSED || r->error == -ETIME) && retries > 1)
+		return 1;	/* no daemon there, or a hung one: once more */
 	return retries;
 }
 
@@ -29,12 +29,20 @@ push_may_retry(const struct push_report *r, bool last_attempt, int retries,
 	return *faults <= push_retry_bound(r, retries);
 }
 
+bool
+push_retry_patient(const struct push_report *r)
+{
+	if (r->ok)
+		return false;
+	return r->sender_stalled || (r->error == -ETIMEDOUT && !r->casualty);
+}
+
 unsigned
-push_retry_timeout(unsigned timeout_ms, int round)
+push_retry_timeout(unsigned timeout_ms, int silences)
 {
 	uint64_t t = timeout_ms;
 
-	while (round-- > 0 && t < PROTO_MAX_TIMEOUT_MS)
+	while (silences-- > 0 && t < PROTO_MAX_TIMEOUT_MS)
 		t *= 2;
 	return t < PROTO_MAX_TIMEOUT_MS ? (unsigned)t : PROTO_MAX_TIMEOUT_MS;
 }

@@ -118,6 +118,9 @@ START_TEST(who_is_sent_to_again)
 	faults = 0;
 	ck_assert_int_eq(push_retry_bound(&r, 5), 1);
 	ck_assert_int_eq(push_retry_bound(&r, 0), 0);
+	r.error = -ETIME;		/* a handshake a hung daemon let lapse */
+	ck_assert_int_eq(push_retry_bound(&r, 5), 1);
+	r.error = -ECONNREFUSED;
 	ck_assert(push_may_retry(&r, false, 5, &faults));
 	ck_assert(!push_may_retry(&r, false, 5, &faults));
 	r = failed();
@@ -125,6 +128,29 @@ START_TEST(who_is_sent_to_again)
 	faults = UINT8_MAX;		/* saturates, never wraps to 0 */
 	ck_assert(!push_may_retry(&r, false, 5, &faults));
 	ck_assert_uint_eq(faults, UINT8_MAX);
+}
+END_TEST
+
+/* Only a silence makes the next attempts more patient. */
+START_TEST(patience_after_silence)
+{
+	struct push_report r = failed();
+
+	r.error = -ETIMEDOUT;			/* it went silent itself */
+	ck_assert(push_retry_patient(&r));
+	r.casualty = true;			/* a neighbour of a silent one */
+	ck_assert(!push_retry_patient(&r));
+	r = failed();
+	r.error = -ECONNRESET;			/* killed: says nothing */
+	ck_assert(!push_retry_patient(&r));
+	r.sender_stalled = true;		/* the sender was starved */
+	ck_assert(push_retry_patient(&r));
+	r = failed();
+	r.error = -ETIME;			/* hung at the handshake */
+	ck_assert(!push_retry_patient(&r));
+	r.error = -ETIMEDOUT;
+	r.ok = true;
+	ck_assert(!push_retry_patient(&r));
 }
 END_TEST
 
@@ -157,6 +183,7 @@ main(void)
 	tcase_add_test(tc, loss_before_and_after_the_go);
 	tcase_add_test(tc, answers);
 	tcase_add_test(tc, who_is_sent_to_again);
+	tcase_add_test(tc, patience_after_silence);
 	tcase_add_test(tc, timeouts_and_attempts);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
