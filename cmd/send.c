@@ -93,7 +93,8 @@ on_push_report(void *ctx, const struct push_report *r)
 		sd->retry[idx] = true;
 		sd->busy += r->error == -EBUSY;
 		sd->silence |= push_retry_patient(r);
-		sd->suspect[idx] = r->error == -ETIMEDOUT && !r->casualty;
+		sd->suspect[idx] = (r->error == -ETIMEDOUT ||
+				    r->error == -ETIME) && !r->casualty;
 		sd->bound[idx] = sd->faults[idx] == faults ? 0
 			: (uint8_t)push_retry_bound(r, sd->o->retries);
 		if (sd->o->verbose > 0)

@@ -296,6 +296,8 @@ host_fail(struct phost *h, int error, bool casualty, const char *reason)
 	progress(p);
 	if (was >= HS_RUNNING)
 		push_abort_group(p, h, h->reason);
+	if (was == HS_ABORTING)
+		push_wait_stragglers(p);
 	if (HS_UNDECIDED(was))
 		push_maybe_start(p);
 	push_maybe_finish(p);
@@ -395,6 +397,7 @@ push_host_outcome(struct phost *h, uint64_t outcome)
 			 p->abort_why);
 		host_fail(h, -ECANCELED, true, reason);
 	}
+	push_wait_stragglers(p);
 }
 
 void
@@ -449,9 +452,62 @@ abort_now(uv_timer_t *t)
 	else
 		snprintf(text, sizeof(text), "%s", p->abort_why);
 	snprintf(p->abort_why, sizeof(p->abort_why), "%s", text);
+	p->abort_sent = uv_hrtime();
 	for (i = 0; i < p->nh; i++)
 		if (p->h[i].st == HS_RUNNING)
 			send_abort(&p->h[i], text);
+	push_wait_stragglers(p);
+}
+
+/* The grace is over: members asked to stop that still have not answered
+ * have gone silent (stopped, hung), and fail so. */
+static void
+cut_stragglers(uv_timer_t *t)
+{
+	struct push *p = t->data;
+	unsigned ms = (unsigned)uv_timer_get_repeat(t);
+	char why[300];
+	size_t i;
+
+	uv_timer_stop(t);
+	for (i = 0; i < p->nh; i++) {
+		struct phost *h = &p->h[i];
+
+		if (h->st != HS_ABORTING || h->got_go)
+			continue;
+		snprintf(why, sizeof(why), "the daemon at %s said nothing "
+			 "for %u ms after it was asked to stop, when the other "
+			 "members had answered: a hung daemon, or one starved "
+			 "of CPU", h->addrstr, ms);
+		host_fail(h, -ETIMEDOUT, false, why);
+	}
+}
+
+void
+push_wait_stragglers(struct push *p)
+{
+	size_t i, waiting = 0;
+	uint64_t ms = (uv_hrtime() - p->abort_sent) / 1000000;
+
+	size_t group = p->members > 0 ? p->members - 1 : 0;
+
+	if (p->abort_sent == 0 || p->grace_on)
+		return;
+	for (i = 0; i < p->nh; i++) {
+		if (p->h[i].st != HS_ABORTING)
+			continue;
+		if (p->h[i].got_go)
+			return;	/* it may land: only its word settles it */
+		waiting++;
+	}
+	if (waiting == 0 || waiting >= group ||
+	    waiting > (group > STRAGGLERS_PART ? group / STRAGGLERS_PART : 1))
+		return;
+	if (ms < PUSH_SUSPECT_GRACE_MS)
+		ms = PUSH_SUSPECT_GRACE_MS;
+	p->grace_on = true;
+	/* the repeat only carries the grace to cut_stragglers's message */
+	uv_timer_start(&p->grace, cut_stragglers, ms, ms);
 }
 
 void
@@ -496,7 +552,7 @@ finish_now(uv_timer_t *t)
 	p->vb = NULL;
 	uv_close((uv_handle_t *)&p->finisher, on_timer_closed);
 	uv_close((uv_handle_t *)&p->aborter, on_timer_closed);
-	uv_close((uv_handle_t *)&p->suspects, on_timer_closed);
+	uv_close((uv_handle_t *)&p->grace, on_timer_closed);
 	uv_close((uv_handle_t *)&p->tracer, on_timer_closed);
 	uv_close((uv_handle_t *)&p->starter, on_timer_closed);
 }

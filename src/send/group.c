@@ -588,28 +588,30 @@ drop_suspects(uv_timer_t *t)
 	}
 }
 
-/* Only suspects are undecided, and some other host was given: wait for
- * them as long as the others took, PUSH_SUSPECT_GRACE_MS at least. */
+/* Only suspects are undecided, and some other host accepted (a group
+ * they hold up): wait for them as long as the others took,
+ * PUSH_SUSPECT_GRACE_MS at least. */
 static void
 wait_for_suspects(struct push *p)
 {
-	size_t i, undecided = 0, suspects = 0;
+	size_t i, undecided = 0, accepted = 0;
 	uint64_t ms = (uv_hrtime() - p->t0) / 1000000;
 
-	if (p->cfg->suspect == NULL || p->suspects_on)
+	if (p->cfg->suspect == NULL || p->grace_on)
 		return;
 	for (i = 0; i < p->nh; i++) {
-		suspects += is_suspect(p, &p->h[i]);
-		undecided += HS_UNDECIDED(p->h[i].st) &&
-			     !is_suspect(p, &p->h[i]);
+		if (is_suspect(p, &p->h[i]))
+			continue;
+		undecided += HS_UNDECIDED(p->h[i].st);
+		accepted += p->h[i].st == HS_ACCEPTED;
 	}
-	if (undecided > 0 || suspects == p->nh)
+	if (undecided > 0 || accepted == 0)
 		return;
 	if (ms < PUSH_SUSPECT_GRACE_MS)
 		ms = PUSH_SUSPECT_GRACE_MS;
-	p->suspects_on = true;
+	p->grace_on = true;
 	/* the repeat only carries the grace to drop_suspects's message */
-	uv_timer_start(&p->suspects, drop_suspects, ms, ms);
+	uv_timer_start(&p->grace, drop_suspects, ms, ms);
 }
 
 /* Every host accepted or failed: form the group. */
@@ -627,7 +629,8 @@ push_maybe_start(struct push *p)
 		wait_for_suspects(p);
 		return;
 	}
-	uv_timer_stop(&p->suspects);
+	uv_timer_stop(&p->grace);
+	p->grace_on = false;	/* free for the stragglers of an abort */
 	p->started = true;
 	if (p->cfg->dry_run) {
 		finish_dry_run(p);

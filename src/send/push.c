@@ -678,11 +678,11 @@ push_init(struct push *p, const struct push_cfg *cfg,
 		return rc;
 	uv_timer_init(&p->loop, &p->finisher);
 	uv_timer_init(&p->loop, &p->aborter);
-	uv_timer_init(&p->loop, &p->suspects);
+	uv_timer_init(&p->loop, &p->grace);
 	uv_timer_init(&p->loop, &p->tracer);
 	uv_idle_init(&p->loop, &p->starter);
 	p->finisher.data = p->aborter.data = p->tracer.data = p;
-	p->suspects.data = p;
+	p->grace.data = p;
 	p->starter.data = p;
 	p->t0_us = trace_now();
 	if (cfg->trace != NULL && (p->trace = trace_new(1u << 20)) == NULL)

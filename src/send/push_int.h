@@ -100,8 +100,11 @@ struct push {
 	uv_loop_t loop;
 	uv_timer_t finisher;
 	uv_timer_t aborter;
-	uv_timer_t suspects;	/* the grace of cfg.suspect's hosts */
-	bool suspects_on;
+	uv_timer_t grace;	/* for silent hosts while the others are
+				 * ready: cfg.suspect's at set-up, members
+				 * asked to stop (abort_now) */
+	bool grace_on;
+	uint64_t abort_sent;	/* uv_hrtime() of the ABORTs, or 0 */
 	uint64_t t0;
 	struct store *st;
 	uint32_t block_size;	/* cfg's, or chosen */
@@ -229,6 +232,15 @@ enum push_fate push_fate_of_loss(enum hstate st, bool got_go);
  * (`suspect`) failed for itself, the others are casualties. */
 enum push_fate push_fate_of_answer(enum hstate st, bool suspect,
 				   uint64_t outcome);
+
+/* A broken group's members asked to stop (abort_now) that have not
+ * answered when all the group's other members have ended (all but
+ * 1/STRAGGLERS_PART of the group, or all but one): once they have
+ * had as long again as the others took (PUSH_SUSPECT_GRACE_MS at
+ * least), they fail as silent (-ETIMEDOUT), rather than hold the retry
+ * for -t.  Not while a member that got its go may land. */
+#define STRAGGLERS_PART 4
+void push_wait_stragglers(struct push *p);
 
 /* The group cannot finish: after a grace period ask every member still
  * running to stop, with `why`, blaming `cause` (NULL: the sender). */

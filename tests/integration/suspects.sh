@@ -8,11 +8,15 @@
 # for the hung handshake's --connect-timeout (30 s here), and a third
 # attempt for it alone as long again.  The others resume what they held
 # and end ok; the report is their disks.
+# And a member frozen while its group breaks for another reason (a
+# daemon killed) does not hold the abort for -t: once the other members
+# have answered their ABORT and it has had as long again, it fails as
+# silent, and the retry goes on without it.
 . "$(dirname "$0")/../lib.sh"
-start_daemons 4
+start_daemons 5
 src=$WORK/src
 make_file "$src" $((8 << 20))
-prepare_dirs 4 "$WORK/stage"
+prepare_dirs 5 "$WORK/stage"
 
 # wait_gone PID SECS: until the child PID has exited; its status in RC
 wait_gone() {
@@ -60,4 +64,43 @@ done
 note "$(grep "^$h2 *FAILED" "$WORK/out" | cut -c1-160)"
 wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
 	"$WORK/daemon2.log" 20 "host 2 ending its job once let go"
+assert_no_temporaries
+
+# a chain of 5 at -t 30: host 4 frozen, then host 2's daemon killed; the
+# abort would wait 30 s for host 4, the whole push takes far less
+rm -f "$WORK"/h*"$WORK/stage/src"
+for i in 2 4; do : >"$WORK/daemon$i.log"; done
+"$RDMCP" -v -t 30 --connect-timeout 30 --retries 2 -a chain --bwlimit 2M \
+	-d "$WORK/stage" "$src" "$(hosts 5)" >"$WORK/out" 2>"$WORK/err" &
+sender=$!
+on_exit "kill -KILL $sender"
+on_exit "kill -CONT ${DAEMON_PIDS[4]}"
+wait_event "rank 4 of" "$WORK/daemon4.log" 10 "host 4 running the job"
+wait_blocks "$WORK/h4$WORK/stage" 10
+kill -STOP "${DAEMON_PIDS[4]}"
+kill -KILL "${DAEMON_PIDS[2]}"
+unset "DAEMON_PIDS[2]"
+wait_gone "$sender" 25
+kill -CONT "${DAEMON_PIDS[4]}"
+[ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
+h4=$(host_addr 4):$PORT
+grep -q "^rdmcp: $h4 failed (the daemon at $h4 said nothing for [0-9]* ms after it was asked to stop, when the other members had answered" \
+	"$WORK/err" || fail "host 4 not cut from the abort: $(cat "$WORK/err")"
+grep -q "^$h4 *FAILED .* still silent" "$WORK/out" ||
+	fail "host 4's report: $(cat "$WORK/out")"
+for i in 1 3 5; do
+	grep -q "^$(host_addr "$i"):$PORT *ok" "$WORK/out" ||
+		fail "host $i not ok: $(cat "$WORK/out")"
+	cmp -s "$src" "$(landed "$i" "$WORK/stage/src")" ||
+		fail "host $i reported ok, its copy differs"
+done
+for i in 2 4; do
+	[ ! -e "$(landed "$i" "$WORK/stage/src")" ] || fail "host $i holds the file"
+done
+note "$(grep "^$h4 *FAILED" "$WORK/out" | cut -c1-160)"
+wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
+	"$WORK/daemon4.log" 20 "host 4 ending its job once let go"
+# the killed daemon's temporary goes when it starts again
+start_daemon 2
+wait_listening "$(host_addr 2)" || fail "daemon 2 did not start again"
 assert_no_temporaries
