@@ -127,7 +127,7 @@ usage(FILE *out)
 "                           again without using one (2(N+1) attempts at\n"
 "                           most); a retry after a silence doubles\n"
 "                           --timeout, and a host that went silent is\n"
-"                           waited for only as long as the others took\n"
+"                           waited for only a little longer than the others\n"
 "      --connect-timeout SECS  give up connecting after this (default 5),\n"
 "                           on a handshake, or on a silent host's set-up\n"
 "      --bind ADDR          send from this local address\n"

@@ -486,12 +486,11 @@ cut_stragglers(uv_timer_t *t)
 void
 push_wait_stragglers(struct push *p)
 {
-	size_t i, waiting = 0;
-	uint64_t ms = (uv_hrtime() - p->abort_sent) / 1000000;
+	size_t i, waiting = 0, group = p->members > 0 ? p->members - 1 : 0;
+	uint64_t ms;
 
-	size_t group = p->members > 0 ? p->members - 1 : 0;
-
-	if (p->abort_sent == 0 || p->grace_on)
+	/* a regroup's slow members are slow to answer, not hung */
+	if (p->abort_sent == 0 || p->grace_on || p->regrouping)
 		return;
 	for (i = 0; i < p->nh; i++) {
 		if (p->h[i].st != HS_ABORTING)
@@ -503,8 +502,8 @@ push_wait_stragglers(struct push *p)
 	if (waiting == 0 || waiting >= group ||
 	    waiting > (group > STRAGGLERS_PART ? group / STRAGGLERS_PART : 1))
 		return;
-	if (ms < PUSH_SUSPECT_GRACE_MS)
-		ms = PUSH_SUSPECT_GRACE_MS;
+	ms = push_grace_ms((uv_hrtime() - p->abort_sent) / 1000000,
+			   p->cfg->timeout_ms);
 	p->grace_on = true;
 	/* the repeat only carries the grace to cut_stragglers's message */
 	uv_timer_start(&p->grace, cut_stragglers, ms, ms);

@@ -589,8 +589,7 @@ drop_suspects(uv_timer_t *t)
 }
 
 /* Only suspects are undecided, and some other host accepted (a group
- * they hold up): wait for them as long as the others took,
- * PUSH_SUSPECT_GRACE_MS at least. */
+ * they hold up): wait for them push_grace_ms(). */
 static void
 wait_for_suspects(struct push *p)
 {
@@ -607,8 +606,9 @@ wait_for_suspects(struct push *p)
 	}
 	if (undecided > 0 || accepted == 0)
 		return;
-	if (ms < PUSH_SUSPECT_GRACE_MS)
-		ms = PUSH_SUSPECT_GRACE_MS;
+	/* what a silent handshake costs: the first of its two bounds */
+	ms = push_grace_ms(ms, p->cfg->connect_timeout_ms < p->cfg->timeout_ms
+			   ? p->cfg->connect_timeout_ms : p->cfg->timeout_ms);
 	p->grace_on = true;
 	/* the repeat only carries the grace to drop_suspects's message */
 	uv_timer_start(&p->grace, drop_suspects, ms, ms);

@@ -115,9 +115,9 @@ struct push_cfg {
 	const bool *suspect;		/* hosts that went silent in the attempt
 					 * before (NULL: none): once every other
 					 * host has accepted or failed, the group
-					 * waits for them as long again (at least
-					 * PUSH_SUSPECT_GRACE_MS), then starts
-					 * without those still silent (-ETIME) */
+					 * waits for them push_grace_ms(), then
+					 * starts without those still silent
+					 * (-ETIME) */
 	bool verify;
 	bool force;
 	bool sparse;			/* copies keep holes (JOB_SPARSE) */
@@ -201,8 +201,17 @@ enum sched_link push_link(enum proto_transport transport,
 			  const char *const *hosts, size_t nhosts);
 
 /* The least a group waits for its suspects (push_cfg.suspect) once the
- * other hosts are ready. */
+ * other hosts are ready, or for its silent members once the others have
+ * answered an ABORT. */
 #define PUSH_SUSPECT_GRACE_MS 250
+
+/* How long silent hosts are waited for once the others are done (retry.c,
+ * pure): as long again as the others took (others_ms), a quarter of the
+ * wait it shortens (scale_ms: at set-up the lesser of --connect-timeout
+ * and -t, which bound a silent handshake; -t for an ABORT's answer: a
+ * link's queue may hold an answer back that long), and
+ * PUSH_SUSPECT_GRACE_MS at least; never more than scale_ms. */
+unsigned push_grace_ms(uint64_t others_ms, unsigned scale_ms);
 
 /* Retries (retry.c).  May a host whose report this attempt gave be sent
  * to again?  Not after the last attempt, nor a host that refused the job

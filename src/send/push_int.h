@@ -235,10 +235,10 @@ enum push_fate push_fate_of_answer(enum hstate st, bool suspect,
 
 /* A broken group's members asked to stop (abort_now) that have not
  * answered when all the group's other members have ended (all but
- * 1/STRAGGLERS_PART of the group, or all but one): once they have
- * had as long again as the others took (PUSH_SUSPECT_GRACE_MS at
- * least), they fail as silent (-ETIMEDOUT), rather than hold the retry
- * for -t.  Not while a member that got its go may land. */
+ * 1/STRAGGLERS_PART of the group, or all but one): after
+ * push_grace_ms() they fail as silent (-ETIMEDOUT), rather than hold the retry
+ * for -t.  Not while a member that got its go may land, nor when the
+ * group stops to regroup around slow members. */
 #define STRAGGLERS_PART 4
 void push_wait_stragglers(struct push *p);
 

@@ -62,3 +62,15 @@ push_retry_wait_ms(int round)
 		ms *= 2;
 	return ms < PUSH_BUSY_WAIT_MAX_MS ? ms : PUSH_BUSY_WAIT_MAX_MS;
 }
+
+unsigned
+push_grace_ms(uint64_t others_ms, unsigned scale_ms)
+{
+	uint64_t ms = others_ms;
+
+	if (ms < scale_ms / 4)
+		ms = scale_ms / 4;
+	if (ms < PUSH_SUSPECT_GRACE_MS)
+		ms = PUSH_SUSPECT_GRACE_MS;
+	return ms < scale_ms ? (unsigned)ms : scale_ms;
+}

@@ -2,7 +2,9 @@
 # A member frozen mid-push (SIGSTOP: its kernel still takes connections)
 # is found out by -t and costs the others that once (issue 37, faults).
 # In the retry it is a suspect: once every other host is ready, the group
-# waits for it as long again, then starts without it ("still silent"),
+# waits for it as long again as they took, a quarter of -t (less than
+# --connect-timeout here) at least, then starts without it ("still
+# silent"),
 # and it is not tried a third time (a hung daemon, like a refused
 # connection: once more, no more).  Before, the retry held every host
 # for the hung handshake's --connect-timeout (30 s here), and a third
@@ -10,8 +12,8 @@
 # and end ok; the report is their disks.
 # And a member frozen while its group breaks for another reason (a
 # daemon killed) does not hold the abort for -t: once the other members
-# have answered their ABORT and it has had as long again, it fails as
-# silent, and the retry goes on without it.
+# have answered their ABORT and it has had as long again (a quarter of
+# -t at least), it fails as silent, and the retry goes on without it.
 . "$(dirname "$0")/../lib.sh"
 start_daemons 5
 src=$WORK/src
@@ -41,8 +43,9 @@ on_exit "kill -CONT ${DAEMON_PIDS[2]}"
 wait_event "rank 2 of" "$WORK/daemon2.log" 10 "host 2 running the job"
 wait_blocks "$WORK/h2$WORK/stage" 10
 kill -STOP "${DAEMON_PIDS[2]}"
-# the retry holds the others for about as long as they took to be ready,
-# not for the 30 s of --connect-timeout: 25 s is far below 2 x 30
+# the retry holds the others for a quarter of -t (doubled after the
+# silence: 2 s), not for the 30 s of --connect-timeout: 25 s is far
+# below 2 x 30
 wait_gone "$sender" 25
 kill -CONT "${DAEMON_PIDS[2]}"
 [ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
@@ -67,10 +70,12 @@ wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
 assert_no_temporaries
 
 # a chain of 5 at -t 30: host 4 frozen, then host 2's daemon killed; the
-# abort would wait 30 s for host 4, the whole push takes far less
+# abort would wait 30 s for host 4, the whole push takes far less (host
+# 4 is cut after a quarter of -t, and left out of the retry after a
+# quarter of --connect-timeout)
 rm -f "$WORK"/h*"$WORK/stage/src"
 for i in 2 4; do : >"$WORK/daemon$i.log"; done
-"$RDMCP" -v -t 30 --connect-timeout 30 --retries 2 -a chain --bwlimit 2M \
+"$RDMCP" -v -t 30 --connect-timeout 8 --retries 2 -a chain --bwlimit 2M \
 	-d "$WORK/stage" "$src" "$(hosts 5)" >"$WORK/out" 2>"$WORK/err" &
 sender=$!
 on_exit "kill -KILL $sender"

@@ -154,6 +154,19 @@ START_TEST(patience_after_silence)
 }
 END_TEST
 
+/* Silent hosts get as long again as the others took, a quarter of the
+ * wait they would cost, 250 ms at least, never more than that wait. */
+START_TEST(grace_for_silent_hosts)
+{
+	ck_assert_uint_eq(push_grace_ms(0, 5000), 1250);
+	ck_assert_uint_eq(push_grace_ms(2000, 5000), 2000);
+	ck_assert_uint_eq(push_grace_ms(9000, 5000), 5000);
+	ck_assert_uint_eq(push_grace_ms(10, 400), PUSH_SUSPECT_GRACE_MS);
+	ck_assert_uint_eq(push_grace_ms(10, 100), 100);
+	ck_assert_uint_eq(push_grace_ms(UINT64_MAX, 30000), 30000);
+}
+END_TEST
+
 START_TEST(timeouts_and_attempts)
 {
 	ck_assert_uint_eq(push_retry_timeout(30000, 0), 30000);
@@ -184,6 +197,7 @@ main(void)
 	tcase_add_test(tc, answers);
 	tcase_add_test(tc, who_is_sent_to_again);
 	tcase_add_test(tc, patience_after_silence);
+	tcase_add_test(tc, grace_for_silent_hosts);
 	tcase_add_test(tc, timeouts_and_attempts);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
