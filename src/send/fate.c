@@ -459,56 +459,6 @@ abort_now(uv_timer_t *t)
 	push_wait_stragglers(p);
 }
 
-/* The grace is over: members asked to stop that still have not answered
- * have gone silent (stopped, hung), and fail so. */
-static void
-cut_stragglers(uv_timer_t *t)
-{
-	struct push *p = t->data;
-	unsigned ms = (unsigned)uv_timer_get_repeat(t);
-	char why[300];
-	size_t i;
-
-	uv_timer_stop(t);
-	for (i = 0; i < p->nh; i++) {
-		struct phost *h = &p->h[i];
-
-		if (h->st != HS_ABORTING || h->got_go)
-			continue;
-		snprintf(why, sizeof(why), "the daemon at %s said nothing "
-			 "for %u ms after it was asked to stop, when the other "
-			 "members had answered: a hung daemon, or one starved "
-			 "of CPU", h->addrstr, ms);
-		host_fail(h, -ETIMEDOUT, false, why);
-	}
-}
-
-void
-push_wait_stragglers(struct push *p)
-{
-	size_t i, waiting = 0, group = p->members > 0 ? p->members - 1 : 0;
-	uint64_t ms;
-
-	/* a regroup's slow members are slow to answer, not hung */
-	if (p->abort_sent == 0 || p->grace_on || p->regrouping)
-		return;
-	for (i = 0; i < p->nh; i++) {
-		if (p->h[i].st != HS_ABORTING)
-			continue;
-		if (p->h[i].got_go)
-			return;	/* it may land: only its word settles it */
-		waiting++;
-	}
-	if (waiting == 0 || waiting >= group ||
-	    waiting > (group > STRAGGLERS_PART ? group / STRAGGLERS_PART : 1))
-		return;
-	ms = push_grace_ms((uv_hrtime() - p->abort_sent) / 1000000,
-			   p->cfg->timeout_ms);
-	p->grace_on = true;
-	/* the repeat only carries the grace to cut_stragglers's message */
-	uv_timer_start(&p->grace, cut_stragglers, ms, ms);
-}
-
 void
 push_abort_group(struct push *p, const struct phost *cause, const char *why)
 {

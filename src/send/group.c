@@ -554,66 +554,6 @@ choose_map(struct push *p)
 	return rc;
 }
 
-/* ---------------------------------------------------------------------
- * Suspects (push_cfg.suspect): hosts that went silent in the attempt
- * before do not hold the others up
- */
-
-static bool
-is_suspect(const struct push *p, const struct phost *h)
-{
-	return p->cfg->suspect != NULL && p->cfg->suspect[h->idx];
-}
-
-/* The grace is over: the suspects still undecided fail, and the group
- * starts without them (the last one's failure starts it). */
-static void
-drop_suspects(uv_timer_t *t)
-{
-	struct push *p = t->data;
-	unsigned ms = (unsigned)uv_timer_get_repeat(t);
-	size_t i;
-
-	uv_timer_stop(t);
-	for (i = 0; i < p->nh && !p->started; i++) {
-		struct phost *h = &p->h[i];
-
-		if (HS_UNDECIDED(h->st) && h->st != HS_RESOLVING &&
-		    is_suspect(p, h))
-			push_host_failed(h, -ETIME, PROTO_NO_PEER, "still "
-					 "silent: it had not answered %u ms "
-					 "after the other hosts were ready, "
-					 "and it went silent in the attempt "
-					 "before", ms);
-	}
-}
-
-/* Only suspects are undecided, and some other host accepted (a group
- * they hold up): wait for them push_grace_ms(). */
-static void
-wait_for_suspects(struct push *p)
-{
-	size_t i, undecided = 0, accepted = 0;
-	uint64_t ms = (uv_hrtime() - p->t0) / 1000000;
-
-	if (p->cfg->suspect == NULL || p->grace_on)
-		return;
-	for (i = 0; i < p->nh; i++) {
-		if (is_suspect(p, &p->h[i]))
-			continue;
-		undecided += HS_UNDECIDED(p->h[i].st);
-		accepted += p->h[i].st == HS_ACCEPTED;
-	}
-	if (undecided > 0 || accepted == 0)
-		return;
-	/* what a silent handshake costs: the first of its two bounds */
-	ms = push_grace_ms(ms, p->cfg->connect_timeout_ms < p->cfg->timeout_ms
-			   ? p->cfg->connect_timeout_ms : p->cfg->timeout_ms);
-	p->grace_on = true;
-	/* the repeat only carries the grace to drop_suspects's message */
-	uv_timer_start(&p->grace, drop_suspects, ms, ms);
-}
-
 /* Every host accepted or failed: form the group. */
 void
 push_maybe_start(struct push *p)
@@ -626,7 +566,7 @@ push_maybe_start(struct push *p)
 	if (p->started)
 		return;
 	if (p->undecided > 0) {
-		wait_for_suspects(p);
+		push_wait_suspects(p);
 		return;
 	}
 	uv_timer_stop(&p->grace);

@@ -233,6 +233,12 @@ enum push_fate push_fate_of_loss(enum hstate st, bool got_go);
 enum push_fate push_fate_of_answer(enum hstate st, bool suspect,
 				   uint64_t outcome);
 
+/* Grace for silent hosts (grace.c).  Only suspects (push_cfg.suspect)
+ * are undecided and some other host accepted, a group they hold up:
+ * after push_grace_ms() those still silent fail (-ETIME) and the group
+ * starts without them.  Called while hosts are undecided. */
+void push_wait_suspects(struct push *p);
+
 /* A broken group's members asked to stop (abort_now) that have not
  * answered when all the group's other members have ended (all but
  * 1/STRAGGLERS_PART of the group, or all but one): after

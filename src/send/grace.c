@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grace - hosts that fall silent while the others are done (see
+ * push_int.h): a suspect (silent in the attempt before) that has not
+ * answered when every other host is ready, and a member that has not
+ * answered its ABORT when the rest of a broken group has, are waited
+ * for push_grace_ms(), then failed, so that a stopped or hung daemon
+ * costs the push one -t, not a wait in every attempt after.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "send/push_int.h"
+
+/* ---------------------------------------------------------------------
+ * Suspects (push_cfg.suspect): hosts that went silent in the attempt
+ * before do not hold the others' set-up up
+ */
+
+static bool
+is_suspect(const struct push *p, const struct phost *h)
+{
+	return p->cfg->suspect != NULL && p->cfg->suspect[h->idx];
+}
+
+/* The grace is over: the suspects still undecided fail, and the group
+ * starts without them (the last one's failure starts it). */
+static void
+drop_suspects(uv_timer_t *t)
+{
+	struct push *p = t->data;
+	unsigned ms = (unsigned)uv_timer_get_repeat(t);
+	size_t i;
+
+	uv_timer_stop(t);
+	for (i = 0; i < p->nh && !p->started; i++) {
+		struct phost *h = &p->h[i];
+
+		if (HS_UNDECIDED(h->st) && h->st != HS_RESOLVING &&
+		    is_suspect(p, h))
+			push_host_failed(h, -ETIME, PROTO_NO_PEER, "still "
+					 "silent: it had not answered %u ms "
+					 "after the other hosts were ready, "
+					 "and it went silent in the attempt "
+					 "before", ms);
+	}
+}
+
+void
+push_wait_suspects(struct push *p)
+{
+	size_t i, undecided = 0, accepted = 0;
+	uint64_t ms = (uv_hrtime() - p->t0) / 1000000;
+
+	if (p->cfg->suspect == NULL || p->grace_on)
+		return;
+	for (i = 0; i < p->nh; i++) {
+		if (is_suspect(p, &p->h[i]))
+			continue;
+		undecided += HS_UNDECIDED(p->h[i].st);
+		accepted += p->h[i].st == HS_ACCEPTED;
+	}
+	if (undecided > 0 || accepted == 0)
+		return;
+	/* what a silent handshake costs: the first of its two bounds */
+	ms = push_grace_ms(ms, p->cfg->connect_timeout_ms < p->cfg->timeout_ms
+			   ? p->cfg->connect_timeout_ms : p->cfg->timeout_ms);
+	p->grace_on = true;
+	/* the repeat only carries the grace to drop_suspects's message */
+	uv_timer_start(&p->grace, drop_suspects, ms, ms);
+}
+
+/* ---------------------------------------------------------------------
+ * Stragglers of a broken group: asked to stop, not answering
+ */
+
+/* The grace is over: members asked to stop that still have not answered
+ * have gone silent (stopped, hung), and fail so. */
+static void
+cut_stragglers(uv_timer_t *t)
+{
+	struct push *p = t->data;
+	unsigned ms = (unsigned)uv_timer_get_repeat(t);
+	size_t i;
+
+	uv_timer_stop(t);
+	for (i = 0; i < p->nh; i++) {
+		struct phost *h = &p->h[i];
+
+		if (h->st != HS_ABORTING || h->got_go)
+			continue;
+		push_host_failed(h, -ETIMEDOUT, PROTO_NO_PEER, "the daemon "
+				 "at %s said nothing for %u ms after it was "
+				 "asked to stop, when the other members had "
+				 "answered: a hung daemon, or one starved of "
+				 "CPU", h->addrstr, ms);
+	}
+}
+
+void
+push_wait_stragglers(struct push *p)
+{
+	size_t i, waiting = 0, group = p->members > 0 ? p->members - 1 : 0;
+	uint64_t ms;
+
+	/* a regroup's slow members are slow to answer, not hung */
+	if (p->abort_sent == 0 || p->grace_on || p->regrouping)
+		return;
+	for (i = 0; i < p->nh; i++) {
+		if (p->h[i].st != HS_ABORTING)
+			continue;
+		if (p->h[i].got_go)
+			return;	/* it may land: only its word settles it */
+		waiting++;
+	}
+	if (waiting == 0 || waiting >= group ||
+	    waiting > (group > STRAGGLERS_PART ? group / STRAGGLERS_PART : 1))
+		return;
+	ms = push_grace_ms((uv_hrtime() - p->abort_sent) / 1000000,
+			   p->cfg->timeout_ms);
+	p->grace_on = true;
+	/* the repeat only carries the grace to cut_stragglers's message */
+	uv_timer_start(&p->grace, cut_stragglers, ms, ms);
+}
