@@ -313,6 +313,22 @@ dump_daemon_logs() {
 	done
 }
 
+# wait_exit PID SECS: until the child PID has exited, its status then in
+# RC; fails, with the end of $WORK/err and $WORK/*.out, if it still runs
+# after SECS.
+wait_exit() {
+	local t
+	for t in $(seq 1 $(($2 * 20))); do
+		if ! kill -0 "$1" 2>/dev/null; then
+			RC=0
+			wait "$1" || RC=$?
+			return 0
+		fi
+		sleep 0.05
+	done
+	fail "pid $1 still running after $2 s: $(tail -n 5 "$WORK/err" "$WORK"/*.out 2>/dev/null)"
+}
+
 # wait_event PATTERN FILE SECS WHAT: wait_grep, or fail saying that WHAT
 # never happened, with FILE's tail.  A fault is injected on the event it
 # needs, never after a guessed delay: when the event does not come, the

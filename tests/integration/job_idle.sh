@@ -19,21 +19,6 @@ mkdir -p "$src"
 prepare_dirs 1 "$src"
 make_file "$src/small" 100000
 
-# wait_gone PID SECS: until the process PID (a child) has exited; its
-# status into RC
-wait_gone() {
-	local t
-	for t in $(seq 1 $(($2 * 20))); do
-		if ! kill -0 "$1" 2>/dev/null; then
-			RC=0
-			wait "$1" || RC=$?
-			return 0
-		fi
-		sleep 0.05
-	done
-	fail "pid $1 still running after $2 s: $(cat "$WORK"/*.out 2>/dev/null | tail -5)"
-}
-
 # push_small: a push that needs the daemon's one slot
 push_small() {
 	rm -f "$(landed 1 "$src/small")"
@@ -51,7 +36,7 @@ wait_event "^accepted" "$WORK/hold.out" 10 "the held job's ACCEPT"
 	fail "the held job has no temporary"
 expect_status 1 "$RDMCP" --retries 0 "$src/small" "$(hosts 1)"
 grep -q "busy" "$WORK/out" || fail "its slot was free: $(cat "$WORK/out")"
-wait_gone "$raw" $((CAP + 16))
+wait_exit "$raw" $((CAP + 16))
 grep -q "^failed after [0-9]* ms: no progress for .*waited for START.*--job-idle-timeout ($CAP.0 s)" \
 	"$WORK/hold.out" || fail "held job: $(cat "$WORK/hold.out")"
 ms=$(sed -n 's/^failed after \([0-9]*\) ms.*/\1/p' "$WORK/hold.out")
@@ -69,7 +54,7 @@ note "a job held with keepalives alone: dropped after $ms ms, its slot free"
 raw=$!
 on_exit "daemon_running $raw && kill -KILL $raw"
 wait_event "^ended" "$WORK/ended.out" 10 "the held job's end"
-wait_gone "$raw" $((CAP + 16))
+wait_exit "$raw" $((CAP + 16))
 grep -q "^dropped after [0-9]* ms" "$WORK/ended.out" ||
 	fail "ended job: $(cat "$WORK/ended.out")"
 grep -q "over, but its sender neither closed nor said anything for .*--job-idle-timeout" \
@@ -97,7 +82,7 @@ done
 	fail "the frozen push's temporary is left"
 push_small
 kill -CONT "$sender"
-wait_gone "$sender" 20
+wait_exit "$sender" 20
 [ "$RC" -eq 1 ] || fail "the frozen sender exited $RC: $(cat "$WORK/frozen.out")"
 grep -q "FAILED.*no progress for.*--job-idle-timeout" "$WORK/frozen.out" ||
 	fail "the sender does not say why: $(cat "$WORK/frozen.out")"

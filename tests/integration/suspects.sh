@@ -20,33 +20,28 @@ src=$WORK/src
 make_file "$src" $((8 << 20))
 prepare_dirs 5 "$WORK/stage"
 
-# wait_gone PID SECS: until the child PID has exited; its status in RC
-wait_gone() {
-	local t
-	for t in $(seq 1 $(($2 * 20))); do
-		if ! kill -0 "$1" 2>/dev/null; then
-			RC=0
-			wait "$1" || RC=$?
-			return 0
-		fi
-		sleep 0.05
-	done
-	fail "pid $1 still running after $2 s: $(tail -5 "$WORK/err")"
+# push_frozen V HOSTS OPTIONS...: push $src as a chain at 2 MiB/s (4 s)
+# to HOSTS in the background (its PID in sender), and freeze host V's
+# daemon once a block has landed there
+push_frozen() {
+	local v=$1 list=$2
+	shift 2
+	"$RDMCP" -v --retries 2 -a chain --bwlimit 2M -d "$WORK/stage" "$@" \
+		"$src" "$list" >"$WORK/out" 2>"$WORK/err" &
+	sender=$!
+	on_exit "kill -KILL $sender"
+	on_exit "kill -CONT ${DAEMON_PIDS[$v]}"
+	wait_event "rank $v of" "$WORK/daemon$v.log" 10 "host $v running the job"
+	wait_blocks "$WORK/h$v$WORK/stage" 10
+	kill -STOP "${DAEMON_PIDS[$v]}"
 }
 
-# a chain at 2 MiB/s: 4 s, host 2 second in line
-"$RDMCP" -v -t 1 --connect-timeout 30 --retries 2 -a chain --bwlimit 2M \
-	-d "$WORK/stage" "$src" "$(hosts 4)" >"$WORK/out" 2>"$WORK/err" &
-sender=$!
-on_exit "kill -KILL $sender"
-on_exit "kill -CONT ${DAEMON_PIDS[2]}"
-wait_event "rank 2 of" "$WORK/daemon2.log" 10 "host 2 running the job"
-wait_blocks "$WORK/h2$WORK/stage" 10
-kill -STOP "${DAEMON_PIDS[2]}"
+# host 2, second in line, frozen
+push_frozen 2 "$(hosts 4)" -t 1 --connect-timeout 30
 # the retry holds the others for a quarter of -t (doubled after the
 # silence: 2 s), not for the 30 s of --connect-timeout: 25 s is far
 # below 2 x 30
-wait_gone "$sender" 25
+wait_exit "$sender" 25
 kill -CONT "${DAEMON_PIDS[2]}"
 [ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
 
@@ -75,17 +70,9 @@ assert_no_temporaries
 # quarter of --connect-timeout)
 rm -f "$WORK"/h*"$WORK/stage/src"
 for i in 2 4; do : >"$WORK/daemon$i.log"; done
-"$RDMCP" -v -t 30 --connect-timeout 8 --retries 2 -a chain --bwlimit 2M \
-	-d "$WORK/stage" "$src" "$(hosts 5)" >"$WORK/out" 2>"$WORK/err" &
-sender=$!
-on_exit "kill -KILL $sender"
-on_exit "kill -CONT ${DAEMON_PIDS[4]}"
-wait_event "rank 4 of" "$WORK/daemon4.log" 10 "host 4 running the job"
-wait_blocks "$WORK/h4$WORK/stage" 10
-kill -STOP "${DAEMON_PIDS[4]}"
-kill -KILL "${DAEMON_PIDS[2]}"
-unset "DAEMON_PIDS[2]"
-wait_gone "$sender" 25
+push_frozen 4 "$(hosts 5)" -t 30 --connect-timeout 8
+kill_daemon 2
+wait_exit "$sender" 25
 kill -CONT "${DAEMON_PIDS[4]}"
 [ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
 h4=$(host_addr 4):$PORT
