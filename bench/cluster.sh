@@ -56,20 +56,10 @@
 # Needs root.
 set -euo pipefail
 
-# The awk functions the reports share: median of a space-separated list
-# (NA when empty); the TSV's records grouped by scenario and tool.
+# The awk functions the reports share: median() (bench/median.awk); the
+# TSV's records grouped by scenario and tool.
 # shellcheck disable=SC2016 # awk's $, not the shell's
-AWK_LIB='
-function median(list,    v, n, i, j, x) {
-	n = split(list, v, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
-		}
-	if (n == 0)
-		return "NA"
-	return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-}
+AWK_LIB="$(cat "$(dirname "$0")/median.awk")"'
 /^#/ { next }
 {
 	if (!($1 in seen)) { seen[$1] = 1; sc[++nsc] = $1; n[$1] = $2; rate[$1] = $3; mib[$1] = $4 }
