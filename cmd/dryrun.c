@@ -146,8 +146,8 @@ dry_plan_print(const struct opts *o, const struct dry_plan *pl,
 	       s->hosts, size, s->ok - pl->would, s->failed);
 	if (pl->would > 0 && pl->send < pl->bytes) {
 		format_bytes(size, sizeof(size), (double)pl->send);
-		printf("delta: %s would be sent, the blocks some of them lack; "
-		       "they hold the rest\n", size);
+		printf("delta: %s would be sent from here; the hosts hold the "
+		       "rest, or pass it on to each other\n", size);
 	}
 	if (pl->would == 0)
 		return;

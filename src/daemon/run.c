@@ -6,6 +6,7 @@
  * its copy read back (--verify) and landed.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -140,13 +141,14 @@ block_time_us(const struct transfer *j)
 	return bt < PROTO_BT_SHARED ? (uint32_t)bt : PROTO_BT_SHARED - 1;
 }
 
-/* PROGRESS: blocks held, and block time bt (0: not known yet). */
+/* PROGRESS: blocks received (those we had count apart: the sender knows
+ * them from ACCEPT), and block time bt (0: not known yet). */
 static void
 send_progress(struct transfer *j, uint32_t bt)
 {
 	j->told_bt = bt > 0;
 	j->progress_at = uv_now(j->env->loop);
-	transfer_send(j, MSG_PROGRESS, bt, eng_held(j->eng), NULL);
+	transfer_send(j, MSG_PROGRESS, bt, eng_received(j->eng), NULL);
 }
 
 /* Tell the sender how far we are (blocks held) and how fast blocks come
@@ -301,6 +303,35 @@ register_temporaries(void *ctx, struct xp *xp, struct rd_err *err)
 				xp_errmsg(xp) : strerror(-rc)) : 0;
 }
 
+/* The engine's cfg.lacks: what neighbour `rank` lacks, as START says,
+ * in j->bits (valid until the next call), or NULL: all. */
+static const uint8_t *
+peer_lacks(void *ctx, uint32_t rank)
+{
+	struct transfer *j = ctx;
+	const struct roster_peer *pr = roster_peer(j->ro, rank);
+	uint64_t k = store_blocks(j->st);
+
+	if (pr == NULL || pr->lacks == NULL)
+		return NULL;
+	memset(j->bits, 0, k / 8 + 1);
+	bset_mask(pr->lacks, j->ro->map, k, j->bits);
+	return j->bits;
+}
+
+/* The engine's cfg.had: the blocks carried that START says we do not
+ * lack (take_map checked that we hold them), in `had`. */
+static void
+blocks_had(struct transfer *j, uint8_t *had)
+{
+	uint64_t k = store_blocks(j->st), b;
+
+	memset(had, 0, k / 8 + 1);
+	bset_mask(j->ro->lacks, j->ro->map, k, had);
+	for (b = 0; b < k; b++)
+		had[b / 8] ^= (uint8_t)(1u << (b % 8));
+}
+
 static int
 start_engine(struct transfer *j, struct rd_err *err)
 {
@@ -322,10 +353,27 @@ start_engine(struct transfer *j, struct rd_err *err)
 		.complete = on_complete, .done = on_done, .ctx = j,
 		.trace = j->trace,
 	};
+	uint8_t *had = NULL;
 	int rc;
 
+	if (j->ro->has_lacks) {
+		had = malloc(store_blocks(j->st) / 8 + 1);
+		j->bits = malloc(store_blocks(j->st) / 8 + 1);
+		if (had == NULL || j->bits == NULL) {
+			free(had);
+			free(j->bits);
+			j->bits = NULL;
+			return -ENOMEM;
+		}
+		blocks_had(j, had);
+		ec.had = had;
+		ec.lacks = peer_lacks;
+	}
 	memcpy(mc.token, j->job->token, PROTO_TOKEN_LEN);
 	rc = member_start(&mc, &ec, &j->eng, err);
+	free(had);	/* the engine copied them */
+	free(j->bits);
+	j->bits = NULL;
 	return rc == 0 ? transfer_adopt_parked(j) : rc;
 }
 
@@ -371,6 +419,18 @@ take_map(struct transfer *j)
 	return store_set_map(j->st, map);
 }
 
+/* START's word of what we lack, if any: every block we lack among
+ * it, or the sender's neighbours would leave us without one.  0 or
+ * -EPROTO. */
+static int
+check_lacks(const struct transfer *j)
+{
+	if (!j->ro->has_lacks || j->ro->lacks == NULL)
+		return 0;	/* we are sent every block carried */
+	return j->need != NULL && bset_covers(j->ro->lacks, j->need)
+		       ? 0 : -EPROTO;
+}
+
 int
 transfer_start(struct transfer *j, const struct frame *f, const uint8_t *body)
 {
@@ -382,6 +442,8 @@ transfer_start(struct transfer *j, const struct frame *f, const uint8_t *body)
 		rc = conn_local(j->ctl, &j->bind);
 	if (rc == 0)
 		rc = take_map(j);
+	if (rc == 0)
+		rc = check_lacks(j);
 	if (rc < 0)
 		return rc;
 	if (refuse_costly_racks(j))

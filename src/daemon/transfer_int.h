@@ -89,6 +89,7 @@ struct transfer {
 	struct bset *need;	/* the stream blocks we lack, the others
 				 * filled from what was there (with
 				 * digests), or NULL: all */
+	uint8_t *bits;		/* scratch while the engine is made */
 	uint64_t resumed;	/* a dry run: bytes of the others the
 				 * unfinished copies would give */
 	struct trace *trace;	/* with JOB_TRACE */

@@ -156,8 +156,8 @@ post_receives(struct eng *e)
 	int rc;
 
 	while (e->posted < window && !e->recvs_over) {
-		if (!e->has_recv && !sched_next_recv(e->s, e->recv_from,
-						     &e->recv_step, &e->recv)) {
+		if (!e->has_recv && !eng_next_recv(e, e->recv_from,
+						   &e->recv_step, &e->recv)) {
 			e->recvs_over = true;
 			return 0;
 		}
@@ -275,7 +275,7 @@ sendq_fill(struct eng *e)
 	}
 	while (e->sq_count < sendq_room(e) && !e->sched_sends_over) {
 		es = eng_sendq_at(e, e->sq_count);
-		if (!sched_next_send(e->s, e->send_from, &es->step, &es->x)) {
+		if (!eng_next_send(e, e->send_from, &es->step, &es->x)) {
 			e->sched_sends_over = true;
 			break;
 		}
@@ -466,6 +466,13 @@ eng_pump(struct eng *e)
 		finish(e);
 }
 
+/* Does the schedule have us exchange any block with p? */
+static bool
+has_transfers(const struct epeer *p)
+{
+	return p->sends_to || p->recvs_from;
+}
+
 /* ---------------------------------------------------------------------
  * Connection deadline
  */
@@ -480,7 +487,7 @@ on_connect_deadline(uv_timer_t *t)
 		return;
 	for (i = 0; i < e->npeers; i++) {
 		if (!e->peers[i].up && !e->peers[i].closed &&
-		    !e->peers[i].finished) {
+		    !e->peers[i].finished && has_transfers(&e->peers[i])) {
 			eng_fail(e, ENG_NEVER_CONNECTED, e->peers[i].rank);
 			return;
 		}
@@ -494,7 +501,7 @@ on_connect_deadline(uv_timer_t *t)
 static int
 init_peers(struct eng *e)
 {
-	size_t i, n = sched_peers(e->s, NULL, 0), targets = 0, sources = 0;
+	size_t i, n = sched_peers(e->s, NULL, 0);
 	uint32_t *ranks;
 	struct epeer *p;
 
@@ -514,16 +521,28 @@ init_peers(struct eng *e)
 					      &p->last_send);
 		p->recvs_from = sched_last_with(e->s, p->rank, false,
 						&p->last_recv);
-		targets += p->sends_to;
-		sources += p->recvs_from;
 	}
 	e->npeers = n;
+	free(ranks);
+	return 0;
+}
+
+/* Once the transfers left out are known (have.c): do we send to one
+ * neighbour alone, receive from one alone, and pass blocks on as they
+ * land? */
+static void
+peer_roles(struct eng *e)
+{
+	size_t i, targets = 0, sources = 0;
+
+	for (i = 0; i < e->npeers; i++) {
+		targets += e->peers[i].sends_to;
+		sources += e->peers[i].recvs_from;
+	}
 	e->one_target = targets == 1;
 	e->one_source = sources == 1;
 	e->cut_through = e->one_target && e->one_source && e->cfg.admit_one &&
 			 e->cfg.cut_through && xp_can_send_landing(e->cfg.xp);
-	free(ranks);
-	return 0;
 }
 
 int
@@ -559,6 +578,10 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 	    ((e->pend = calloc(e->pend_cap, sizeof(*e->pend))) == NULL ||
 	     (e->offered = calloc(e->k / 8 + 1, 1)) == NULL))
 		goto fail;
+	rc = eng_have_init(e);
+	if (rc < 0)
+		goto fail;
+	peer_roles(e);
 	if (cfg->rank == 0)
 		e->nheld = e->k;
 	*out = e;
@@ -589,8 +612,9 @@ eng_start(struct eng *e)
 
 	xp_set_events(e->cfg.xp, &eng_events, e);
 	for (i = 0; i < e->npeers; i++) {
-		if (e->peers[i].rank < e->cfg.rank)
-			continue;
+		if (e->peers[i].rank < e->cfg.rank ||
+		    !has_transfers(&e->peers[i]))
+			continue;	/* theirs to make, or not needed */
 		rc = xp_connect(e->cfg.xp, e->peers[i].rank);
 		if (rc < 0)
 			return rc;
@@ -663,9 +687,11 @@ eng_release(struct eng *e)
 	for (i = 0; i < e->npeers; i++) {
 		free(e->peers[i].ready);
 		free(e->peers[i].sent_at);
+		free(e->peers[i].lacks);
 	}
 	free(e->peers);
 	free(e->held);
+	free(e->had);
 	free(e->offered);
 	free(e->recv_at);
 	free(e->pend);

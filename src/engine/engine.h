@@ -70,6 +70,16 @@ struct eng_cfg {
 	unsigned connect_wait_ms; /* fail if a neighbour is not connected
 				   * this long after eng_start; 0: never */
 	struct xp *xp;		/* taken over: eng_free() frees it */
+	/* What members hold before the start (a resumed push, a delta):
+	 * the blocks this member had, as a bitmap of the schedule's blocks
+	 * (bit b of byte b / 8; NULL: none), which it does not receive and
+	 * passes on from its own copy; and, asked once per neighbour, the
+	 * blocks neighbour `rank` lacks (NULL: all), the only ones sent to
+	 * it.  A member's had must be the complement of what its neighbours
+	 * are told it lacks, or the two ends of a link disagree.  Both are
+	 * copied by eng_new(); both NULL: nothing is left out. */
+	const uint8_t *had;
+	const uint8_t *(*lacks)(void *ctx, uint32_t rank);
 	struct eng_blocks io;
 	/* Every block has arrived (never called for rank 0). */
 	void (*complete)(void *ctx);
@@ -114,8 +124,10 @@ int eng_new(const struct eng_cfg *cfg, struct eng **out);
  * Returns 0 or -errno (then no callback follows). */
 int eng_start(struct eng *e);
 
-/* Blocks held so far (all of them for rank 0). */
+/* Blocks held so far (all of them for rank 0), and of those, the ones
+ * received (not had from the start). */
 uint64_t eng_held(const struct eng *e);
+uint64_t eng_received(const struct eng *e);
 
 /* The median wire time, in microseconds, of the last blocks received
  * (from their first bytes to their last: what the links from this

@@ -94,6 +94,8 @@ struct epeer {
 	bool sends_issued;	/* every send to it is issued */
 	uint64_t rx_begin;	/* uv_hrtime() the block coming began */
 	uint64_t rx_cookie;	/* ... which block that is */
+	uint8_t *lacks;		/* cfg.lacks: the blocks it lacks, the only
+				 * ones it is sent; NULL: all */
 };
 
 /* Wire times of the last blocks received, for eng_block_time_us(). */
@@ -120,6 +122,9 @@ struct eng {
 	uint8_t *offered;	/* admit_one: blocks offered before their
 				 * receive was posted */
 	uint64_t nheld;
+	uint8_t *had;		/* cfg.had: held from the start, never
+				 * received (NULL: none) */
+	uint64_t nhad;
 
 	uint64_t send_from;	/* the schedule's sends from this step on are
 				 * not in sendq yet */
@@ -210,6 +215,20 @@ void eng_set_held(struct eng *e, uint64_t b);
 /* Does this member still need peer p: blocks or signals to come from it,
  * or sends to it not yet issued? */
 bool eng_peer_needed(const struct eng *e, const struct epeer *p);
+
+/* have.c: what members held before the start (cfg.had, cfg.lacks) */
+
+/* Copy cfg.had and each neighbour's cfg.lacks, and with either, work out
+ * which neighbours we still send to and receive from (the peers' roles
+ * and last steps).  After the peers are made; 0 or -ENOMEM. */
+int eng_have_init(struct eng *e);
+
+/* The schedule's next send (receive) from step `from` on that is not
+ * left out: a block its target had (one we had).  As sched_next_send. */
+bool eng_next_send(struct eng *e, uint64_t from, uint64_t *step,
+		   struct sched_xfer *x);
+bool eng_next_recv(struct eng *e, uint64_t from, uint64_t *step,
+		   struct sched_xfer *x);
 
 /* events.c: the transport's events, given to it by eng_start(). */
 extern const struct xp_events eng_events;

@@ -45,9 +45,9 @@ proto_max_len(uint8_t type)
 	case MSG_JOB:
 	case MSG_TRACE:
 		return PROTO_MAX_BODY;
-	case MSG_START:	/* peers, racks, and the blocks carried */
-		return 64ull + 29ull * SCHED_MAX_MEMBERS +
-		       16ull * PROTO_MAX_RUNS;
+	case MSG_START:	/* peers, racks, the blocks carried, and what
+			 * each lacks (sets of PROTO_LINK_RUNS) */
+		return PROTO_MAX_BODY;
 	case MSG_ACCEPT:	/* the blocks the daemon lacks */
 		return 4ull + 16ull * PROTO_MAX_RUNS;
 	case MSG_DIGESTS:	/* one per block */
@@ -383,6 +383,15 @@ get_addr(struct rbuf *r, struct sockaddr_storage *ss)
 #define ROSTER_HEAD 13		/* rank, n, transport, peers */
 #define ROSTER_ENTRY 25		/* rank, family, address, port, rdma port */
 
+/* A member's lacks: a flag, and a set unless it lacks all. */
+static void
+put_lacks(struct wbuf *w, const struct bset *lacks)
+{
+	wput_u8(w, lacks != NULL);
+	if (lacks != NULL)
+		bset_encode(lacks, w);
+}
+
 int
 roster_encode(const struct roster *ro, struct wbuf *w)
 {
@@ -403,6 +412,12 @@ roster_encode(const struct roster *ro, struct wbuf *w)
 	wput_u8(w, ro->map != NULL);
 	if (ro->map != NULL)
 		bset_encode(ro->map, w);
+	wput_u8(w, ro->has_lacks);
+	if (ro->has_lacks) {
+		put_lacks(w, ro->lacks);
+		for (i = 0; i < ro->npeers; i++)
+			put_lacks(w, ro->peers[i].lacks);
+	}
 	return w->err;
 }
 
@@ -459,6 +474,36 @@ get_map(struct rbuf *r, struct roster *ro)
 	return has ? bset_decode(r, PROTO_MAX_RUNS, UINT64_MAX, &ro->map) : 0;
 }
 
+static int
+get_lacks(struct rbuf *r, struct bset **lacks)
+{
+	uint8_t has;
+
+	if (rget_u8(r, &has) < 0 || has > 1)
+		return -EBADMSG;
+	return has ? bset_decode(r, PROTO_MAX_RUNS, UINT64_MAX, lacks) : 0;
+}
+
+/* After the map: a flag, and if set, what the member lacks and what each
+ * peer does, in the peers' order. */
+static int
+get_all_lacks(struct rbuf *r, struct roster *ro)
+{
+	uint8_t has;
+	uint32_t i;
+	int rc;
+
+	if (rget_u8(r, &has) < 0 || has > 1)
+		return -EBADMSG;
+	ro->has_lacks = has;
+	if (!has)
+		return 0;
+	rc = get_lacks(r, &ro->lacks);
+	for (i = 0; rc == 0 && i < ro->npeers; i++)
+		rc = get_lacks(r, &ro->peers[i].lacks);
+	return rc;
+}
+
 int
 roster_decode(const uint8_t *body, size_t len, struct roster **out,
 	      struct rd_err *err)
@@ -494,6 +539,8 @@ roster_decode(const uint8_t *body, size_t len, struct roster **out,
 	if (rc == 0)
 		rc = get_map(&r, ro);
 	if (rc == 0)
+		rc = get_all_lacks(&r, ro);
+	if (rc == 0)
 		rc = rbuf_done(&r);
 	if (rc < 0)
 		goto out;
@@ -526,9 +573,14 @@ roster_peer(const struct roster *ro, uint32_t rank)
 void
 roster_free(struct roster *ro)
 {
+	uint32_t i;
+
 	if (ro == NULL)
 		return;
 	bset_free(ro->map);
+	bset_free(ro->lacks);
+	for (i = 0; ro->peers != NULL && i < ro->npeers; i++)
+		bset_free(ro->peers[i].lacks);
 	free(ro->racks);
 	free(ro->peers);
 	free(ro);

@@ -87,9 +87,10 @@
 #include "util/bset.h"
 #include "util/wire.h"
 
-#define PROTO_VERSION 9	/* 8: JF_PLACE; HAVE and REPLACE file by file;
+#define PROTO_VERSION 10	/* 8: JF_PLACE; HAVE and REPLACE file by file;
 			 * 9: DIGESTS, ACCEPT's blocks lacked, START's
-			 * blocks carried */
+			 * blocks carried; 10: START's blocks each
+			 * member lacks */
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -104,6 +105,10 @@
 /* Runs of blocks a set on the wire holds at most (ACCEPT, START): a set
  * more scattered is coarsened, a superset (bset_coarsen). */
 #define PROTO_MAX_RUNS 4096u
+/* Runs of what one member lacks, as START tells it and its neighbours
+ * (coarsened to this from what it said in ACCEPT): a START names a few
+ * neighbours, each with its set. */
+#define PROTO_LINK_RUNS 256u
 /* The length of a block's digest (DIGESTS), and the most blocks a job
  * may have for its blocks to be compared: more are sent whole. */
 #define PROTO_DIGEST_LEN 16u
@@ -292,6 +297,8 @@ struct roster_peer {
 	uint32_t rank;
 	uint16_t rdma_port;
 	struct sockaddr_storage addr;
+	struct bset *lacks;	/* what it lacks of the stream's blocks (a
+				 * superset; NULL: all), with roster.lacks */
 };
 
 /* What a START carries: the receiving member's rank, the group's size and
@@ -312,6 +319,12 @@ struct roster {
 	struct bset *map;	/* the stream blocks the group carries, or
 				 * NULL: all (the member checks they are
 				 * the job's) */
+	/* Whether members hold some of the blocks carried: then `lacks` is
+	 * what this member lacks (NULL: all), and each peer's `lacks` its
+	 * own; blocks go over a link only where the receiver lacks them, and
+	 * a member passes on what it held (engine.h, had and lacks). */
+	bool has_lacks;
+	struct bset *lacks;
 };
 
 int roster_encode(const struct roster *ro, struct wbuf *w);

@@ -274,6 +274,7 @@ start_engine(struct push *p, const struct roster_peer *all)
 		.io = { engine_iov, engine_arrived, p->st },
 		.complete = on_engine_complete, .done = on_engine_done,
 		.ctx = p, .trace = p->trace,
+		.lacks = p->has_lacks ? push_member_lacks : NULL,
 	};
 
 	memcpy(mc.token, p->token, PROTO_TOKEN_LEN);
@@ -349,10 +350,15 @@ encode_start(struct push *p, const struct phost *h,
 		return rc;
 	n = sched_peers(s, ranks, p->members);
 	sched_free(s);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		mine[i] = ranks[i] == 0 ? (struct roster_peer){ 0 }
 					: all[ranks[i] - 1];
+		mine[i].lacks = ranks[i] == 0 ? NULL
+					      : p->by_rank[ranks[i]]->link;
+	}
 	ro.npeers = (uint32_t)n;
+	ro.has_lacks = p->has_lacks;
+	ro.lacks = h->link;
 	w->len = 0;
 	return roster_encode(&ro, w);
 }
@@ -419,55 +425,13 @@ on_start_turn(uv_idle_t *idle)
 
 /* A dry run ends where the group would form: every host that accepted
  * would take the job; closing its connection ends its daemon's part. */
-/* The bytes of the stream a set of its blocks holds. */
-static uint64_t
-set_bytes(const struct push *p, const struct bset *s)
-{
-	uint64_t nb = store_stream_blocks(p->st), bytes;
-
-	bytes = bset_count(s) * p->block_size;
-	if (nb > 0 && bset_has(s, nb - 1))	/* the last block is shorter */
-		bytes -= nb * p->block_size - p->sum->bytes;
-	return bytes;
-}
-
-/* A dry run: the bytes the group would carry, the union of what the
- * hosts that would take it said they lack (all, for one that did not
- * compare). */
-static uint64_t
-predicted_bytes(const struct push *p)
-{
-	struct bset *u = NULL, *next;
-	uint64_t bytes;
-	size_t i;
-	bool any = false;
-
-	if (bset_new(&u) < 0)
-		return p->sum->bytes;
-	for (i = 0; i < p->nh; i++) {
-		if (p->h[i].st != HS_ACCEPTED)
-			continue;
-		any = true;
-		if (p->h[i].need == NULL ||
-		    bset_union(u, p->h[i].need, &next) < 0) {
-			bset_free(u);
-			return p->sum->bytes;
-		}
-		bset_free(u);
-		u = next;
-	}
-	bytes = any ? set_bytes(p, u) : 0;
-	bset_free(u);
-	return bytes;
-}
-
 static void
 finish_dry_run(struct push *p)
 {
 	size_t i;
 
 	p->sum->setup = push_elapsed(p);
-	p->sum->would_send = predicted_bytes(p);
+	p->sum->would_send = push_rank0_bytes(p);
 	for (i = 0; i < p->nh; i++)
 		if (p->h[i].st == HS_ACCEPTED) {
 			p->h[i].dry = true;
@@ -554,12 +518,57 @@ choose_map(struct push *p)
 	return rc;
 }
 
+/* Rank the hosts that accepted, 1.., the ones that hold most first
+ * (links.c), into p->by_rank and p->all.  0 or -ENOMEM. */
+static int
+rank_members(struct push *p)
+{
+	struct roster_peer *all;	/* rank r at all[r - 1] */
+	struct phost *h;
+	uint32_t r = 0;
+	size_t i;
+
+	for (i = 0; i < p->nh; i++)
+		r += p->h[i].st == HS_ACCEPTED;
+	p->members = r + 1;
+	p->all = all = calloc(p->members, sizeof(*all));
+	p->by_rank = calloc(p->members, sizeof(*p->by_rank));
+	if (all == NULL || p->by_rank == NULL)
+		return -ENOMEM;
+	for (i = 0, r = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_ACCEPTED)
+			p->by_rank[++r] = &p->h[i];
+	push_order_members(p, p->by_rank + 1, p->members - 1);
+	for (r = 1; r < p->members; r++) {
+		h = p->by_rank[r];
+		h->rank = r;
+		all[r - 1] = (struct roster_peer){ r, h->rdma_port, h->addr,
+						   NULL };
+	}
+	return 0;
+}
+
+/* What the group carries (the map), its racks, and what each member
+ * lacks of it: 0 or -errno. */
+static int
+shape_group(struct push *p)
+{
+	int rc = 0;
+
+	if (p->members > 1)
+		rc = choose_map(p);
+	if (rc == 0 && p->members > 1)
+		rc = rack_sizes(p);
+	if (rc == 0 && p->members > 1)
+		rc = push_choose_links(p);
+	return rc;
+}
+
 /* Every host accepted or failed: form the group. */
 void
 push_maybe_start(struct push *p)
 {
-	struct roster_peer *all;	/* rank r at all[r - 1] */
-	uint32_t r = 0;
+	uint32_t r;
 	size_t i;
 	int rc;
 
@@ -572,46 +581,32 @@ push_maybe_start(struct push *p)
 	uv_timer_stop(&p->grace);
 	p->grace_on = false;	/* free for the stragglers of an abort */
 	p->started = true;
-	if (p->cfg->dry_run) {
+	rc = rank_members(p);
+	if (rc == 0)
+		rc = shape_group(p);
+	if (p->cfg->dry_run && rc == 0) {
 		finish_dry_run(p);
 		return;
 	}
-	for (i = 0; i < p->nh; i++)
-		if (p->h[i].st == HS_ACCEPTED)
-			r++;
-	p->members = r + 1;
-	all = calloc(p->members, sizeof(*all));
-	p->by_rank = calloc(p->members, sizeof(*p->by_rank));
-	p->all = all;
-	if (all == NULL || p->by_rank == NULL) {
+	if (rc < 0) {
 		for (i = 0; i < p->nh; i++)
 			if (p->h[i].st == HS_ACCEPTED)
-				push_host_failed(&p->h[i], -ENOMEM,
-						 PROTO_NO_PEER, "out of memory");
+				push_host_failed(&p->h[i], rc, PROTO_NO_PEER,
+						 "%s", strerror(-rc));
+		push_maybe_finish(p);
 		return;
 	}
-	for (i = 0, r = 0; i < p->nh; i++) {
-		if (p->h[i].st != HS_ACCEPTED)
-			continue;
-		p->h[i].rank = ++r;
-		p->h[i].st = HS_RUNNING;
-		p->by_rank[r] = &p->h[i];
-		all[r - 1] = (struct roster_peer){ r, p->h[i].rdma_port,
-						   p->h[i].addr };
-	}
+	for (r = 1; r < p->members; r++)
+		p->by_rank[r]->st = HS_RUNNING;
 	p->sum->setup = push_elapsed(p);
 	trace_add(p->trace, TR_BOOT, p->t0_us, trace_now(), PROTO_NO_PEER, 0);
 	if (p->members > 1) {
-		rc = choose_map(p);
-		if (rc == 0)
-			rc = rack_sizes(p);
-		if (rc == 0)
-			rc = choose_transport(p);
+		rc = choose_transport(p);
 		p->sum->transport = proto_transport_name(p->group);
 		if (rc == 0)
 			rc = send_start_slice(p);
 		if (rc == 0)
-			rc = start_engine(p, all);
+			rc = start_engine(p, p->all);
 		if (rc == 0 && p->start_next < p->nh)
 			uv_idle_start(&p->starter, on_start_turn);
 		if (rc < 0)

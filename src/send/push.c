@@ -725,8 +725,11 @@ out:
 	free(p.crcs);
 	free(p.digests);
 	bset_free(p.map);
-	for (i = 0; p.h != NULL && i < p.nh; i++)
+	for (i = 0; p.h != NULL && i < p.nh; i++) {
 		bset_free(p.h[i].need);
+		bset_free(p.h[i].link);
+	}
+	free(p.lack_bits);
 	trace_free(p.trace);
 	free(p.by_addr);
 	free(p.by_rank);

@@ -80,6 +80,7 @@ struct phost {
 	bool digests_sent;		/* ... and they went */
 	struct bset *need;		/* the blocks it lacks (ACCEPT), or
 					 * NULL: all */
+	struct bset *link;		/* ... as START says it (links.c) */
 	uint64_t resumed;		/* bytes of the others it took from
 					 * unfinished copies (ACCEPT) */
 	uint64_t held;			/* blocks it reported holding */
@@ -149,6 +150,8 @@ struct push {
 	bool digest_busy, digest_ready;
 	struct bset *map;	/* the blocks the group carries, or NULL:
 				 * all */
+	bool has_lacks;		/* some member holds some of them (links.c) */
+	uint8_t *lack_bits;	/* push_member_lacks' answer */
 	bool sent_all;		/* rank 0's engine sent every block */
 	bool go_sent;		/* the final CRC frame went to the members */
 	bool sender_fault;	/* the group broke for the sender's reason */
@@ -278,5 +281,24 @@ void push_maybe_start(struct push *p);
 /* The hosts that said HAVE_ASK, once our crcs are known: they get them
  * (REPLACE), to keep what is identical and answer again. */
 void push_settle_haves(struct push *p);
+
+/* links.c: what each member lacks, where some hold blocks already */
+
+/* Order the `n` members (to be ranked 1..n) by what they hold, most
+ * first, keeping the hosts' order otherwise; not with racks. */
+void push_order_members(struct push *p, struct phost **members, size_t n);
+
+/* Each member's set for START (phost.link) and p->has_lacks, once the
+ * members are ranked and the map chosen.  0 or -ENOMEM. */
+int push_choose_links(struct push *p);
+
+/* Rank 0's engine's cfg.lacks: the blocks member `rank` lacks, as a
+ * bitmap of the schedule's blocks (valid until the next call), or NULL:
+ * all. */
+const uint8_t *push_member_lacks(void *ctx, uint32_t rank);
+
+/* The block bytes rank 0 sends in the group as formed (ranks, map,
+ * links): a dry run's prediction. */
+uint64_t push_rank0_bytes(struct push *p);
 
 #endif

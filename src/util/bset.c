@@ -204,6 +204,19 @@ bset_nth(const struct bset *s, uint64_t j)
 	return s->run[found].first + (j - s->before[found]);
 }
 
+void
+bset_mask(const struct bset *s, const struct bset *map, uint64_t k,
+	  uint8_t *bits)
+{
+	uint64_t j, b;
+
+	for (j = 0; j < k; j++) {
+		b = map != NULL ? bset_nth(map, j) : j;
+		if (s == NULL || bset_has(s, b))
+			bits[j / 8] |= (uint8_t)(1u << (j % 8));
+	}
+}
+
 static int
 cmp_u64(const void *a, const void *b)
 {

@@ -58,6 +58,12 @@ bool bset_covers_range(const struct bset *s, uint64_t first, uint64_t count);
  * O(log runs); UINT64_MAX when j is past the end. */
 uint64_t bset_nth(const struct bset *s, uint64_t j);
 
+/* Bits 0 .. k-1 of `bits` (k / 8 + 1 bytes, zeroed by the caller; bit j
+ * is bit j % 8 of byte j / 8): bit j set when the j-th block of `map`
+ * (NULL: block j itself) is in `s` (NULL: every block is). */
+void bset_mask(const struct bset *s, const struct bset *map, uint64_t k,
+	       uint8_t *bits);
+
 /* Fill the smallest gaps between runs until at most max_runs (>= 1)
  * remain: a superset, so that a set meant for the wire stays small however
  * scattered its blocks. */

@@ -6,7 +6,9 @@
 #   - nothing changed: identical, and the sender digests nothing;
 #   - hosts with different old versions (one changed, one none, one a
 #     shorter older copy) each get what they lack: the group carries the
-#     union, and every copy is the source's;
+#     union, the host that holds most goes first, the sender sends only
+#     what that one lacks and the members pass on what they had, and
+#     every copy is the source's;
 #   - the file grown by a tail: the tail alone (and the block it ends);
 #   - the file shrunk: nothing (the hosts hold every block);
 #   - --whole-file (-W) sends every block whatever the hosts hold;
@@ -99,7 +101,9 @@ rm "$(on 2)"
 head -c $((100 * bs)) "$WORK/old3" >"$(on 3)"
 printf 'old' | dd of="$(on 3)" bs=1 seek=$((50 * bs)) conv=notrunc status=none
 push 0 --force
-expect_sent $((128 * bs)) "host 2 had nothing"
+# host 1 holds the most: it goes first, the sender sends it block 10, and
+# it feeds host 2 the blocks it had (host 3 what it lacks)
+expect_sent $((1 * bs)) "host 2 had nothing"
 all_same "mixed versions"
 
 # without host 2's lack: host 1 lacks block 20, host 3 blocks 30 and 100..127
@@ -108,9 +112,18 @@ cp "$src/data" "$WORK/v"
 flip "$(on 3)" $((30 * bs))
 truncate -s $((100 * bs)) "$(on 3)"
 flip "$(on 1)" $((90 * bs))
-push 0 --force
-# block 20 (all), 30 (host 3), 90 (host 1), 100..127 (host 3)
-expect_sent $((31 * bs)) "union of what hosts lack"
+# a dry run predicts what the sender will send: the first member's lack
+expect_status 0 "$RDMCP" --json -n -a chain -b "$bs" --force -d "$stage/" \
+	"$src/data" "$(hosts 3)"
+[ "$(jq -s '.[-1].dry_run.send' "$WORK/out")" = $((1 * bs)) ] ||
+	fail "dry run of the union: $(tail -1 "$WORK/out")"
+push 0 --force -v
+# the group carries block 20 (all), 30 (host 3), 90 (host 1), 100..127
+# (host 3); host 2 lacks only block 20, so it goes first, the sender
+# sends it that block alone, and the members pass the rest on
+grep -q "31 of 128 blocks to send" "$WORK/err" ||
+	fail "union: not 31 blocks carried: $(cat "$WORK/err")"
+expect_sent $((1 * bs)) "the first member's lack"
 all_same "union"
 
 # grown by 10 %: the new tail only (the old last block was whole)

@@ -37,6 +37,8 @@ struct member {
 	int status;
 	uint32_t peer;
 	uint64_t arrived;
+	uint8_t *had;		/* holds: blocks held from the start */
+	uint8_t *lacks;		/* ... their complement */
 };
 
 struct cluster {
@@ -57,6 +59,8 @@ struct cluster {
 	unsigned nfrozen;
 	unsigned timeout_ms;	/* keepalive and connection wait */
 	bool paced;		/* admit_one, one send at a time (as daemons) */
+	bool holds;		/* members hold some blocks from the start */
+	uint64_t sent0;		/* bytes rank 0 sent, when it was done */
 	bool timed_out;
 };
 
@@ -92,6 +96,8 @@ blocks_arrived(void *ctx, uint64_t b)
 	struct cluster *cl = m->cl;
 
 	m->arrived++;
+	ck_assert_msg(m->had == NULL || !eng_bit_is_set(m->had, b),
+		      "member %u was sent block %lu, which it had", m->rank, b);
 	if ((int)m->rank == cl->kill_rank && m->arrived == cl->kill_after)
 		uv_timer_start(&cl->killer, kill_member, 0, 0);
 	return 0;
@@ -121,6 +127,8 @@ on_done(void *ctx, int status, uint32_t peer)
 	m->done = true;
 	m->status = status;
 	m->peer = peer;
+	if (m->rank == 0)
+		m->cl->sent0 = eng_bytes_sent(m->eng);
 	m->cl->ndone++;
 	if (status < 0)
 		uv_timer_start(&m->reaper, reap, 0, 0);
@@ -228,6 +236,49 @@ setup_member(struct cluster *cl, uint32_t r)
 	cl->addrs[r].rank = r;
 }
 
+static const uint8_t *
+lacks_of(void *ctx, uint32_t rank)
+{
+	struct member *m = ctx;
+
+	return m->cl->m[rank].lacks;
+}
+
+/* cl->holds: which blocks member r had (deterministic, and varied: one
+ * member holds none, one all, the others a prefix, a scatter, or both). */
+static bool
+had_block(const struct cluster *cl, uint32_t r, uint64_t b, uint64_t k)
+{
+	if (r == 0 || r == cl->n - 1)
+		return r == 0;
+	if (r == 1)
+		return true;
+	if (r % 3 == 0)
+		return b < k * r / cl->n;
+	return (b * 2654435761u + r) % 5 < 2 || (r % 3 == 2 && b < k / 2);
+}
+
+static void
+give_had(struct cluster *cl, struct member *m, uint64_t k)
+{
+	uint64_t b, len;
+
+	m->had = calloc(k / 8 + 1, 1);
+	m->lacks = calloc(k / 8 + 1, 1);
+	ck_assert(m->had != NULL && m->lacks != NULL);
+	for (b = 0; b < k; b++) {
+		if (!had_block(cl, m->rank, b, k)) {
+			eng_bit_set(m->lacks, b);
+			continue;
+		}
+		eng_bit_set(m->had, b);
+		len = cl->size - b * cl->bsize < cl->bsize
+			      ? cl->size - b * cl->bsize : cl->bsize;
+		memcpy(m->buf + b * cl->bsize, cl->m[0].buf + b * cl->bsize,
+		       len);
+	}
+}
+
 static void
 start_member(struct cluster *cl, uint32_t r)
 {
@@ -248,6 +299,10 @@ start_member(struct cluster *cl, uint32_t r)
 		.complete = on_complete, .done = on_done, .ctx = m,
 	};
 
+	if (cl->holds) {
+		ec.had = r > 0 ? m->had : NULL;
+		ec.lacks = lacks_of;
+	}
 	if ((int)r == cl->frozen_rank) {
 		m->done = true;
 		cl->ndone++;
@@ -268,6 +323,8 @@ run_cluster(struct cluster *cl)
 	cl->deadline.data = cl->killer.data = cl;
 	for (r = 0; r < cl->n; r++)
 		setup_member(cl, r);
+	for (r = 1; r < cl->n && cl->holds; r++)
+		give_had(cl, &cl->m[r], (cl->size + cl->bsize - 1) / cl->bsize);
 	for (r = 0; r < cl->n; r++)
 		start_member(cl, r);
 	for (r = 0; r < cl->n; r++)
@@ -313,6 +370,8 @@ teardown_cluster(struct cluster *cl)
 
 		eng_free(m->eng);
 		free(m->buf);
+		free(m->had);
+		free(m->lacks);
 		uv_close((uv_handle_t *)&m->reaper, NULL);
 		conn_listener_close(m->listener);
 		m->listener = NULL;
@@ -572,6 +631,44 @@ START_TEST(relay_dies_while_passing_on)
 }
 END_TEST
 
+/* Members that hold blocks from the start (a resumed push, a delta):
+ * every algorithm, paced or not, one member holding nothing, one all, the
+ * others prefixes and scatters.  Each member ends with the sender's bytes
+ * and receives exactly the blocks it lacked (never one it had: checked as
+ * they arrive); in a chain rank 0 sends only what rank 1 lacks (nothing
+ * here, unless rank 1 is the last, which holds none), and rank 1 feeds
+ * the others from its copy. */
+START_TEST(members_hold_blocks)
+{
+	static const uint32_t sizes_n[] = { 2, 3, 6, 13 };
+	const uint64_t B = 4096, size = 37 * B + 5, k = 38;
+	enum sched_alg alg = (enum sched_alg)(_i / 2);
+	struct cluster *cl;
+	uint64_t lacked, b;
+	size_t i;
+	uint32_t r;
+
+	for (i = 0; i < sizeof(sizes_n) / sizeof(sizes_n[0]); i++) {
+		cl = new_cluster(_i % 2, alg, sizes_n[i], B, size);
+		cl->holds = true;
+		run_cluster(cl);
+		ck_all_copies(cl);
+		for (r = 1; r < cl->n; r++) {
+			for (lacked = 0, b = 0; b < k; b++)
+				lacked += eng_bit_is_set(cl->m[r].lacks, b);
+			ck_assert_msg(cl->m[r].arrived == lacked,
+				      "%s n=%u: member %u received %lu blocks, "
+				      "lacked %lu", sched_alg_name(alg), cl->n,
+				      r, cl->m[r].arrived, lacked);
+		}
+		if (alg == SCHED_CHAIN && cl->n > 2)
+			ck_assert_uint_eq(cl->sent0, 0);
+		teardown_cluster(cl);
+		free(cl);
+	}
+}
+END_TEST
+
 START_TEST(many_blocks)
 {
 	/* more blocks than the window, ready queue and 16 bits hold */
@@ -828,6 +925,7 @@ engine_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, all_algorithms_and_sizes, 0, SCHED_NALG);
 	tcase_add_loop_test(tc, all_algorithms_paced, 0, SCHED_NALG);
+	tcase_add_loop_test(tc, members_hold_blocks, 0, 2 * SCHED_NALG);
 	tcase_add_test(tc, many_blocks);
 	tcase_add_test(tc, relay_behind_sends_runs);
 	tcase_add_test(tc, one_source_grants_ahead);

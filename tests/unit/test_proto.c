@@ -361,7 +361,7 @@ START_TEST(roster_racks)
 	ro.nracks = 1;
 	w.len = 0;
 	ck_assert_int_eq(roster_encode(&ro, &w), 0);
-	ck_assert_uint_eq(w.len, 13 + 25 + 4 + 1);
+	ck_assert_uint_eq(w.len, 13 + 25 + 4 + 1 + 1);
 	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
 	ck_assert_uint_eq(back->nracks, 0);
 	roster_free(back);
@@ -393,10 +393,48 @@ START_TEST(roster_map)
 	w.data[13 + 25 + 4] = 2;	/* a flag that is neither 0 nor 1 */
 	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
 	w.data[13 + 25 + 4] = 1;
-	w.data[w.len - 1] = 0;		/* an empty run */
+	w.data[w.len - 2] = 0;		/* an empty run (then no lacks) */
 	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
 	wbuf_free(&w);
 	bset_free(ro.map);
+}
+END_TEST
+
+/* What each member lacks (a resumed push): the member's own and each
+ * peer's, kept apart, NULL for one that lacks all; checked. */
+START_TEST(roster_lacks)
+{
+	struct roster_peer peers[2] = { { .rank = 0 }, { .rank = 2 } };
+	struct roster ro = { .rank = 1, .n = 3, .peers = peers, .npeers = 2,
+			     .has_lacks = true },
+		      *back;
+	struct wbuf w;
+	size_t cut, full;
+
+	peers[1].addr.ss_family = AF_INET;
+	ck_assert_int_eq(bset_new(&ro.lacks), 0);
+	ck_assert_int_eq(bset_add(ro.lacks, 4, 3), 0);
+	ck_assert_int_eq(bset_new(&peers[1].lacks), 0);
+	ck_assert_int_eq(bset_add(peers[1].lacks, 0, 9), 0);
+	wbuf_init(&w);
+	ck_assert_int_eq(roster_encode(&ro, &w), 0);
+	ck_assert_int_eq(roster_decode(w.data, w.len, &back, NULL), 0);
+	ck_assert(back->has_lacks);
+	ck_assert_uint_eq(bset_count(back->lacks), 3);
+	ck_assert(bset_has(back->lacks, 6) && !bset_has(back->lacks, 7));
+	ck_assert_ptr_null(back->peers[0].lacks);	/* the sender */
+	ck_assert_uint_eq(bset_count(back->peers[1].lacks), 9);
+	roster_free(back);
+	full = w.len;
+	for (cut = 13 + 2 * 25 + 4 + 1; cut < full; cut++)
+		ck_assert_int_lt(roster_decode(w.data, cut, &back, NULL), 0);
+	w.data[13 + 2 * 25 + 4 + 1] = 2;	/* neither 0 nor 1 */
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	w.data[13 + 2 * 25 + 4 + 1] = 0;	/* none: a tail left over */
+	ck_assert_int_lt(roster_decode(w.data, w.len, &back, NULL), 0);
+	wbuf_free(&w);
+	bset_free(ro.lacks);
+	bset_free(peers[1].lacks);
 }
 END_TEST
 
@@ -593,6 +631,7 @@ proto_suite(void)
 	tcase_add_test(tc, roster_round_trip);
 	tcase_add_test(tc, roster_racks);
 	tcase_add_test(tc, roster_map);
+	tcase_add_test(tc, roster_lacks);
 	tcase_add_test(tc, hello_round_trip);
 	tcase_add_test(tc, strings_bounded);
 	tcase_add_test(tc, addresses);
