@@ -2,7 +2,8 @@
 /*
  * grace - hosts that fall silent while the others are done (see
  * push_int.h): a suspect (silent in the attempt before) that has not
- * answered when every other host is ready, and a member that has not
+ * answered when every other host is ready (or, none being ready, whose
+ * daemon has not answered the handshake), and a member that has not
  * answered its ABORT when the rest of a broken group has, are waited
  * for push_grace_ms(), then failed, so that a stopped or hung daemon
  * costs the push one -t, not a wait in every attempt after.
@@ -23,8 +24,18 @@ is_suspect(const struct push *p, const struct phost *h)
 	return p->cfg->suspect != NULL && p->cfg->suspect[h->idx];
 }
 
+/* Has h's daemon not answered the handshake yet (a stopped daemon's
+ * kernel still takes the connection)? */
+static bool
+in_handshake(const struct phost *h)
+{
+	return h->st == HS_CONNECTING || h->st == HS_AUTH;
+}
+
 /* The grace is over: the suspects still undecided fail, and the group
- * starts without them (the last one's failure starts it). */
+ * starts without them (the last one's failure starts it).  With no other
+ * host ready (p->grace_handshake) only those whose daemon has not
+ * answered the handshake: one that did is working on its set-up. */
 static void
 drop_suspects(uv_timer_t *t)
 {
@@ -36,11 +47,19 @@ drop_suspects(uv_timer_t *t)
 	for (i = 0; i < p->nh && !p->started; i++) {
 		struct phost *h = &p->h[i];
 
-		if (HS_UNDECIDED(h->st) && h->st != HS_RESOLVING &&
-		    is_suspect(p, h))
+		if (!HS_UNDECIDED(h->st) || h->st == HS_RESOLVING ||
+		    !is_suspect(p, h))
+			continue;
+		if (!p->grace_handshake)
 			push_host_failed(h, -ETIME, PROTO_NO_PEER, "still "
 					 "silent: it had not answered %u ms "
 					 "after the other hosts were ready, "
+					 "and it went silent in the attempt "
+					 "before", ms);
+		else if (in_handshake(h))
+			push_host_failed(h, -ETIME, PROTO_NO_PEER, "still "
+					 "silent: its daemon had not answered "
+					 "the handshake %u ms into the attempt, "
 					 "and it went silent in the attempt "
 					 "before", ms);
 	}
@@ -60,10 +79,15 @@ push_wait_suspects(struct push *p)
 		undecided += HS_UNDECIDED(p->h[i].st);
 		accepted += p->h[i].st == HS_ACCEPTED;
 	}
-	if (undecided > 0 || accepted == 0)
+	if (undecided > 0)
 		return;
+	/* none ready (the others failed, or there are none): nobody to
+	 * measure by, but a daemon that answers at all answers the
+	 * handshake at once */
+	p->grace_handshake = accepted == 0;
 	/* what a silent handshake costs: the first of its two bounds */
-	ms = push_grace_ms(ms, p->cfg->connect_timeout_ms < p->cfg->timeout_ms
+	ms = push_grace_ms(accepted > 0 ? ms : 0,
+			   p->cfg->connect_timeout_ms < p->cfg->timeout_ms
 			   ? p->cfg->connect_timeout_ms : p->cfg->timeout_ms);
 	p->grace_on = true;
 	/* the repeat only carries the grace to drop_suspects's message */

@@ -105,6 +105,8 @@ struct push {
 				 * ready: cfg.suspect's at set-up, members
 				 * asked to stop (abort_now) */
 	bool grace_on;
+	bool grace_handshake;	/* ... for suspects' handshakes alone:
+				 * no other host was ready */
 	uint64_t abort_sent;	/* uv_hrtime() of the ABORTs, or 0 */
 	uint64_t t0;
 	struct store *st;
@@ -239,7 +241,9 @@ enum push_fate push_fate_of_answer(enum hstate st, bool suspect,
 /* Grace for silent hosts (grace.c).  Only suspects (push_cfg.suspect)
  * are undecided and some other host accepted, a group they hold up:
  * after push_grace_ms() those still silent fail (-ETIME) and the group
- * starts without them.  Called while hosts are undecided. */
+ * starts without them.  If no other host accepted, only a suspect whose
+ * daemon has not answered the handshake fails so, after
+ * push_grace_ms(0, ...).  Called while hosts are undecided. */
 void push_wait_suspects(struct push *p);
 
 /* A broken group's members asked to stop (abort_now) that have not

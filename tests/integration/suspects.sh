@@ -96,3 +96,26 @@ wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
 start_daemon 2
 wait_listening "$(host_addr 2)" || fail "daemon 2 did not start again"
 assert_no_temporaries
+
+# host 3's daemon frozen before the push: its handshake lapses after
+# --connect-timeout (8 s), it is retried once as a suspect, and with no
+# other host to wait for, its silent handshake is given a quarter of
+# that (2 s), not 8 s again, and no third attempt
+rm -f "$WORK"/h*"$WORK/stage/src"
+kill -STOP "${DAEMON_PIDS[3]}"
+on_exit "kill -CONT ${DAEMON_PIDS[3]}"
+"$RDMCP" -v --retries 2 -t 30 --connect-timeout 8 -d "$WORK/stage" "$src" \
+	"$(host_addr 3):$PORT" >"$WORK/out" 2>"$WORK/err" &
+sender=$!
+on_exit "kill -KILL $sender"
+wait_exit "$sender" 30
+kill -CONT "${DAEMON_PIDS[3]}"
+[ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
+h3=$(host_addr 3):$PORT
+grep -q "^$h3 *FAILED .* still silent: its daemon had not answered the handshake [0-9]* ms into the attempt" \
+	"$WORK/out" || fail "host 3's report: $(cat "$WORK/out" "$WORK/err")"
+[ "$(grep -c "retrying" "$WORK/err")" -eq 1 ] ||
+	fail "not one retry: $(grep retrying "$WORK/err")"
+[ ! -e "$(landed 3 "$WORK/stage/src")" ] || fail "host 3 holds the file"
+note "$(grep "^$h3 *FAILED" "$WORK/out" | cut -c1-160)"
+assert_no_temporaries
