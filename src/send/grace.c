@@ -99,25 +99,32 @@ push_wait_suspects(struct push *p)
  */
 
 /* The grace is over: members asked to stop that still have not answered
- * have gone silent (stopped, hung), and fail so. */
+ * have gone silent (stopped, hung), and fail so; one that got its go may
+ * have landed, and its daemon is asked anew (push_host_lost: QUERY), as
+ * when -t finds it out, only sooner. */
 static void
 cut_stragglers(uv_timer_t *t)
 {
 	struct push *p = t->data;
 	unsigned ms = (unsigned)uv_timer_get_repeat(t);
+	char why[256];
 	size_t i;
 
 	uv_timer_stop(t);
 	for (i = 0; i < p->nh; i++) {
 		struct phost *h = &p->h[i];
 
-		if (h->st != HS_ABORTING || h->got_go)
+		if (h->st != HS_ABORTING)
 			continue;
-		push_host_failed(h, -ETIMEDOUT, PROTO_NO_PEER, "the daemon "
-				 "at %s said nothing for %u ms after it was "
-				 "asked to stop, when the other members had "
-				 "answered: a hung daemon, or one starved of "
-				 "CPU", h->addrstr, ms);
+		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
+			 "%u ms after it was asked to stop, when the other "
+			 "members had answered: a hung daemon, or one starved "
+			 "of CPU", h->addrstr, ms);
+		if (h->got_go)
+			push_host_lost(h, -ETIMEDOUT, why);
+		else
+			push_host_failed(h, -ETIMEDOUT, PROTO_NO_PEER, "%s",
+					 why);
 	}
 }
 
@@ -130,13 +137,8 @@ push_wait_stragglers(struct push *p)
 	/* a regroup's slow members are slow to answer, not hung */
 	if (p->abort_sent == 0 || p->grace_on || p->regrouping)
 		return;
-	for (i = 0; i < p->nh; i++) {
-		if (p->h[i].st != HS_ABORTING)
-			continue;
-		if (p->h[i].got_go)
-			return;	/* it may land: only its word settles it */
-		waiting++;
-	}
+	for (i = 0; i < p->nh; i++)
+		waiting += p->h[i].st == HS_ABORTING;
 	if (waiting == 0 || waiting >= group ||
 	    waiting > (group > STRAGGLERS_PART ? group / STRAGGLERS_PART : 1))
 		return;

@@ -96,6 +96,8 @@ maybe_go(struct push *p)
 		return;
 	}
 	f.val = p->crc;
+	log_info("every block is out: the members may land once they hold "
+		 "them all");
 	for (i = 0; i < p->nh; i++) {
 		if (p->h[i].st != HS_RUNNING)
 			continue;

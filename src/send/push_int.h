@@ -250,8 +250,9 @@ void push_wait_suspects(struct push *p);
  * answered when all the group's other members have ended (all but
  * 1/STRAGGLERS_PART of the group, or all but one): after
  * push_grace_ms() they fail as silent (-ETIMEDOUT), rather than hold the retry
- * for -t.  Not while a member that got its go may land, nor when the
- * group stops to regroup around slow members. */
+ * for -t; one that got its go may have landed, and its daemon is asked
+ * (QUERY) as if -t had found it out.  Not when the group stops to
+ * regroup around slow members. */
 #define STRAGGLERS_PART 4
 void push_wait_stragglers(struct push *p);
 

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: MIT
+# A member frozen after its go to land, in a group that then breaks for
+# another reason, does not hold the abort for -t (issue 37, faults).
+# Chain of 4: host 2's daemon frozen (SIGSTOP) once a block landed there;
+# hosts 3 and 4 behind it stall, host 1 takes every block, the sender
+# sends everyone the go; then host 4's daemon is killed and the group
+# breaks.  Host 2 got its go, so it may have landed: once host 3 has
+# answered the abort and host 2 has had a quarter of -t, its daemon is
+# asked anew whether its copy landed (it cannot answer: failed, its copy
+# maybe landed), instead of waiting -t (24 s) to find it silent.  Host 1
+# landed, host 3 resumes in the retry; the report is their disks.
+. "$(dirname "$0")/../lib.sh"
+start_daemons 4
+src=$WORK/src
+make_file "$src" $((4 << 20))
+prepare_dirs 4 "$WORK/stage"
+
+"$RDMCP" -v --retries 1 -t 24 --connect-timeout 4 -a chain --bwlimit 2M \
+	-d "$WORK/stage" "$src" "$(hosts 4)" >"$WORK/out" 2>"$WORK/err" &
+sender=$!
+on_exit "kill -KILL $sender"
+on_exit "kill -CONT ${DAEMON_PIDS[2]}"
+wait_event "rank 2 of" "$WORK/daemon2.log" 10 "host 2 running the job"
+wait_blocks "$WORK/h2$WORK/stage" 10
+kill -STOP "${DAEMON_PIDS[2]}"
+wait_event "every block is out" "$WORK/err" 20 "the go"
+kill_daemon 4
+# -t 24 alone would take longer than this
+wait_exit "$sender" 21
+kill -CONT "${DAEMON_PIDS[2]}"
+[ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
+
+h2=$(host_addr 2):$PORT
+grep -q "^rdmcp: $h2 failed (the daemon at $h2 said nothing for [0-9]* ms after it was asked to stop, when the other members had answered.*; then its daemon could not be asked whether its copy landed" \
+	"$WORK/err" || fail "host 2 not asked after the abort: $(cat "$WORK/err")"
+grep -q "^$h2 *FAILED .*its copy may" "$WORK/out" ||
+	fail "host 2's report: $(cat "$WORK/out")"
+for i in 1 3; do
+	grep -q "^$(host_addr "$i"):$PORT *ok" "$WORK/out" ||
+		fail "host $i not ok: $(cat "$WORK/out")"
+	cmp -s "$src" "$(landed "$i" "$WORK/stage/src")" ||
+		fail "host $i reported ok, its copy differs"
+done
+[ ! -e "$(landed 2 "$WORK/stage/src")" ] || fail "host 2 holds the file"
+note "$(grep "^$h2 *FAILED" "$WORK/out" | cut -c1-200)"
+wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
+	"$WORK/daemon2.log" 20 "host 2 ending its job once let go"
+start_daemon 4
+wait_listening "$(host_addr 4)" || fail "daemon 4 did not start again"
+assert_no_temporaries
