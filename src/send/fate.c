@@ -245,6 +245,7 @@ push_host_done(struct phost *h)
 	p->bytes_done += p->sum->bytes - bytes_held(p, h);
 	report(p, h, NULL, false);
 	progress(p);
+	push_wait_last(p);
 	if (p->undecided == 0)
 		push_maybe_start(p);
 	push_maybe_finish(p);

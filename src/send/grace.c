@@ -148,3 +148,32 @@ push_wait_stragglers(struct push *p)
 	/* the repeat only carries the grace to cut_stragglers's message */
 	uv_timer_start(&p->grace, cut_stragglers, ms, ms);
 }
+
+/* ---------------------------------------------------------------------
+ * The last members of a group whose others have landed
+ */
+
+/* Members still running once the others are done, at most: a chain's
+ * tail ends a few blocks after the member before it, and is not judged
+ * sooner for that. */
+#define LAST_RUNNING 2
+
+void
+push_wait_last(struct push *p)
+{
+	size_t i, running = 0, group = p->members > 0 ? p->members - 1 : 0;
+	unsigned ms;
+
+	if (p->aborting || p->regrouping || p->last_watched)
+		return;
+	for (i = 0; i < p->nh; i++)
+		running += p->h[i].st == HS_RUNNING;
+	if (running == 0 || running >= group || running > LAST_RUNNING)
+		return;
+	p->last_watched = true;
+	/* more than a live daemon's keepalive interval (a sixth of -t) */
+	ms = (unsigned)push_grace_ms(0, p->cfg->timeout_ms);
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_RUNNING)
+			conn_keepalive_tune(p->h[i].c, 0, ms);
+}

@@ -107,6 +107,8 @@ struct push {
 	bool grace_on;
 	bool grace_handshake;	/* ... for suspects' handshakes alone:
 				 * no other host was ready */
+	bool last_watched;	/* push_wait_last() tightened the last
+				 * members' timeout */
 	uint64_t abort_sent;	/* uv_hrtime() of the ABORTs, or 0 */
 	uint64_t t0;
 	struct store *st;
@@ -255,6 +257,13 @@ void push_wait_suspects(struct push *p);
  * regroup around slow members. */
 #define STRAGGLERS_PART 4
 void push_wait_stragglers(struct push *p);
+
+/* A group whose members but one or two have landed: those are given
+ * push_grace_ms(0, -t) of silence (a quarter of -t, where a live
+ * daemon says something every sixth), not -t, before they count as lost
+ * (push_host_lost: one that got its go is asked whether it landed).  A
+ * stopped daemon at a chain's tail so costs the push a quarter of -t. */
+void push_wait_last(struct push *p);
 
 /* The group cannot finish: after a grace period ask every member still
  * running to stop, with `why`, blaming `cause` (NULL: the sender). */
