@@ -7,7 +7,8 @@
  * choose_map), but a link carries only what its receiver lacks, and a
  * member passes on what it held from its own copy (engine.h: had,
  * lacks).  So the members go in the order of what they hold, most first
- * (without racks): in a chain, rank 0 then sends only what the first
+ * (not with racks, nor after a regroup around slow hosts, whose order
+ * is the command line's): in a chain, rank 0 then sends only what the first
  * member lacks, and that member feeds the others the blocks it had.
  * START tells each member, and each of its neighbours, the same set of
  * what it lacks (PROTO_LINK_RUNS runs at most), so that both ends of
@@ -42,10 +43,23 @@ by_lacks(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* Did the command line order the hosts by speed (after a regroup: the
+ * slow ones last)?  Then speed goes before holdings. */
+static bool
+ordered_by_speed(const struct push *p)
+{
+	size_t i;
+
+	for (i = 0; p->cfg->slow != NULL && i < p->nh; i++)
+		if (p->cfg->slow[i])
+			return true;
+	return false;
+}
+
 void
 push_order_members(struct push *p, struct phost **members, size_t n)
 {
-	if (p->cfg->racks != NULL || n < 2)
+	if (p->cfg->racks != NULL || n < 2 || ordered_by_speed(p))
 		return;		/* racks keep their order: topology first */
 	sort_push = p;
 	qsort(members, n, sizeof(*members), by_lacks);

@@ -299,7 +299,8 @@ void push_settle_haves(struct push *p);
 /* links.c: what each member lacks, where some hold blocks already */
 
 /* Order the `n` members (to be ranked 1..n) by what they hold, most
- * first, keeping the hosts' order otherwise; not with racks. */
+ * first, keeping the hosts' order otherwise; not with racks, nor after
+ * a regroup (cfg.slow: the hosts come ordered by speed). */
 void push_order_members(struct push *p, struct phost **members, size_t n);
 
 /* Each member's set for START (phost.link) and p->has_lacks, once the
