@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -192,6 +193,68 @@ add_parents(struct transfer *j, const struct dest_policy *pol)
 	return rc;
 }
 
+/* A dry run's make_temporaries: the space the unfinished copies kept
+ * hold, file system by file system, which a real run gives up when the
+ * job has no room beside them.  0 or -ENOMEM. */
+static int
+partials_room(const struct transfer *j, struct dest_room **out, size_t *n)
+{
+	struct dest_room *room;
+	struct stat sb;
+	size_t i, k;
+
+	*n = 0;
+	*out = room = calloc(j->job->nfiles + 1, sizeof(*room));
+	if (room == NULL)
+		return -ENOMEM;
+	for (i = 0; i < j->job->nfiles; i++) {
+		if (j->partials[i] < 0 || fstat(j->partials[i], &sb) < 0)
+			continue;
+		for (k = 0; k < *n && room[k].dev != sb.st_dev; k++)
+			;
+		room[k].dev = sb.st_dev;
+		room[k].bytes += (uint64_t)sb.st_blocks * 512;
+		*n += k == *n;
+	}
+	return 0;
+}
+
+/* A dry run checks what a real run would, makes nothing, and says what
+ * the host would lack.  Where the job has no room beside the unfinished
+ * copies kept, a real run gives those up (make_temporaries): so does the
+ * prediction, without giving them up. */
+static int
+dry_set_up(struct transfer *j, struct dest_policy *pol)
+{
+	struct dest_room *room = NULL;
+	int rc = dest_check(j->job, pol, &j->work_err), *none = NULL;
+	size_t i;
+
+	if ((rc == -ENOSPC || rc == -EDQUOT) && j->npartials > 0) {
+		rc = partials_room(j, &room, &pol->nfreeable);
+		none = malloc((j->job->nfiles + 1) * sizeof(*none));
+		if (rc == 0 && none == NULL)
+			rc = -ENOMEM;
+		if (rc == 0) {
+			pol->freeable = room;
+			memset(&j->work_err, 0, sizeof(j->work_err));
+			rc = dest_check(j->job, pol, &j->work_err);
+			j->partials_dropped = rc == 0;
+		}
+		for (i = 0; none != NULL && i <= j->job->nfiles; i++)
+			none[i] = -1;
+	}
+	if (rc == 0 && j->digests != NULL)	/* what it would lack */
+		rc = store_predict(j->job, pol, j->digests,
+				   j->partials_dropped ? none : j->partials,
+				   &j->need, &j->resumed, &j->work_err);
+	pol->freeable = NULL;
+	pol->nfreeable = 0;
+	free(room);
+	free(none);
+	return rc;
+}
+
 /* Look (or settle what was seen), then keep, check or make. */
 static int
 set_up(struct transfer *j)
@@ -219,14 +282,8 @@ set_up(struct transfer *j)
 	if (rc != SETUP_MADE)
 		return rc;
 	pol.seen = j->seen;
-	if (j->job->flags & JOB_DRY_RUN) {
-		rc = dest_check(j->job, &pol, &j->work_err);
-		if (rc == 0 && j->digests != NULL)	/* what it would lack */
-			rc = store_predict(j->job, &pol, j->digests,
-					   j->partials, &j->need, &j->resumed,
-					   &j->work_err);
-		return rc;
-	}
+	if (j->job->flags & JOB_DRY_RUN)
+		return dry_set_up(j, &pol);
 	rc = make_temporaries(j, &pol);
 	if (rc == 0 && (j->job->flags & JOB_SPARSE))
 		store_keep_holes(j->st);
@@ -295,7 +352,11 @@ setup_done(uv_work_t *w, int status)
 			transfer_reap(&j->reaper);
 		return;
 	}
-	if (j->partials_dropped)
+	if (j->partials_dropped && (j->job->flags & JOB_DRY_RUN))
+		log_info("job %s: a dry run: no room for new copies beside the "
+			 "unfinished ones kept: a real run would give those "
+			 "up, and every block would come again", j->tag);
+	else if (j->partials_dropped)
 		log_info("job %s: no room for new copies beside the unfinished "
 			 "ones kept: those given up, every block comes again",
 			 j->tag);

@@ -64,6 +64,17 @@ struct dest_policy {
 	 * stream carries them), dropped at commit, when (JOB_TIMES) the file
 	 * kept gets the job's time; a link kept is left alone. */
 	const uint8_t *seen;
+	/* a dry run's: space the unfinished copies kept hold on each file
+	 * system, which a real run gives up when the job has no room
+	 * beside them; dest_check counts it free (NULL: none) */
+	const struct dest_room *freeable;
+	size_t nfreeable;
+};
+
+/* Bytes on the file system `dev`. */
+struct dest_room {
+	dev_t dev;
+	uint64_t bytes;
 };
 
 /* What stands where an entry of a job lands (dest_look). */

@@ -47,6 +47,18 @@ struct fs_need {
 	size_t first;		/* the first entry that lands there */
 };
 
+/* The space pol->freeable says a real run would free on `dev`. */
+static uint64_t
+freeable_on(const struct dest_policy *pol, dev_t dev)
+{
+	size_t i;
+
+	for (i = 0; i < pol->nfreeable; i++)
+		if (pol->freeable[i].dev == dev)
+			return pol->freeable[i].bytes;
+	return 0;
+}
+
 /* Add file entry i's bytes to its file system's need in *fs (*n of
  * them, grown as needed).  0 or -errno. */
 static int
@@ -74,7 +86,8 @@ add_need(struct dest *d, size_t i, struct fs_need **fs, size_t *n)
 		*fs = grown;
 		grown[(*n)++] = (struct fs_need){
 			.dev = sb.st_dev, .first = i,
-			.avail = (uint64_t)vfs.f_bavail * vfs.f_frsize,
+			.avail = (uint64_t)vfs.f_bavail * vfs.f_frsize +
+				 freeable_on(&d->pol, sb.st_dev),
 		};
 	}
 	(*fs)[k].need += d->job->files[i].size;

@@ -133,7 +133,8 @@ note "a member killed: sent $(sent) of $size bytes over the attempts"
 
 # no room for a new copy beside the kept one: the kept one is given up,
 # and the push that would fit without it lands (resuming saves bytes,
-# never fails a push); the other hosts still resume
+# never fails a push); the other hosts still resume; a dry run before
+# predicts as much
 [ "$(id -u)" -eq 0 ] || { note "skipped: the last part mounts a tmpfs (root)"; exit 77; }
 restart_daemon 2
 rm -f "$(on 1)" "$(on 2)" "$(on 3)"
@@ -143,6 +144,15 @@ interrupt INT
 avail=$(( $(stat -f -c '%a * %S' "$WORK/h3$stage") ))
 [ "$avail" -lt "$size" ] ||
 	fail "host 3 has room for a copy beside its kept one ($avail bytes free): the case is not made"
+# a dry run predicts it: host 3 would give its kept copy up and take
+# every block (not fail for want of room), and nothing changes
+push 0 -n
+[ "$(jq -r "select(.event == \"replica\" and .host == \"$(host_addr 3):$PORT\") | \"\(.ok) \(.resumed)\"" "$WORK/out")" = "true 0" ] ||
+	fail "dry run: host 3 not predicted to give its kept copy up: $(cat "$WORK/out")"
+grep -q "a dry run: no room for new copies beside the unfinished ones kept" "$WORK/daemon3.log" ||
+	fail "dry run: host 3 did not say why: $(tail -n 5 "$WORK/daemon3.log")"
+[ "$(( $(stat -f -c '%a * %S' "$WORK/h3$stage") ))" -eq "$avail" ] ||
+	fail "dry run: host 3's free space changed"
 push 0
 all_same 1 2 3
 grep -q "no room for new copies beside the unfinished ones kept" "$WORK/daemon3.log" ||
