@@ -273,19 +273,7 @@ awaiting_setup(const struct phost *h)
 	       (h->st == HS_QUERY && h->qstep == QS_ASKED);
 }
 
-/* How long h's daemon has to answer the handshake: --connect-timeout;
- * asking the daemon of a member that went silent whether its copy
- * landed, a quarter of it (a live daemon answers at once; one that does
- * not may have landed, and is reported so, and a retry asks again). */
-static unsigned
-handshake_ms(const struct phost *h)
-{
-	unsigned ms = h->p->cfg->connect_timeout_ms;
 
-	if (h->st == HS_QUERY && h->error == -ETIMEDOUT)
-		return (unsigned)push_grace_ms(0, ms);
-	return ms;
-}
 
 static void
 ctl_close(void *ctx, struct conn *c, int status)
@@ -296,11 +284,9 @@ ctl_close(void *ctx, struct conn *c, int status)
 
 	if (status == -ETIME && !h->authed)
 		snprintf(why, sizeof(why), "the daemon at %s did not prove it "
-			 "holds the key within %u ms (%s): not an rdmcp daemon, "
-			 "or a hung one", h->addrstr, handshake_ms(h),
-			 handshake_ms(h) < h->p->cfg->connect_timeout_ms
-			 ? "a quarter of --connect-timeout, after a silence"
-			 : "--connect-timeout");
+			 "holds the key within %u ms (--connect-timeout): not "
+			 "an rdmcp daemon, or a hung one", h->addrstr,
+			 h->p->cfg->connect_timeout_ms);
 	else if (status == -ETIMEDOUT && !h->authed)
 		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
 			 "%u ms (--timeout) before it proved it holds the key: "
@@ -349,7 +335,7 @@ ctl_connect(void *ctx, struct conn *c, int status)
 						   : 4 + PROTO_MAX_TEXT);
 	conn_keepalive(c, 0, p->cfg->timeout_ms);
 	/* the handshake is bounded on its own: keepalives do not extend it */
-	conn_set_deadline(c, handshake_ms(h));
+	conn_set_deadline(c, p->cfg->connect_timeout_ms);
 	if (h->st == HS_QUERY)
 		h->qstep = QS_AUTH;
 	else

@@ -243,9 +243,10 @@ enum push_fate push_fate_of_answer(enum hstate st, bool suspect,
 /* Grace for silent hosts (grace.c).  Only suspects (push_cfg.suspect)
  * are undecided and some other host accepted, a group they hold up:
  * after push_grace_ms() those still silent fail (-ETIME) and the group
- * starts without them.  If no other host accepted, only a suspect whose
- * daemon has not answered the handshake fails so, after
- * push_grace_ms(0, ...).  Called while hosts are undecided. */
+ * starts without them.  If no other host accepted and one or two
+ * suspects are left, only a suspect whose daemon has not answered the
+ * handshake fails so, after push_grace_ms(0, ...).  Called while hosts
+ * are undecided. */
 void push_wait_suspects(struct push *p);
 
 /* A broken group's members asked to stop (abort_now) that have not
@@ -262,7 +263,8 @@ void push_wait_stragglers(struct push *p);
  * push_grace_ms(0, -t) of silence (a quarter of -t, where a live
  * daemon says something every sixth), not -t, before they count as lost
  * (push_host_lost: one that got its go is asked whether it landed).  A
- * stopped daemon at a chain's tail so costs the push a quarter of -t. */
+ * stopped daemon at a chain's tail so costs the push a quarter of -t
+ * and the --connect-timeout of that question. */
 void push_wait_last(struct push *p);
 
 /* The group cannot finish: after a grace period ask every member still
