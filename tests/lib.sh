@@ -224,6 +224,19 @@ make_file() {
 }
 
 # assert_copies N SRC: hosts 1..N hold exactly SRC (content and mode).
+# assert_ok_copies SRC DEST I...: hosts I each reported ok in $WORK/out
+# and hold SRC's bytes at DEST (a path as the push named it).
+assert_ok_copies() {
+	local src=$1 dest=$2 i
+	shift 2
+	for i in "$@"; do
+		grep -q "^$(host_addr "$i"):$PORT *ok" "$WORK/out" ||
+			fail "host $i not ok: $(cat "$WORK/out")"
+		cmp -s "$src" "$(landed "$i" "$dest")" ||
+			fail "host $i reported ok, its copy differs"
+	done
+}
+
 assert_copies() {
 	local i dst
 	for i in $(seq 1 "$1"); do

@@ -38,12 +38,7 @@ grep -q "^rdmcp: $h2 failed (the daemon at $h2 said nothing for [0-9]* ms after 
 	"$WORK/err" || fail "host 2 not asked after the abort: $(cat "$WORK/err")"
 grep -q "^$h2 *FAILED .*its copy may" "$WORK/out" ||
 	fail "host 2's report: $(cat "$WORK/out")"
-for i in 1 3; do
-	grep -q "^$(host_addr "$i"):$PORT *ok" "$WORK/out" ||
-		fail "host $i not ok: $(cat "$WORK/out")"
-	cmp -s "$src" "$(landed "$i" "$WORK/stage/src")" ||
-		fail "host $i reported ok, its copy differs"
-done
+assert_ok_copies "$src" "$WORK/stage/src" 1 3
 [ ! -e "$(landed 2 "$WORK/stage/src")" ] || fail "host 2 holds the file"
 note "$(grep "^$h2 *FAILED" "$WORK/out" | cut -c1-200)"
 wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
@@ -71,12 +66,7 @@ kill -CONT "${DAEMON_PIDS[3]}"
 h3=$(host_addr 3):$PORT
 grep -q "^$h3 *FAILED .*then its daemon could not be asked whether its copy landed (the daemon at $h3 did not prove it holds the key within 8000 ms" \
 	"$WORK/out" || fail "host 3's report: $(cat "$WORK/out" "$WORK/err")"
-for i in 1 2; do
-	grep -q "^$(host_addr "$i"):$PORT *ok" "$WORK/out" ||
-		fail "tail: host $i not ok: $(cat "$WORK/out")"
-	cmp -s "$src" "$(landed "$i" "$WORK/stage/src")" ||
-		fail "tail: host $i reported ok, its copy differs"
-done
+assert_ok_copies "$src" "$WORK/stage/src" 1 2
 [ ! -e "$(landed 3 "$WORK/stage/src")" ] || fail "host 3 holds the file"
 note "$(grep "^$h3 *FAILED" "$WORK/out" | cut -c1-200)"
 wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \

@@ -80,12 +80,7 @@ grep -q "^rdmcp: $h4 failed (the daemon at $h4 said nothing for [0-9]* ms after 
 	"$WORK/err" || fail "host 4 not cut from the abort: $(cat "$WORK/err")"
 grep -q "^$h4 *FAILED .* still silent" "$WORK/out" ||
 	fail "host 4's report: $(cat "$WORK/out")"
-for i in 1 3 5; do
-	grep -q "^$(host_addr "$i"):$PORT *ok" "$WORK/out" ||
-		fail "host $i not ok: $(cat "$WORK/out")"
-	cmp -s "$src" "$(landed "$i" "$WORK/stage/src")" ||
-		fail "host $i reported ok, its copy differs"
-done
+assert_ok_copies "$src" "$WORK/stage/src" 1 3 5
 for i in 2 4; do
 	[ ! -e "$(landed "$i" "$WORK/stage/src")" ] || fail "host $i holds the file"
 done
