@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,7 +45,10 @@
 
 static struct sockaddr_in target;
 static struct auth_key key;	/* rechallenge */
-static char marker[64];	/* exists once a go was cut */
+/* Set once a go was cut: shared by the children, which serve one
+ * connection each.  Not a file: a file named by our pid outlived us and
+ * made a later fakepeer that got the same pid forge from its first AUTH. */
+static volatile sig_atomic_t *go_cut;
 
 static int
 write_full(int fd, const void *buf, size_t len)
@@ -192,7 +196,7 @@ pass_on(struct parse *ps, const uint8_t *p, size_t n, int t)
 				if (frame_decode(ps->hdr, &f) < 0)
 					return -1;
 				if (f.type == MSG_CRC) {
-					fclose(fopen(marker, "w"));
+					*go_cut = 1;
 					printf("cut at the go\n");
 					return -1;
 				}
@@ -242,7 +246,7 @@ serve_proxy(int c)
 
 	if (read_full(c, hdr, sizeof(hdr)) < 0 || frame_decode(hdr, &f) < 0)
 		return;
-	if (f.type == MSG_AUTH && access(marker, F_OK) == 0) {
+	if (f.type == MSG_AUTH && *go_cut) {
 		if (read_full(c, nonce, sizeof(nonce)) == 0 &&
 		    send_frame(c, MSG_OUTCOME, OUTCOME_LANDED) == 0)
 			printf("answered landed\n");
@@ -297,7 +301,10 @@ main(int argc, char **argv)
 		if (inet_pton(AF_INET, argv[4], &target.sin_addr) != 1)
 			return 2;
 	}
-	snprintf(marker, sizeof(marker), "/tmp/fakepeer-cut.%d", getpid());
+	go_cut = mmap(NULL, sizeof(*go_cut), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (go_cut == MAP_FAILED)
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_IGN);	/* children reap themselves */
 	setpgid(0, 0);		/* the children end with us */
