@@ -68,10 +68,10 @@ VERSION := 0.1.0
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libuv zlib libibverbs librdmacm nettle
+PKGS := libuv zlib libibverbs librdmacm nettle libxxhash
 # rdma-core is not linked: src/transport/verbs/lib.c loads it when RDMA
 # is first used
-LIB_PKGS := libuv zlib nettle
+LIB_PKGS := libuv zlib nettle libxxhash
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -Wundef -Wwrite-strings \

@@ -159,7 +159,7 @@ static const struct job_file escape[] = {
 	{ .path = (char *)"/../out", .mode = 0644 },
 };
 /* What the harness puts in the root: "have" (fuzz_serve.c) */
-static const uint8_t zeros12[12];
+static const uint8_t zeros48[3 * PROTO_DIGEST_LEN];	/* 3 empty files' sums */
 
 static const struct job_file have_same[] = {
 	{ .path = (char *)"/have", .type = JF_DIR, .mode = 0755 },
@@ -357,8 +357,8 @@ serve_seeds(void)
 	serve_job("job-blocks-hello", 0, blocks, 1, 0, TRANSPORT_TCP, &w);
 	w.len = 0;
 	/* HAVE (what the root holds from the start), then REPLACE with
-	 * the sources' crcs, one per entry (zeros: an empty file's) */
-	sc_frame(&w, MSG_REPLACE, 0, 0, zeros12, sizeof(zeros12));
+	 * the sources' sums, one per entry (zeros: an empty file's) */
+	sc_frame(&w, MSG_REPLACE, 0, 0, zeros48, sizeof(zeros48));
 	sc_op(&w, SC_WAIT, 0);
 	serve_job("job-have", 0, have_same, 3, 0, TRANSPORT_TCP, &w);
 	serve_job("job-have-times", 0, have_same, 3, JOB_TIMES, TRANSPORT_TCP,

@@ -13,6 +13,7 @@
 #
 #   build: make, a C compiler ($CC, else cc), pkg-config ($PKG_CONFIG) and
 #          the pkg-config modules libuv zlib libibverbs librdmacm nettle
+#          libxxhash
 #   test:  build, the pkg-config module check, and every package of
 #          install-deps.sh (dpkg-query says which are missing; without dpkg,
 #          the commands the tests run: mandoc groff zsh jq ip script)
@@ -27,7 +28,7 @@ LEVEL=${1:-build}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 CC=${CC:-cc}
 INSTALL_DEPS=${INSTALL_DEPS:-$TOP/scripts/install-deps.sh}
-MODULES=(libuv zlib libibverbs librdmacm nettle)
+MODULES=(libuv zlib libibverbs librdmacm nettle libxxhash)
 TEST_COMMANDS=(mandoc groff zsh jq ip script)
 
 case $LEVEL in

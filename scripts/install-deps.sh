@@ -9,7 +9,8 @@
 # (scripts/deps.sh).
 #
 #   build:  gcc, make (build-essential), pkg-config, libuv1-dev, zlib1g-dev,
-#           nettle-dev (HMAC-SHA-256 for authentication)
+#           nettle-dev (HMAC-SHA-256 for authentication), libxxhash-dev
+#           (XXH3-128: the block digests of resume and delta)
 #   RDMA:   libibverbs-dev, librdmacm-dev (the verbs transport, next)
 #   tests:  check (unit tests), iproute2 (ip, tc: cluster tests and
 #           benchmarks on network namespaces), procps, mandoc and groff-base (man page lint and rendering),
@@ -17,7 +18,8 @@
 #           zsh (runs the zsh completion), shellcheck (lints the example
 #           scripts), systemd (systemd-analyze verifies the unit),
 #           valgrind (make check-valgrind), gnuplot-nox (the plots of
-#           make bench: bench/plot.sh),
+#           make bench: bench/plot.sh), xxhash (xxhsum, for
+#           make bench-delta-host),
 #           openssh-server and openssh-client (tests/cluster/rsh.sh runs sshd
 #           on the emulated hosts for --rsh), slurmctld, slurmd,
 #           slurm-client and munge (scripts/slurm-cluster.sh: make
@@ -42,6 +44,7 @@ BUILD_PACKAGES=(
 	libuv1-dev
 	zlib1g-dev
 	nettle-dev
+	libxxhash-dev
 	libibverbs-dev
 	librdmacm-dev
 )
@@ -62,6 +65,8 @@ PACKAGES=(
 	valgrind
 	# the bench plots (bench/plot.sh; make bench draws one)
 	gnuplot-nox
+	# xxhsum: the digest time make bench-delta-host measures beside rdmcp
+	xxhash
 	# --rsh over real ssh (tests/cluster/rsh.sh)
 	openssh-server
 	openssh-client

@@ -41,7 +41,7 @@ idle_wait(const struct transfer *j)
 {
 	if (j->state == JS_HAVE)
 		return "it held files that may be identical and waited for "
-		       "the sender's crcs";
+		       "the sender's sums";
 	if (j->state == JS_SAME)
 		return "it held the files already and waited for its end";
 	if (j->state == JS_READY)

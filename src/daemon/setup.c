@@ -35,7 +35,7 @@ policy(const struct transfer *j, struct dest_policy *pol)
 	};
 }
 
-/* The sender's crc32s came (REPLACE): each file that may be identical
+/* The sender's sums came (REPLACE): each file that may be identical
  * is, and is kept, or differs. */
 static void
 settle(struct transfer *j)
@@ -44,8 +44,9 @@ settle(struct transfer *j)
 
 	for (i = 0; i < j->job->nfiles; i++)
 		if (j->seen[i] == DS_CANDIDATE)
-			j->seen[i] = j->crcs[i] == j->theirs[i] ? DS_SAME
-							       : DS_DIFFERENT;
+			j->seen[i] = memcmp(&j->sums[i], &j->theirs[i],
+					    sizeof(j->sums[i])) == 0
+					     ? DS_SAME : DS_DIFFERENT;
 }
 
 /* May entry i's old file serve a delta (only where --force lets it be
@@ -61,7 +62,7 @@ may_delta(const struct transfer *j, uint32_t i)
 }
 
 /* Could the blocks of what was seen serve, with digests?  first: at the
- * first look, before the crc32s settled which files are identical. */
+ * first look, before the sums settled which files are identical. */
 static bool
 wants_digests(const struct transfer *j, bool first)
 {
@@ -177,7 +178,7 @@ add_parents(struct transfer *j, const struct dest_policy *pol)
 	drop_partials(j, before);
 	rc = grow((void **)&j->seen, sizeof(*j->seen), before, j->job->nfiles);
 	if (rc == 0)
-		rc = grow((void **)&j->crcs, sizeof(*j->crcs), before,
+		rc = grow((void **)&j->sums, sizeof(*j->sums), before,
 			  j->job->nfiles);
 	if (rc == 0)
 		rc = grow((void **)&j->theirs, sizeof(*j->theirs), before,
@@ -272,7 +273,7 @@ set_up(struct transfer *j)
 	if (j->settle)
 		settle(j);
 	else if ((rc = add_parents(j, &pol)) < 0 ||
-		 (rc = store_look(j->job, &pol, j->seen, j->crcs,
+		 (rc = store_look(j->job, &pol, j->seen, j->sums,
 				  &j->work_err)) < 0)
 		return rc;
 	rc = verdict(j);

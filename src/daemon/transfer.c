@@ -92,7 +92,7 @@ static void
 free_seen(struct transfer *j)
 {
 	free(j->seen);
-	free(j->crcs);
+	free(j->sums);
 	free(j->theirs);
 	free(j->digests);
 	free(j->mine);
@@ -103,7 +103,7 @@ free_seen(struct transfer *j)
 	free(j->goods);	/* (each given on, or freed, by keep_partials) */
 	j->goods = NULL;
 	j->seen = NULL;
-	j->crcs = j->theirs = NULL;
+	j->sums = j->theirs = NULL;
 	j->digests = NULL;
 	j->need = NULL;
 }
@@ -339,7 +339,7 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		if (rc == 0 && j->replaced)
 			transfer_digests_came(j);
 		return rc;
-	case MSG_REPLACE:	/* the sources' crcs: settle, set up */
+	case MSG_REPLACE:	/* the sources' sums: settle, set up */
 		if (j->replaced || replace_decode(body, f->len,
 						  j->job->nfiles,
 						  j->theirs) < 0)
@@ -469,9 +469,9 @@ transfer_new(const struct transfer_env *env, struct conn *ctl, struct job *job,
 	j->seen = calloc(job->nfiles + 1, sizeof(*j->seen));
 	j->partials = calloc(job->nfiles + 1, sizeof(*j->partials));
 	j->goods = calloc(job->nfiles + 1, sizeof(*j->goods));
-	j->crcs = calloc(job->nfiles + 1, sizeof(*j->crcs));
+	j->sums = calloc(job->nfiles + 1, sizeof(*j->sums));
 	j->theirs = calloc(job->nfiles + 1, sizeof(*j->theirs));
-	if (j->seen == NULL || j->crcs == NULL || j->theirs == NULL ||
+	if (j->seen == NULL || j->sums == NULL || j->theirs == NULL ||
 	    j->partials == NULL || j->goods == NULL) {
 		free_seen(j);
 		free(j);

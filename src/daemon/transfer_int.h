@@ -74,9 +74,9 @@ struct transfer {
 	uint32_t disk_crc;
 	int work_rc;		/* SETUP_*, or -errno */
 	uint8_t *seen;		/* per entry: what stands there (dest_seen) */
-	uint32_t *crcs;		/* ... the crc32 of a file that may be
+	struct proto_sum *sums;	/* ... the sum of a file that may be
 				 * identical (DS_CANDIDATE) */
-	uint32_t *theirs;	/* ... the source's (REPLACE) */
+	struct proto_sum *theirs;	/* ... the source's (REPLACE) */
 	uint8_t *digests;	/* each stream block's, as the sender has it
 				 * (DIGESTS), or NULL */
 	int *partials;		/* per file, an unfinished copy of the same
@@ -162,7 +162,7 @@ enum {
 
 /* Set the job up in the thread pool (setup.c): look at what stands
  * where its entries land, then make, check or keep them; then HAVE,
- * ACCEPT or REFUSE.  settle: after HAVE_ASK, the sender's crc32s came
+ * ACCEPT or REFUSE.  settle: after HAVE_ASK, the sender's sums came
  * (REPLACE, in j->theirs) and decide which files are kept.  Returns 0
  * (a failure to queue fails the job). */
 int transfer_setup(struct transfer *j, bool settle);
@@ -177,7 +177,7 @@ int transfer_prefill(struct transfer *j);
 /* DIGESTS came: compare if our own blocks are digested (setup.c). */
 void transfer_digests_came(struct transfer *j);
 
-/* REPLACE came (the sender's crc32s in j->theirs): settle what was seen
+/* REPLACE came (the sender's sums in j->theirs): settle what was seen
  * (setup.c).  Do blocks of files that differ, or of unfinished copies,
  * wait for the sender's DIGESTS (JOB_DELTA, none yet)? */
 bool transfer_settle_wants_digests(struct transfer *j);

@@ -610,26 +610,23 @@ hello_decode(const uint8_t *body, size_t len, struct hello *h)
 	return 0;
 }
 
-int
-replace_encode(const uint32_t *crcs, uint32_t n, struct wbuf *w)
-{
-	uint32_t i;
+_Static_assert(sizeof(struct proto_sum) == PROTO_DIGEST_LEN,
+	       "a sum goes on the wire as it is");
 
-	for (i = 0; i < n; i++)
-		wput_u32(w, crcs[i]);
+int
+replace_encode(const struct proto_sum *sums, uint32_t n, struct wbuf *w)
+{
+	wput_bytes(w, sums, (size_t)n * sizeof(*sums));
 	return w->err;
 }
 
 int
-replace_decode(const uint8_t *body, size_t len, uint32_t n, uint32_t *crcs)
+replace_decode(const uint8_t *body, size_t len, uint32_t n,
+	       struct proto_sum *sums)
 {
-	struct rbuf r;
-	uint32_t i;
-
-	if (len != 4ull * n)
+	if (len != (uint64_t)n * sizeof(*sums))
 		return -EBADMSG;
-	rbuf_init(&r, body, len);
-	for (i = 0; i < n; i++)
-		rget_u32(&r, &crcs[i]);
-	return rbuf_done(&r) < 0 ? -EBADMSG : 0;
+	if (len > 0)
+		memcpy(sums, body, len);
+	return 0;
 }

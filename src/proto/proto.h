@@ -43,11 +43,12 @@
  *   DIGESTS  s->d  with JOB_DELTA, once wanted (HAVE_WANT_DIGESTS,
  *                  HAVE_DIGESTS), before or after REPLACE: the digest of
  *                  each block of the stream (PROTO_DIGEST_LEN bytes,
- *                  truncated SHA-256), for the daemon to fill its
+ *                  XXH3-128 seeded by the token), for the daemon to fill its
  *                  temporaries with the blocks it holds already; asked
  *                  only then, so that files found identical by their
- *                  crc32s cost the sender no digest
- *   REPLACE  s->d  after HAVE_ASK: body: the sources' crc32s, one per
+ *                  sums cost the sender no block digests
+ *   REPLACE  s->d  after HAVE_ASK: body: the sources' sums (struct
+ *                  proto_sum: whole files' XXH3-128), one per
  *                  entry; the daemon keeps the files that are identical,
  *                  refuses one that differs (without JOB_FORCE, naming it)
  *                  and answers HAVE_SAME, HAVE_DIGESTS, ACCEPT (the rest
@@ -87,10 +88,12 @@
 #include "util/bset.h"
 #include "util/wire.h"
 
-#define PROTO_VERSION 10	/* 8: JF_PLACE; HAVE and REPLACE file by file;
+#define PROTO_VERSION 11	/* 8: JF_PLACE; HAVE and REPLACE file by file;
 			 * 9: DIGESTS, ACCEPT's blocks lacked, START's
 			 * blocks carried; 10: START's blocks each
-			 * member lacks */
+			 * member lacks; 11: DIGESTS are XXH3-128 seeded
+			 * by the token, REPLACE carries XXH3-128
+			 * sums of whole files, not crc32s */
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -185,12 +188,19 @@ int frame_decode(const uint8_t in[PROTO_FRAME_LEN], struct frame *f);
 #define HAVE_WANT_DIGESTS 1u	/* HAVE_ASK's val: DIGESTS wanted too (files
 				 * of other sizes, unfinished copies) */
 
-/* REPLACE's body: the crc32 of each of the job's n entries as the sender
- * has it, in job order (0 for what is no file).  replace_decode: the body
- * must hold exactly n; 0 or -EBADMSG. */
-int replace_encode(const uint32_t *crcs, uint32_t n, struct wbuf *w);
+/* A whole file's XXH3-128, seeded as the block digests (store.h), all
+ * zeros for an empty file or what is no file. */
+struct proto_sum {
+	uint8_t b[PROTO_DIGEST_LEN];
+};
+
+/* REPLACE's body: the sum of each of the job's n entries as the sender
+ * has it, in job order.  replace_decode: the body must hold exactly n;
+ * 0 or -EBADMSG. */
+int replace_encode(const struct proto_sum *sums, uint32_t n,
+		   struct wbuf *w);
 int replace_decode(const uint8_t *body, size_t len, uint32_t n,
-		   uint32_t *crcs);
+		   struct proto_sum *sums);
 
 /* What became of a job on a daemon (OUTCOME's val). */
 enum proto_outcome {

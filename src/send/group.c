@@ -112,10 +112,12 @@ crc_run(uv_work_t *w)
 {
 	struct push *p = w->data;
 
-	p->crc = store_compute_crc(p->st, p->crcs);
+	if (p->cfg->verify)
+		p->crc = store_compute_crc(p->st, NULL);
+	store_file_sums(p->st, p->sums);
 }
 
-/* The digests, on another thread of the pool than the crcs: both read
+/* The digests, on another thread of the pool than the sums: both read
  * the whole stream, and a host that holds files waits for both. */
 static void
 digest_run(uv_work_t *w)
@@ -148,7 +150,7 @@ crc_after(uv_work_t *w, int status)
 	p->crc_busy = false;
 	if (status < 0)
 		return;
-	replace_encode(p->crcs, (uint32_t)p->cfg->nfiles, &p->crcmsg);
+	replace_encode(p->sums, (uint32_t)p->cfg->nfiles, &p->summsg);
 	p->crc_ready = true;	/* (if REPLACE could not be made, its hosts
 				 * fail: push_settle_haves) */
 	push_settle_haves(p);
@@ -198,19 +200,19 @@ send_digests(struct phost *h)
 		push_await_setup(h);
 }
 
-/* Our crcs to h (REPLACE), once they are known: it keeps what is
+/* Our sums to h (REPLACE), once they are known: it keeps what is
  * identical, and answers HAVE_SAME, HAVE_DIGESTS, ACCEPT or REFUSE. */
 static void
 send_replace(struct phost *h)
 {
 	struct push *p = h->p;
-	struct frame f = { .type = MSG_REPLACE, .len = p->crcmsg.len };
-	struct iovec iov = { p->crcmsg.data, p->crcmsg.len };
+	struct frame f = { .type = MSG_REPLACE, .len = p->summsg.len };
+	struct iovec iov = { p->summsg.data, p->summsg.len };
 
 	h->compared = true;
-	if (p->crcmsg.err != 0)
+	if (p->summsg.err != 0)
 		push_host_failed(h, -ENOMEM, PROTO_NO_PEER, "out of "
-				 "memory for the sources' crcs");
+				 "memory for the sources' sums");
 	else if (conn_send(h->c, &f, &iov, 1, 0) < 0)
 		push_host_lost(h, -EPIPE, "cannot send REPLACE");
 	else {

@@ -129,7 +129,7 @@ want_digests(struct phost *h)
 }
 
 /* HAVE: the daemon holds the job's entries already, all identical
- * (HAVE_SAME), or files that may be, to compare with our crcs (HAVE_ASK,
+ * (HAVE_SAME), or files that may be, to compare with our sums (HAVE_ASK,
  * once: REPLACE answers it), and their blocks with our digests (asked
  * with HAVE_ASK, or once REPLACE showed files that differ:
  * HAVE_DIGESTS). */
@@ -655,6 +655,7 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	rc = build_job(p, err);
 	if (rc < 0)
 		return rc;
+	store_seed_digests(p->st, p->token);
 	p->h = calloc(cfg->nhosts ? cfg->nhosts : 1, sizeof(*p->h));
 	if (p->h == NULL)
 		return -ENOMEM;
@@ -690,8 +691,8 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	if (cfg->trace != NULL && (p->trace = trace_new(1u << 20)) == NULL)
 		return -ENOMEM;
 	p->crc_work.data = p;
-	p->crcs = calloc(cfg->nfiles + 1, sizeof(*p->crcs));
-	return p->crcs != NULL ? 0 : -ENOMEM;
+	p->sums = calloc(cfg->nfiles + 1, sizeof(*p->sums));
+	return p->sums != NULL ? 0 : -ENOMEM;
 }
 
 int
@@ -723,8 +724,8 @@ push_run(const struct push_cfg *cfg, struct push_summary *sum,
 		*err = p.fatal;
 out:
 	wbuf_free(&p.jobmsg);
-	wbuf_free(&p.crcmsg);
-	free(p.crcs);
+	wbuf_free(&p.summsg);
+	free(p.sums);
 	free(p.digests);
 	bset_free(p.map);
 	for (i = 0; p.h != NULL && i < p.nh; i++) {

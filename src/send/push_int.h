@@ -28,7 +28,7 @@ enum hstate {
 	HS_CONNECTING,
 	HS_AUTH,	/* AUTH sent, waiting for CHALLENGE */
 	HS_OFFERED,	/* JOB (or REPLACE) sent, waiting for ACCEPT */
-	HS_HAVE,	/* HAVE came: compared once our crc is known */
+	HS_HAVE,	/* HAVE came: compared once our sums are known */
 	HS_ACCEPTED,
 	HS_RUNNING,	/* START sent */
 	HS_ABORTING,	/* ABORT sent: waiting for the member's OUTCOME */
@@ -75,7 +75,7 @@ struct phost {
 	bool trace_asked;		/* we asked for it */
 	uint64_t job_sent_us, accepted_us;	/* trace_now(): its JOB went,
 						 * its ACCEPT came */
-	bool compared;			/* our crcs went to it (REPLACE) */
+	bool compared;			/* our sums went to it (REPLACE) */
 	bool wants_digests;		/* it asked for our DIGESTS */
 	bool digests_sent;		/* ... and they went */
 	struct bset *need;		/* the blocks it lacks (ACCEPT), or
@@ -142,12 +142,12 @@ struct push {
 				 * push_cfg.slow does not name */
 	uv_work_t crc_work;
 	bool crc_busy, crc_ready;
-	uint32_t crc;		/* of the whole stream */
-	uint32_t *crcs;		/* of each entry's file (0: no file) */
-	struct wbuf crcmsg;	/* REPLACE's body: crcs, encoded */
+	uint32_t crc;		/* of the whole stream, with --verify */
+	struct proto_sum *sums;	/* of each entry's file (REPLACE) */
+	struct wbuf summsg;	/* REPLACE's body: sums, encoded */
 	bool delta;		/* JOB_DELTA: digests go before REPLACE */
 	bool digests_wanted;	/* a host holds files to compare (HAVE_ASK):
-				 * the crcs' work computes the digests too */
+				 * the digests are computed too */
 	uint8_t *digests;	/* each stream block's (with delta), NULL
 				 * until computed (digest_work) */
 	uv_work_t digest_work;
@@ -190,7 +190,8 @@ void push_host_connect(struct phost *h);
  * wait for, costs them that long. */
 void push_await_setup(struct phost *h);
 
-/* Start computing the crc32 of the sources, if not yet (group.c). */
+/* Start computing the sums of the sources (and with --verify their
+ * crc32), if not yet (group.c). */
 void push_start_crc(struct push *p);
 
 /* ---------------------------------------------------------------------
@@ -294,7 +295,7 @@ void push_maybe_finish(struct push *p);
  * transport, send START and run rank 0's engine. */
 void push_maybe_start(struct push *p);
 
-/* The hosts that said HAVE_ASK, once our crcs are known: they get them
+/* The hosts that said HAVE_ASK, once our sums are known: they get them
  * (REPLACE), to keep what is identical and answer again. */
 void push_settle_haves(struct push *p);
 

@@ -6,24 +6,77 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY	/* XXH3_state_t on the stack */
+#include <xxhash.h>
 
 #include "store/store_int.h"
 #include "util/bset.h"
 
+/* Block digests are XXH3-128, seeded with the job's token (random, and
+ * known only to the sender and the members): 5 times the speed of the
+ * SHA-256 they were (7 GB/s against 1.3 on one core here), where
+ * digesting the blocks a host holds was half the set-up of a resumed
+ * push; a file planted before a push cannot aim at a seed drawn for it. */
+uint64_t
+store_digest_seed(const uint8_t token[PROTO_TOKEN_LEN])
+{
+	uint64_t seed = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		seed = seed << 8 | token[i];
+	return seed;
+}
+
+/* The first STORE_DIGEST_LEN bytes of the canonical (big-endian) form
+ * of a finished digest into out. */
+static void
+digest_out(XXH3_state_t *ctx, uint8_t *out)
+{
+	XXH128_canonical_t c;
+
+	XXH128_canonicalFromHash(&c, XXH3_128bits_digest(ctx));
+	memcpy(out, c.digest, STORE_DIGEST_LEN);
+}
+
+int
+store_sum_fd(int fd, uint64_t seed, struct proto_sum *out)
+{
+	const size_t len = 1 << 20;
+	uint8_t *buf = malloc(len);
+	XXH3_state_t ctx;
+	uint64_t total = 0;
+	ssize_t n = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (buf == NULL)
+		return -ENOMEM;
+	XXH3_128bits_reset_withSeed(&ctx, seed);
+	while ((n = read(fd, buf, len)) > 0 || (n < 0 && errno == EINTR)) {
+		XXH3_128bits_update(&ctx, buf, n > 0 ? (size_t)n : 0);
+		total += n > 0 ? (uint64_t)n : 0;
+	}
+	rc = n < 0 ? -errno : 0;
+	free(buf);
+	if (rc == 0 && total > 0)
+		digest_out(&ctx, out->b);
+	return rc;
+}
+
 /* Hash `len` zero bytes. */
 static void
-digest_zeros(struct sha256_ctx *ctx, uint64_t len)
+digest_zeros(XXH3_state_t *ctx, uint64_t len)
 {
 	static const uint8_t zeros[64 << 10];
 
 	for (; len > sizeof(zeros); len -= sizeof(zeros))
-		sha256_update(ctx, sizeof(zeros), zeros);
-	sha256_update(ctx, (size_t)len, zeros);
+		XXH3_128bits_update(ctx, zeros, sizeof(zeros));
+	XXH3_128bits_update(ctx, zeros, (size_t)len);
 }
 
 /* Where a file's data was last found: [data, hole) holds no hole.  On
@@ -63,7 +116,7 @@ next_extent(const struct sfile *f, off_t lo, off_t hi,
 /* Hash bytes [lo, hi) of file f: its holes as zeros, never read through
  * the mapping (on tmpfs that would allocate them). */
 static void
-digest_range(struct sha256_ctx *ctx, const struct sfile *f, off_t lo,
+digest_range(XXH3_state_t *ctx, const struct sfile *f, off_t lo,
 	     off_t hi, struct extent_memo *memo)
 {
 	off_t data, hole;
@@ -71,7 +124,7 @@ digest_range(struct sha256_ctx *ctx, const struct sfile *f, off_t lo,
 	while (lo < hi) {
 		next_extent(f, lo, hi, memo, &data, &hole);
 		digest_zeros(ctx, (uint64_t)(data - lo));
-		sha256_update(ctx, (size_t)(hole - data), f->map + data);
+		XXH3_128bits_update(ctx, f->map + data, (size_t)(hole - data));
 		lo = hole;
 	}
 }
@@ -82,12 +135,12 @@ digest_block(const struct store *st, uint64_t b, uint8_t *out,
 	     struct extent_memo *memo)
 {
 	uint64_t start = b * st->bsize, end, lo, hi;
-	struct sha256_ctx ctx;
+	XXH3_state_t ctx;
 	const struct sfile *f;
 	size_t i;
 
 	end = start + st->bsize < st->total ? start + st->bsize : st->total;
-	sha256_init(&ctx);
+	XXH3_128bits_reset_withSeed(&ctx, st->seed);
 	for (i = store_file_at(st, start); i < st->nfull; i++) {
 		f = &st->f[st->full[i]];
 		if (f->off >= end)
@@ -96,7 +149,7 @@ digest_block(const struct store *st, uint64_t b, uint8_t *out,
 		hi = end < f->off + f->size ? end - f->off : f->size;
 		digest_range(&ctx, f, (off_t)lo, (off_t)hi, memo);
 	}
-	sha256_digest(&ctx, STORE_DIGEST_LEN, out);
+	digest_out(&ctx, out);
 }
 
 void
@@ -108,6 +161,29 @@ store_digests(const struct store *st, uint64_t first, uint64_t n,
 
 	for (b = first; b < first + n; b++)
 		digest_block(st, b, out + (b - first) * STORE_DIGEST_LEN, &memo);
+}
+
+void
+store_seed_digests(struct store *st, const uint8_t token[PROTO_TOKEN_LEN])
+{
+	st->seed = store_digest_seed(token);
+}
+
+void
+store_file_sums(const struct store *st, struct proto_sum *sums)
+{
+	struct extent_memo memo = { NULL, 0, 0 };
+	const struct sfile *f;
+	XXH3_state_t ctx;
+	size_t i;
+
+	memset(sums, 0, st->n * sizeof(*sums));	/* empty, or no file */
+	for (i = 0; i < st->nfull; i++) {
+		f = &st->f[st->full[i]];
+		XXH3_128bits_reset_withSeed(&ctx, st->seed);
+		digest_range(&ctx, f, 0, (off_t)f->size, &memo);
+		digest_out(&ctx, sums[st->full[i]].b);
+	}
 }
 
 void
@@ -156,25 +232,27 @@ store_good_ranges(const struct store *st, size_t i, struct bset **out)
 	return rc;
 }
 
-/* Copy the first `len` bytes of `in` into f, read back through its
- * mapping: the kernel copies (sharing extents where it can), else we
- * read into the mapping.  0 or -errno; a file that shrank as it was read
- * leaves the rest as it was (its blocks will not match). */
+/* Bytes [lo, hi) of `in` (a file where f lands, or a partial copy) into
+ * the same place of f: the kernel copies (sharing extents where it can;
+ * on tmpfs without the page faults and zeroing of a read into the
+ * mapping), else we read into the mapping.  0 or -errno; a file that
+ * shrank as it was read leaves the rest as it was (its blocks will not
+ * match). */
 static int
-copy_prefix(int in, struct sfile *f, uint64_t len)
+copy_range(int in, struct sfile *f, uint64_t lo, uint64_t hi)
 {
-	loff_t off_in = 0, off_out = 0;
+	loff_t off_in = (loff_t)lo, off_out = (loff_t)lo;
 	ssize_t n = 0;
 
-	while ((uint64_t)off_in < len &&
+	while ((uint64_t)off_in < hi &&
 	       (n = copy_file_range(in, &off_in, f->fd, &off_out,
-				    (size_t)(len - (uint64_t)off_in), 0)) > 0)
+				    (size_t)(hi - (uint64_t)off_in), 0)) > 0)
 		;
 	if (n < 0 && errno != EXDEV && errno != EINVAL &&
 	    errno != EOPNOTSUPP && errno != ENOSYS)
 		return -errno;
-	while (n != 0 && (uint64_t)off_in < len) {
-		n = pread(in, f->map + off_in, (size_t)(len - (uint64_t)off_in),
+	while (n != 0 && (uint64_t)off_in < hi) {
+		n = pread(in, f->map + off_in, (size_t)(hi - (uint64_t)off_in),
 			  off_in);
 		if (n < 0 && errno != EINTR)
 			return -errno;
@@ -196,8 +274,8 @@ fill_one(void *ctx, size_t i, int fd)
 	if (fstat(fd, &sb) < 0)
 		return -errno;
 	f->based = sb.st_size > 0;
-	return copy_prefix(fd, f, (uint64_t)sb.st_size < f->size
-					  ? (uint64_t)sb.st_size : f->size);
+	return copy_range(fd, f, 0, (uint64_t)sb.st_size < f->size
+					    ? (uint64_t)sb.st_size : f->size);
 }
 
 /* Was any piece of stream block b filled from a file where it lands?
@@ -304,33 +382,28 @@ resumable(const struct store *st, uint64_t b, const int *partials,
 }
 
 /* Stream block b's pieces in the files that have a partial copy
- * (partials[i] >= 0), read from it into the temporaries.  0 or -errno. */
+ * (partials[i] >= 0), copied from it into the temporaries.  0 or
+ * -errno. */
 static int
-overlay_block(const struct store *st, uint64_t b, const int *partials)
+overlay_block(struct store *st, uint64_t b, const int *partials)
 {
 	uint64_t start = b * st->bsize, end, lo, hi;
-	const struct sfile *f;
+	struct sfile *f;
 	size_t i, k;
-	ssize_t n;
+	int rc = 0;
 
 	end = start + st->bsize < st->total ? start + st->bsize : st->total;
-	for (i = store_file_at(st, start); i < st->nfull; i++) {
+	for (i = store_file_at(st, start); i < st->nfull && rc == 0; i++) {
 		k = st->full[i];
 		f = &st->f[k];
 		if (f->off >= end)
 			break;
 		lo = start > f->off ? start - f->off : 0;
 		hi = end < f->off + f->size ? end - f->off : f->size;
-		for (; partials[k] >= 0 && lo < hi; lo += (uint64_t)n) {
-			n = pread(partials[k], f->map + lo, (size_t)(hi - lo),
-				  (off_t)lo);
-			if (n < 0 && errno == EINTR)
-				n = 0;
-			else if (n <= 0)
-				return n < 0 ? -errno : 0;	/* short: no match */
-		}
+		if (partials[k] >= 0)
+			rc = copy_range(partials[k], f, lo, hi);
 	}
-	return 0;
+	return rc;
 }
 
 /* The blocks of *need taken from the partial copies where their digests
@@ -542,7 +615,7 @@ view_digest(struct view *v, uint64_t start, uint64_t end, size_t *first,
 	    bool partial, uint8_t *out)
 {
 	const struct job_file *f;
-	struct sha256_ctx ctx;
+	XXH3_state_t ctx;
 	uint64_t lo, hi;
 	size_t i;
 	int rc = 0, fd;
@@ -563,9 +636,9 @@ view_digest(struct view *v, uint64_t start, uint64_t end, size_t *first,
 		rc = read_piece(fd, fd == v->basis[i] ? v->have[i] : UINT64_MAX,
 				v->buf + (v->off[i] + lo - start), lo, hi);
 	}
-	sha256_init(&ctx);
-	sha256_update(&ctx, (size_t)(end - start), v->buf);
-	sha256_digest(&ctx, STORE_DIGEST_LEN, out);
+	XXH3_128bits_reset_withSeed(&ctx, store_digest_seed(v->job->token));
+	XXH3_128bits_update(&ctx, v->buf, (size_t)(end - start));
+	digest_out(&ctx, out);
 	return rc;
 }
 

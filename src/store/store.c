@@ -224,6 +224,7 @@ store_create(const struct job *job, const struct dest_policy *pol,
 		return rc;
 	}
 	store_layout(st);
+	store_seed_digests(st, job->token);
 	st->good = calloc(st->blocks / 64 + 1, sizeof(uint64_t));
 	if (st->good == NULL) {
 		store_free(st);
@@ -233,27 +234,28 @@ store_create(const struct job *job, const struct dest_policy *pol,
 	return 0;
 }
 
-/* What dest_look calls for each file that may be identical: its crc32
- * into crcs[i]. */
-static int
-crc_present(void *ctx, size_t i, int fd)
-{
-	uint32_t *crcs = ctx;
-	uint8_t buf[64 << 10];
-	uLong crc = crc32(0, Z_NULL, 0);
-	ssize_t n;
+struct look {
+	struct proto_sum *sums;
+	uint64_t seed;
+};
 
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		crc = crc32_z(crc, buf, (size_t)n);
-	crcs[i] = (uint32_t)crc;
-	return n < 0 ? -errno : 0;
+/* What dest_look calls for each file that may be identical: its sum
+ * into sums[i]. */
+static int
+sum_present(void *ctx, size_t i, int fd)
+{
+	struct look *lk = ctx;
+
+	return store_sum_fd(fd, lk->seed, &lk->sums[i]);
 }
 
 int
 store_look(const struct job *job, const struct dest_policy *pol,
-	   uint8_t *seen, uint32_t *crcs, struct rd_err *err)
+	   uint8_t *seen, struct proto_sum *sums, struct rd_err *err)
 {
-	return dest_look(job, pol, crc_present, crcs, seen, err);
+	struct look lk = { sums, store_digest_seed(job->token) };
+
+	return dest_look(job, pol, sum_present, &lk, seen, err);
 }
 
 /* ---------------------------------------------------------------------

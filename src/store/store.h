@@ -58,10 +58,11 @@ int store_create(const struct job *job, const struct dest_policy *pol,
 		 struct store **out, struct rd_err *err);
 
 /* What stands where the job's entries land (dest_look): seen[i], and
- * for each DS_CANDIDATE the crc32 of the file there, crcs[i], for the
- * caller to compare with the source's.  0, or -errno with `err`. */
+ * for each DS_CANDIDATE the sum of the file there (struct proto_sum,
+ * seeded by the job's token), sums[i], for the caller to compare with
+ * the source's.  0, or -errno with `err`. */
 int store_look(const struct job *job, const struct dest_policy *pol,
-	       uint8_t *seen, uint32_t *crcs, struct rd_err *err);
+	       uint8_t *seen, struct proto_sum *sums, struct rd_err *err);
 
 /* The memory of block b: see eng_blocks.iov. */
 int store_iov(struct store *st, uint64_t block, struct iovec *iov, int max);
@@ -88,7 +89,22 @@ int store_commit(struct store *st, struct rd_err *err);
  * Deltas (delta.c): what a receiver holds already, by block digests.
  */
 
-#define STORE_DIGEST_LEN 16	/* SHA-256, cut to 128 bits */
+#define STORE_DIGEST_LEN 16	/* XXH3-128, seeded by the job's token */
+
+/* The seed of a job's block digests, from its token (the same on every
+ * host: little-endian). */
+uint64_t store_digest_seed(const uint8_t token[PROTO_TOKEN_LEN]);
+
+/* Digest blocks with the seed of the job whose token this is (the
+ * sender's store; store_create seeds a receiver's from its job).  The
+ * seed is 0 until then. */
+void store_seed_digests(struct store *st, const uint8_t token[PROTO_TOKEN_LEN]);
+
+/* Each source file's sum (struct proto_sum: XXH3-128 of the whole file,
+ * its holes read as zeros; zeros for an empty file) into sums[i], with
+ * the seed of store_seed_digests: what REPLACE carries.  Safe on a
+ * thread of its own beside store_digests. */
+void store_file_sums(const struct store *st, struct proto_sum *sums);
 
 /* The digest of each stream block in [first, first + n) into `out` (n *
  * STORE_DIGEST_LEN bytes), read from the mappings.  Before store_set_map;

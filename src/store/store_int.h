@@ -41,6 +41,7 @@ struct store {
 				 * (store_set_map) */
 	uint64_t resumed;	/* receiver: bytes store_fill took from
 				 * unfinished copies */
+	uint64_t seed;		/* of the block digests (store_seed_digests) */
 };
 
 /* Index into st->full of the non-empty file holding stream offset `at`. */
@@ -51,6 +52,10 @@ size_t store_file_at(const struct store *st, uint64_t at);
 int store_walk_block(const struct store *st, uint64_t block,
 		     void (*fn)(void *arg, int i, uint8_t *p, size_t len),
 		     void *arg);
+
+/* The sum of the file open at fd, read from its start (struct
+ * proto_sum; zeros when it is empty) into *out.  0 or -errno. */
+int store_sum_fd(int fd, uint64_t seed, struct proto_sum *out);
 
 /* Stream block b holds the source's bytes (receivers). */
 void store_mark_good(struct store *st, uint64_t b);

@@ -83,9 +83,9 @@ all_same "3 blocks changed"
 grep -q "digesting the sources' 128 blocks" "$WORK/err" ||
 	fail "3 blocks changed: no word of the sender's digests: $(cat "$WORK/err")"
 
-# nothing changed since: identical by the crc32s alone, and the sender
-# digests nothing (a file staged again, as a prolog does, costs it no
-# SHA-256 pass)
+# nothing changed since: identical by the sums alone, and the sender
+# digests no block (a file staged again, as a prolog does, costs it no
+# block digests, only the whole files' sums)
 push 0 --force -v
 expect_sent 0 "unchanged"
 [ "$(jq -s '[.[] | select(.event == "replica" and .identical)] | length' "$WORK/out")" = 3 ] ||

@@ -72,7 +72,7 @@ fi
 # 3. root: one line says what and why, the installer runs (build level),
 # and the check passes
 PKG_CONFIG=$stub/pkg-config expect_status 0 "$TOP/scripts/deps.sh" build
-grep -qx "deps: missing to build rdmcp: libibverbs (pkg-config), librdmacm (pkg-config), libuv (pkg-config), nettle (pkg-config), zlib (pkg-config): installing them now with scripts/install-deps.sh build (apt-get, as root)" \
+grep -qx "deps: missing to build rdmcp: libibverbs (pkg-config), librdmacm (pkg-config), libuv (pkg-config), libxxhash (pkg-config), nettle (pkg-config), zlib (pkg-config): installing them now with scripts/install-deps.sh build (apt-get, as root)" \
 	"$WORK/err" || fail "root: $(cat "$WORK/err")"
 [ "$(cat "$stub/called")" = build ] || fail "installer: $(cat "$stub/called" 2>&1)"
 note "root: $(head -1 "$WORK/err" | cut -c1-90)..."

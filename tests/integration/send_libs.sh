@@ -16,7 +16,7 @@ for i in 1 2; do
 	libs=$WORK/h$i/opt/app/tool_libs
 	cmp -s "$src/tool" "$WORK/h$i/opt/app/tool" || fail "host $i: tool"
 	[ -d "$libs" ] || fail "host $i: no tool_libs"
-	for lib in libuv.so.1 libnettle.so.8 libz.so.1; do
+	for lib in libuv.so.1 libnettle.so.8 libxxhash.so.0 libz.so.1; do
 		[ -f "$libs/$lib" ] || fail "host $i: $lib not sent: $(ls "$libs")"
 	done
 	[ ! -e "$libs/libc.so.6" ] || fail "host $i: the C library was sent"

@@ -438,6 +438,28 @@ START_TEST(roster_lacks)
 }
 END_TEST
 
+/* REPLACE carries one whole-file sum of 16 bytes per entry, as they
+ * are; a body of another length is refused. */
+START_TEST(replace_round_trip)
+{
+	struct proto_sum in[3], out[3];
+	struct wbuf w;
+	size_t i;
+
+	for (i = 0; i < sizeof(in); i++)
+		((uint8_t *)in)[i] = (uint8_t)(i * 7 + 1);
+	wbuf_init(&w);
+	ck_assert_int_eq(replace_encode(in, 3, &w), 0);
+	ck_assert_uint_eq(w.len, 3 * PROTO_DIGEST_LEN);
+	ck_assert_int_eq(replace_decode(w.data, w.len, 3, out), 0);
+	ck_assert_mem_eq(in, out, sizeof(in));
+	ck_assert_int_eq(replace_decode(w.data, w.len - 1, 3, out), -EBADMSG);
+	ck_assert_int_eq(replace_decode(w.data, w.len, 2, out), -EBADMSG);
+	ck_assert_int_eq(replace_decode(w.data, 3 * 4, 3, out), -EBADMSG);
+	wbuf_free(&w);
+}
+END_TEST
+
 START_TEST(hello_round_trip)
 {
 	struct hello h = { .from = 3, .to = 7 }, g;
@@ -632,6 +654,7 @@ proto_suite(void)
 	tcase_add_test(tc, roster_racks);
 	tcase_add_test(tc, roster_map);
 	tcase_add_test(tc, roster_lacks);
+	tcase_add_test(tc, replace_round_trip);
 	tcase_add_test(tc, hello_round_trip);
 	tcase_add_test(tc, strings_bounded);
 	tcase_add_test(tc, addresses);

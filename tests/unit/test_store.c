@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
-#include <nettle/sha2.h>
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
 
 #include "unit.h"
 #include "store/store.h"
@@ -384,7 +385,9 @@ sparse_file(const char *path, uint64_t size, const uint64_t *offs, size_t n,
 /* Block digests read the sources' holes as the zeros they are, across
  * files and blocks, whatever the block size: the data extents found for
  * one block serve the next ones (issue 37: digesting must not ask the
- * file system for the next hole per block). */
+ * file system for the next hole per block).  They are XXH3-128 seeded
+ * by the token of the job (little-endian), so another job digests
+ * differently. */
 START_TEST(digests_across_holes)
 {
 	static const uint64_t offs_a[] = { 0, 200000, 700000 };
@@ -395,7 +398,9 @@ START_TEST(digests_across_holes)
 		want[STORE_DIGEST_LEN], *all;
 	const char *paths[3] = { scratch_path("a"), scratch_path("b"),
 				 scratch_path("c") };
-	struct sha256_ctx ctx;
+	static const uint8_t token[PROTO_TOKEN_LEN] = { 7, 1, 2, 3, 4, 5, 6, 8 },
+			     other[PROTO_TOKEN_LEN] = { 7, 1, 2, 3, 4, 5, 6, 9 };
+	XXH128_canonical_t want128;
 	struct store *st;
 	uint64_t b, nb, len;
 	size_t z;
@@ -407,6 +412,7 @@ START_TEST(digests_across_holes)
 	for (z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
 		ck_assert_int_eq(store_open_sources(paths, 3, sizes[z], &st,
 						    NULL), 0);
+		store_seed_digests(st, token);
 		nb = store_stream_blocks(st);
 		ck_assert_uint_eq(nb, (la + lb + lc + sizes[z] - 1) / sizes[z]);
 		all = malloc(nb * STORE_DIGEST_LEN);
@@ -415,14 +421,18 @@ START_TEST(digests_across_holes)
 		for (b = 0; b < nb; b++) {
 			len = (b + 1) * sizes[z] < la + lb + lc
 				      ? sizes[z] : la + lb + lc - b * sizes[z];
-			sha256_init(&ctx);
-			sha256_update(&ctx, (size_t)len, stream + b * sizes[z]);
-			sha256_digest(&ctx, STORE_DIGEST_LEN, want);
+			XXH128_canonicalFromHash(&want128, XXH3_128bits_withSeed(
+				stream + b * sizes[z], (size_t)len,
+				0x0806050403020107ull));	/* the token, LE */
+			memcpy(want, want128.digest, STORE_DIGEST_LEN);
 			ck_assert_mem_eq(all + b * STORE_DIGEST_LEN, want,
 					 STORE_DIGEST_LEN);
 			store_digests(st, b, 1, got);	/* alone: the same */
 			ck_assert_mem_eq(got, want, STORE_DIGEST_LEN);
 		}
+		store_seed_digests(st, other);	/* another job's: others */
+		store_digests(st, 0, 1, got);
+		ck_assert_mem_ne(got, all, STORE_DIGEST_LEN);
 		free(all);
 		store_free(st);
 	}
