@@ -29,14 +29,12 @@ lack_count(const struct push *p, const struct phost *h)
 			       : store_stream_blocks(p->st);
 }
 
-static const struct push *sort_push;	/* qsort has no context */
-
 static int
-by_lacks(const void *a, const void *b)
+by_lacks(const void *a, const void *b, void *push)
 {
 	const struct phost *x = *(struct phost *const *)a,
 			   *y = *(struct phost *const *)b;
-	uint64_t lx = lack_count(sort_push, x), ly = lack_count(sort_push, y);
+	uint64_t lx = lack_count(push, x), ly = lack_count(push, y);
 
 	if (lx != ly)
 		return lx < ly ? -1 : 1;
@@ -61,9 +59,7 @@ push_order_members(struct push *p, struct phost **members, size_t n)
 {
 	if (p->cfg->racks != NULL || n < 2 || ordered_by_speed(p))
 		return;		/* racks keep their order: topology first */
-	sort_push = p;
-	qsort(members, n, sizeof(*members), by_lacks);
-	sort_push = NULL;
+	qsort_r(members, n, sizeof(*members), by_lacks, p);
 }
 
 /* h's set for START: what it lacks, coarsened to PROTO_LINK_RUNS (a
