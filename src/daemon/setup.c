@@ -162,11 +162,26 @@ make_temporaries(struct transfer *j, const struct dest_policy *pol)
 	return rc;
 }
 
+/* The unfinished copies kept, taken for the sender's n entries, moved
+ * up by k: the k parents that joined the job go before them. */
+static void
+shift_partials(struct transfer *j, size_t n, size_t k)
+{
+	size_t i;
+
+	memmove(j->partials + k, j->partials, n * sizeof(*j->partials));
+	memmove(j->goods + k, j->goods, n * sizeof(*j->goods));
+	for (i = 0; i < k; i++) {
+		j->partials[i] = -1;
+		j->goods[i] = NULL;
+	}
+}
+
 /* -d DIR/'s missing parents join the job (JOB_PARENTS), once, before the
- * first look, and the arrays per entry grow with it.  Where DIR's parents
- * are missing nothing is there to compare, and REPLACE would name the
- * sender's entries, not these: unfinished copies kept from before are
- * given up. */
+ * first look, ahead of the sender's entries (j->parents of them), and
+ * the arrays per entry grow with it; the unfinished copies kept for the
+ * sender's entries move with them (a push to a new directory, broken
+ * before anything landed there, resumes as well). */
 static int
 add_parents(struct transfer *j, const struct dest_policy *pol)
 {
@@ -175,7 +190,6 @@ add_parents(struct transfer *j, const struct dest_policy *pol)
 
 	if (rc < 0 || j->job->nfiles == before)
 		return rc;
-	drop_partials(j, before);
 	rc = grow((void **)&j->seen, sizeof(*j->seen), before, j->job->nfiles);
 	if (rc == 0)
 		rc = grow((void **)&j->sums, sizeof(*j->sums), before,
@@ -186,11 +200,15 @@ add_parents(struct transfer *j, const struct dest_policy *pol)
 	if (rc == 0)
 		rc = grow((void **)&j->partials, sizeof(*j->partials), before,
 			  j->job->nfiles);
+	for (i = before; rc == 0 && i <= j->job->nfiles; i++)
+		j->partials[i] = -1;	/* not fd 0 */
 	if (rc == 0)
 		rc = grow((void **)&j->goods, sizeof(*j->goods), before,
 			  j->job->nfiles);
-	for (i = 0; i <= j->job->nfiles && rc == 0; i++)
-		j->partials[i] = -1;
+	if (rc == 0) {
+		j->parents = j->job->nfiles - before;
+		shift_partials(j, before, j->parents);
+	}
 	return rc;
 }
 

@@ -341,8 +341,8 @@ ctl_frame(void *ctx, struct conn *c, const struct frame *f,
 		return rc;
 	case MSG_REPLACE:	/* the sources' sums: settle, set up */
 		if (j->replaced || replace_decode(body, f->len,
-						  j->job->nfiles,
-						  j->theirs) < 0)
+						  j->job->nfiles - j->parents,
+						  j->theirs + j->parents) < 0)
 			return -EPROTO;
 		/* digests asked for come, wanted or not now: waited for */
 		wants = transfer_settle_wants_digests(j);

@@ -85,6 +85,8 @@ struct transfer {
 	struct bset **goods;	/* ... the byte ranges of each that hold the
 				 * source's, or NULL */
 	size_t npartials;	/* how many */
+	size_t parents;		/* -d DIR/'s missing parents, the job's first
+				 * entries: the sender's come after them */
 	bool partials_dropped;	/* given up for want of space (setup) */
 	struct bset *need;	/* the stream blocks we lack, the others
 				 * filled from what was there (with

@@ -5,6 +5,8 @@
 #     on every host: the daemons keep their unfinished copies; the same
 #     command run again sends at most 55 % of the file, and every copy is
 #     the source's, reported ok;
+#   - the same to a directory whose parents are missing (-d DIR/ makes
+#     them, and takes them away again with a push that does not land);
 #   - the same after SIGKILL of the sender;
 #   - a source changed since (another time): no copy of it is resumed;
 #   - a member killed mid-push: the retry sends the others what they lack,
@@ -17,8 +19,9 @@ mkdir -p "$src"
 make_file "$src/data" "$size"
 stage=$WORK/stage
 prepare_dirs 3 "$stage"
+dest=$stage/	# where the pushes land
 on() {
-	echo "$WORK/h$1$stage/data"
+	echo "$WORK/h$1$dest/data"
 }
 sent() {
 	sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out"
@@ -35,10 +38,11 @@ all_same() {
 			fail "host $i not reported ok: $(cat "$WORK/out")"
 	done
 }
-# mid_landed I: host I's unfinished copy holds data at half the file
+# mid_landed I: host I's unfinished copy holds data at half the file (a
+# temporary, or a file in a new directory made under a temporary name)
 mid_landed() {
 	local f
-	for f in $(find "$WORK/h$1$stage" -name '.*.rdmcp-*' -type f 2>/dev/null); do
+	for f in $(find "$WORK/h$1$stage" -path '*/.*.rdmcp-*' -type f 2>/dev/null); do
 		[ -n "$(dd if="$f" bs=4096 skip=$((size / 2 / 4096)) count=1 status=none |
 			tr -d '\000' | head -c 1)" ] && return 0
 	done
@@ -52,7 +56,7 @@ interrupt() {
 		n[i]=$(grep -c "kept 1 unfinished copy" "$WORK/daemon$i.log" || true)
 	done
 	# (a job started in the background of a script ignores SIGINT: not this)
-	env --default-signal=INT "$RDMCP" -a chain -b 256K --bwlimit 4M -d "$stage/" "$src/data" \
+	env --default-signal=INT "$RDMCP" -a chain -b 256K --bwlimit 4M -d "$dest" "$src/data" \
 		"$(hosts 3)" >"$WORK/slow.out" 2>&1 &
 	pid=$!
 	for t in $(seq 1 600); do
@@ -73,7 +77,7 @@ interrupt() {
 	done
 }
 push() {
-	expect_status "$1" "$RDMCP" --json -a chain -b 256K "${@:2}" -d "$stage/" \
+	expect_status "$1" "$RDMCP" --json -a chain -b 256K "${@:2}" -d "$dest" \
 		"$src/data" "$(hosts 3)"
 }
 
@@ -89,6 +93,23 @@ note "after SIGINT: sent $(sent) of $size bytes, $(summary resumed) resumed over
 	fail "the hosts' resumed bytes do not add up to the summary's: $(cat "$WORK/out")"
 grep -q "resuming" "$WORK/daemon3.log" || fail "daemon 3 did not say it resumed"
 assert_no_temporaries
+
+# to a directory that is not there yet: made for the push, taken away
+# when it broke; the copies kept are found all the same
+rm -f "$(on 1)" "$(on 2)" "$(on 3)"
+dest=$stage/new/deeper/
+interrupt INT
+for i in 1 2 3; do
+	[ ! -e "$WORK/h$i$stage/new" ] ||
+		fail "host $i kept $stage/new after the push broke: the case is not made"
+done
+push 0
+all_same 1 2 3
+[ "$(sent)" -le $((size * 55 / 100)) ] || fail "to missing parents: sent $(sent) of $size"
+note "to missing parents: sent $(sent) of $size bytes"
+assert_no_temporaries
+for i in 1 2 3; do rm -rf "$WORK/h$i$stage/new"; done
+dest=$stage/
 
 rm -f "$(on 1)" "$(on 2)" "$(on 3)"
 interrupt KILL
