@@ -257,6 +257,7 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		sd->busy = 0;
 		cfg->timeout_ms = push_retry_timeout(sd->o->timeout_ms,
 						     sd->silences);
+		cfg->first_timeout_ms = sd->o->timeout_ms;
 		sd->silence = false;
 		rc = attempt(sd, cfg, hosts, &err);
 		sd->silences += sd->silence;

@@ -168,6 +168,38 @@ push_wait_stragglers(struct push *p)
 #define LAST_RUNNING 2
 
 void
+push_settle_patience(struct push *p)
+{
+	/* members send keepalives every sixth of the job's -t: three of
+	 * them at least */
+	unsigned first = p->cfg->first_timeout_ms > p->cfg->timeout_ms / 2
+			 ? p->cfg->first_timeout_ms : p->cfg->timeout_ms / 2;
+	size_t i, suspects = 0;
+
+	if (p->cfg->suspect == NULL || p->cfg->first_timeout_ms == 0 ||
+	    first >= p->cfg->timeout_ms)
+		return;
+	for (i = 0; i < p->nh; i++) {
+		const struct phost *h = &p->h[i];
+
+		if (!is_suspect(p, h))
+			continue;
+		if (h->st != HS_FAILED ||
+		    (h->error != -ETIME && h->error != -ETIMEDOUT))
+			return;	/* it answered: maybe overloaded */
+		suspects++;
+	}
+	if (suspects == 0)
+		return;
+	log_info("the %zu host%s silent in the attempt before %s still "
+		 "silent: -t back to %u ms", suspects, suspects == 1 ? "" : "s",
+		 suspects == 1 ? "is" : "are", first);
+	for (i = 0; i < p->nh; i++)
+		if (p->h[i].st == HS_RUNNING)
+			conn_keepalive_tune(p->h[i].c, 0, first);
+}
+
+void
 push_wait_last(struct push *p)
 {
 	size_t i, running = 0, group = p->members > 0 ? p->members - 1 : 0;

@@ -602,6 +602,7 @@ push_maybe_start(struct push *p)
 	}
 	for (r = 1; r < p->members; r++)
 		p->by_rank[r]->st = HS_RUNNING;
+	push_settle_patience(p);
 	p->sum->setup = push_elapsed(p);
 	trace_add(p->trace, TR_BOOT, p->t0_us, trace_now(), PROTO_NO_PEER, 0);
 	if (p->members > 1) {

@@ -300,7 +300,12 @@ ctl_close(void *ctx, struct conn *c, int status)
 			 PROTO_SETUP_SILENCE_MIN_MS ? h->p->cfg->connect_timeout_ms
 			 : PROTO_SETUP_SILENCE_MIN_MS);
 		error = -ETIME;	/* --connect-timeout's, not -t's */
-	} else if (status < 0)
+	} else if (status == -ETIMEDOUT)
+		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
+			 "%u ms (--timeout): a hung daemon, or one starved of "
+			 "CPU, or its network", h->addrstr,
+			 conn_keepalive_timeout(c));
+	else if (status < 0)
 		snprintf(why, sizeof(why), "connection to %s lost: %s",
 			 h->addrstr, strerror(-status));
 	else

@@ -132,6 +132,10 @@ struct push_cfg {
 	bool dry_run;
 	uint64_t bwlimit;		/* bytes/s per member, 0: no cap */
 	unsigned timeout_ms;		/* a silent peer is dead after this */
+	unsigned first_timeout_ms;	/* -t as given, before the retries
+					 * lengthened timeout_ms (0: the same):
+					 * the members' once this attempt's
+					 * suspects were all still silent */
 	unsigned connect_timeout_ms;
 	unsigned window;		/* engine receive window, 0: default */
 	enum proto_transport transport;	/* asked for */

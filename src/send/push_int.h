@@ -268,6 +268,17 @@ void push_wait_stragglers(struct push *p);
  * and the --connect-timeout of that question. */
 void push_wait_last(struct push *p);
 
+/* The group formed.  If -t was lengthened for this attempt because hosts
+ * went silent in the one before (push_retry_timeout) and every one of
+ * them is still silent (suspects all left out: hung, not overloaded,
+ * or they would have answered), the members' control connections go
+ * back to -t as given (half the lengthened one at least: three of the
+ * members' keepalives, which follow the job's -t): a member frozen now
+ * is found out as soon as the first one was.  The members' lease stays the job's longer -t: one cut
+ * sooner than it would cut itself never had its go, or is asked
+ * (QUERY). */
+void push_settle_patience(struct push *p);
+
 /* The group cannot finish: after a grace period ask every member still
  * running to stop, with `why`, blaming `cause` (NULL: the sender). */
 void push_abort_group(struct push *p, const struct phost *cause,

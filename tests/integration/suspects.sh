@@ -10,6 +10,9 @@
 # for the hung handshake's --connect-timeout (30 s here), and a third
 # attempt for it alone as long again.  The others resume what they held
 # and end ok; the report is their disks.
+# A second member frozen in that retry is found out after -t as given,
+# not the -t lengthened for the retry (in case the first was only
+# overloaded): the first one still silent, it was hung.
 # And a member frozen while its group breaks for another reason (a
 # daemon killed) does not hold the abort for -t: once the other members
 # have answered their ABORT and it has had as long again (a quarter of
@@ -31,7 +34,7 @@ push_frozen() {
 	sender=$!
 	on_exit "kill -KILL $sender"
 	on_exit "kill -CONT ${DAEMON_PIDS[$v]}"
-	wait_event "rank $v of" "$WORK/daemon$v.log" 10 "host $v running the job"
+	wait_event "rank [0-9]* of" "$WORK/daemon$v.log" 10 "host $v running the job"
 	wait_blocks "$WORK/h$v$WORK/stage" 10
 	kill -STOP "${DAEMON_PIDS[$v]}"
 }
@@ -46,7 +49,7 @@ kill -CONT "${DAEMON_PIDS[2]}"
 [ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
 
 h2=$(host_addr 2):$PORT
-grep -q "^rdmcp: $h2 failed (connection to $h2 lost: Connection timed out); will retry" \
+grep -q "^rdmcp: $h2 failed (the daemon at $h2 said nothing for 1000 ms (--timeout)" \
 	"$WORK/err" || fail "host 2 not found out by -t 1: $(cat "$WORK/err")"
 grep -q "^$h2 *FAILED .* still silent: it had not answered [0-9]* ms after the other hosts were ready, and it went silent in the attempt before" \
 	"$WORK/out" || fail "host 2's report: $(cat "$WORK/out")"
@@ -113,4 +116,36 @@ grep -q "^$h3 *FAILED .* still silent: its daemon had not answered the handshake
 	fail "not one retry: $(grep retrying "$WORK/err")"
 [ ! -e "$(landed 3 "$WORK/stage/src")" ] || fail "host 3 holds the file"
 note "$(grep "^$h3 *FAILED" "$WORK/out" | cut -c1-160)"
+assert_no_temporaries
+
+# host 2 frozen, then host 3 frozen in the retry: -t, doubled for the
+# retry, goes back to 1 s once host 2 is left out as still silent, and
+# host 3 is found out after 1 s of silence, not 2
+rm -f "$WORK"/h*"$WORK/stage/src"
+for i in 2 3; do : >"$WORK/daemon$i.log"; done
+push_frozen 2 "$(hosts 4)" -t 1 --connect-timeout 30
+wait_event "the 1 host silent in the attempt before is still silent: -t back to 1000 ms" \
+	"$WORK/err" 20 "the retry going back to -t 1"
+for t in $(seq 1 200); do
+	[ "$(grep -c "rank [0-9]* of" "$WORK/daemon3.log")" -ge 2 ] && break
+	sleep 0.1
+done
+[ "$(grep -c "rank [0-9]* of" "$WORK/daemon3.log")" -ge 2 ] ||
+	fail "host 3 never ran the retry: $(tail -n 5 "$WORK/daemon3.log")"
+kill -STOP "${DAEMON_PIDS[3]}"
+on_exit "kill -CONT ${DAEMON_PIDS[3]}"
+wait_exit "$sender" 30
+kill -CONT "${DAEMON_PIDS[2]}" "${DAEMON_PIDS[3]}"
+[ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
+grep -q "^rdmcp: $h3 failed (the daemon at $h3 said nothing for 1000 ms (--timeout)" \
+	"$WORK/err" || fail "host 3 not found out after -t 1 in the retry: $(cat "$WORK/err")"
+assert_ok_copies "$src" "$WORK/stage/src" 1 4
+for i in 2 3; do
+	[ ! -e "$(landed "$i" "$WORK/stage/src")" ] || fail "host $i holds the file"
+done
+note "$(grep "^rdmcp: $h3 failed (the daemon" "$WORK/err" | cut -c1-120)"
+for i in 2 3; do
+	wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
+		"$WORK/daemon$i.log" 20 "host $i ending its job once let go"
+done
 assert_no_temporaries

@@ -558,6 +558,12 @@ conn_keepalive(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
 		       tick ? tick : 1);
 }
 
+unsigned
+conn_keepalive_timeout(const struct conn *c)
+{
+	return c != NULL ? c->ka_timeout : 0;
+}
+
 void
 conn_keepalive_tune(struct conn *c, unsigned interval_ms, unsigned timeout_ms)
 {

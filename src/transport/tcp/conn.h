@@ -171,6 +171,10 @@ void conn_keepalive(struct conn *c, unsigned interval_ms,
 void conn_keepalive_tune(struct conn *c, unsigned interval_ms,
 			 unsigned timeout_ms);
 
+/* The silence after which the connection ends with -ETIMEDOUT
+ * (conn_keepalive, conn_keepalive_tune), in ms; 0: none. */
+unsigned conn_keepalive_timeout(const struct conn *c);
+
 /* End the connection with -ETIME (on_close; a silence beyond the
  * keepalive timeout is -ETIMEDOUT) `ms` from now, whatever arrives
  * meanwhile, keepalives included: a bound on a whole exchange such
