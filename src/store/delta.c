@@ -32,6 +32,17 @@ store_digest_seed(const uint8_t token[PROTO_TOKEN_LEN])
 	return seed;
 }
 
+/* Start hashing with `seed` in a state on the stack.  XXH3_INITSTATE
+ * first: a reset compares the seed with the one the state held, which
+ * on the stack is whatever was there (valgrind's uninitialised read,
+ * and a secret left stale if it happened to match). */
+static void
+digest_start(XXH3_state_t *ctx, uint64_t seed)
+{
+	XXH3_INITSTATE(ctx);
+	XXH3_128bits_reset_withSeed(ctx, seed);
+}
+
 /* The first STORE_DIGEST_LEN bytes of the canonical (big-endian) form
  * of a finished digest into out. */
 static void
@@ -56,7 +67,7 @@ store_sum_fd(int fd, uint64_t seed, struct proto_sum *out)
 	memset(out, 0, sizeof(*out));
 	if (buf == NULL)
 		return -ENOMEM;
-	XXH3_128bits_reset_withSeed(&ctx, seed);
+	digest_start(&ctx, seed);
 	while ((n = read(fd, buf, len)) > 0 || (n < 0 && errno == EINTR)) {
 		XXH3_128bits_update(&ctx, buf, n > 0 ? (size_t)n : 0);
 		total += n > 0 ? (uint64_t)n : 0;
@@ -140,7 +151,7 @@ digest_block(const struct store *st, uint64_t b, uint8_t *out,
 	size_t i;
 
 	end = start + st->bsize < st->total ? start + st->bsize : st->total;
-	XXH3_128bits_reset_withSeed(&ctx, st->seed);
+	digest_start(&ctx, st->seed);
 	for (i = store_file_at(st, start); i < st->nfull; i++) {
 		f = &st->f[st->full[i]];
 		if (f->off >= end)
@@ -180,7 +191,7 @@ store_file_sums(const struct store *st, struct proto_sum *sums)
 	memset(sums, 0, st->n * sizeof(*sums));	/* empty, or no file */
 	for (i = 0; i < st->nfull; i++) {
 		f = &st->f[st->full[i]];
-		XXH3_128bits_reset_withSeed(&ctx, st->seed);
+		digest_start(&ctx, st->seed);
 		digest_range(&ctx, f, 0, (off_t)f->size, &memo);
 		digest_out(&ctx, sums[st->full[i]].b);
 	}
@@ -636,7 +647,7 @@ view_digest(struct view *v, uint64_t start, uint64_t end, size_t *first,
 		rc = read_piece(fd, fd == v->basis[i] ? v->have[i] : UINT64_MAX,
 				v->buf + (v->off[i] + lo - start), lo, hi);
 	}
-	XXH3_128bits_reset_withSeed(&ctx, store_digest_seed(v->job->token));
+	digest_start(&ctx, store_digest_seed(v->job->token));
 	XXH3_128bits_update(&ctx, v->buf, (size_t)(end - start));
 	digest_out(&ctx, out);
 	return rc;
