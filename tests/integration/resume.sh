@@ -63,7 +63,10 @@ interrupt() {
 		mid_landed 3 && break
 		sleep 0.1
 	done
-	mid_landed 3 || { kill -9 "$pid"; fail "half of the file never landed on host 3"; }
+	mid_landed 3 || {
+		kill -9 "$pid" 2>/dev/null || true
+		fail "half of the file never landed on host 3 (to $dest): $(cat "$WORK/slow.out"; find "$WORK/h3$stage" 2>&1 | head -20; tail -n 5 "$WORK/daemon3.log")"
+	}
 	kill "-$1" "$pid"
 	wait "$pid" 2>/dev/null || true
 	for i in 1 2 3; do
