@@ -26,7 +26,7 @@ read_back_run(uv_work_t *w)
 {
 	struct transfer *j = w->data;
 
-	j->disk_crc = store_compute_crc(j->st, NULL);
+	j->disk_crc = store_compute_crc(j->st);
 }
 
 static void

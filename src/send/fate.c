@@ -576,7 +576,7 @@ traces_due(struct push *p)
 void
 push_maybe_finish(struct push *p)
 {
-	if (p->finishing || p->unfinished > 0 || p->crc_busy ||
+	if (p->finishing || p->unfinished > 0 || p->sums_busy ||
 	    p->digest_busy)
 		return;
 	if (p->eng != NULL && !p->eng_done && !p->aborting)

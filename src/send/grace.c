@@ -172,12 +172,12 @@ push_settle_patience(struct push *p)
 {
 	/* members send keepalives every sixth of the job's -t: three of
 	 * them at least */
-	unsigned first = p->cfg->first_timeout_ms > p->cfg->timeout_ms / 2
+	unsigned bound = p->cfg->first_timeout_ms > p->cfg->timeout_ms / 2
 			 ? p->cfg->first_timeout_ms : p->cfg->timeout_ms / 2;
 	size_t i, suspects = 0;
 
 	if (p->cfg->suspect == NULL || p->cfg->first_timeout_ms == 0 ||
-	    first >= p->cfg->timeout_ms)
+	    bound >= p->cfg->timeout_ms)
 		return;
 	for (i = 0; i < p->nh; i++) {
 		const struct phost *h = &p->h[i];
@@ -193,10 +193,10 @@ push_settle_patience(struct push *p)
 		return;
 	log_info("the %zu host%s silent in the attempt before %s still "
 		 "silent: -t back to %u ms", suspects, suspects == 1 ? "" : "s",
-		 suspects == 1 ? "is" : "are", first);
+		 suspects == 1 ? "is" : "are", bound);
 	for (i = 0; i < p->nh; i++)
 		if (p->h[i].st == HS_RUNNING)
-			conn_keepalive_tune(p->h[i].c, 0, first);
+			conn_keepalive_tune(p->h[i].c, 0, bound);
 }
 
 void

@@ -74,7 +74,7 @@ engine_arrived(void *ctx, uint64_t block)
 	return 0;
 }
 
-/* Once every block is out (and with --verify its crc known), and no source
+/* Once every block is out (and with --verify the crc known), and no source
  * changed meanwhile, tell the members they may land: the CRC frame.  A
  * source that changed aborts the group instead: its copies could mix old
  * and new bytes. */
@@ -87,7 +87,7 @@ maybe_go(struct push *p)
 
 	if (p->go_sent || !p->sent_all ||
 	    uv_is_active((uv_handle_t *)&p->starter) ||
-	    (p->cfg->verify && !p->crc_ready))
+	    (p->cfg->verify && !p->sums_ready))
 		return;	/* (the go must not overtake a START) */
 	p->go_sent = true;
 	if (store_check_sources(p->st, &err) < 0) {
@@ -108,12 +108,12 @@ maybe_go(struct push *p)
 }
 
 static void
-crc_run(uv_work_t *w)
+sums_run(uv_work_t *w)
 {
 	struct push *p = w->data;
 
 	if (p->cfg->verify)
-		p->crc = store_compute_crc(p->st, NULL);
+		p->crc = store_compute_crc(p->st);
 	store_file_sums(p->st, p->sums);
 }
 
@@ -143,15 +143,15 @@ digest_after(uv_work_t *w, int status)
 }
 
 static void
-crc_after(uv_work_t *w, int status)
+sums_after(uv_work_t *w, int status)
 {
 	struct push *p = w->data;
 
-	p->crc_busy = false;
+	p->sums_busy = false;
 	if (status < 0)
 		return;
 	replace_encode(p->sums, (uint32_t)p->cfg->nfiles, &p->summsg);
-	p->crc_ready = true;	/* (if REPLACE could not be made, its hosts
+	p->sums_ready = true;	/* (if REPLACE could not be made, its hosts
 				 * fail: push_settle_haves) */
 	push_settle_haves(p);
 	maybe_go(p);
@@ -159,7 +159,7 @@ crc_after(uv_work_t *w, int status)
 }
 
 void
-push_start_crc(struct push *p)
+push_start_sums(struct push *p)
 {
 	if (p->delta && p->digests_wanted && !p->digest_busy &&
 	    !p->digest_ready) {
@@ -171,11 +171,11 @@ push_start_crc(struct push *p)
 					       digest_run, digest_after) == 0;
 		p->digest_ready = !p->digest_busy;	/* none: they fail */
 	}
-	if (p->crc_busy || p->crc_ready)
+	if (p->sums_busy || p->sums_ready)
 		return;
-	p->crc_work.data = p;
-	p->crc_busy = uv_queue_work(&p->loop, &p->crc_work, crc_run,
-				    crc_after) == 0;
+	p->sums_work.data = p;
+	p->sums_busy = uv_queue_work(&p->loop, &p->sums_work, sums_run,
+				    sums_after) == 0;
 }
 
 /* Our digests to h, which asked for them, once they are known.  The
@@ -232,7 +232,7 @@ push_settle_haves(struct push *p)
 		h = &p->h[i];
 		if (h->wants_digests && !h->digests_sent && p->digest_ready)
 			send_digests(h);
-		if (h->st == HS_HAVE && p->crc_ready)
+		if (h->st == HS_HAVE && p->sums_ready)
 			send_replace(h);
 	}
 }
@@ -618,7 +618,7 @@ push_maybe_start(struct push *p)
 			push_abort_group(p, NULL, p->fatal.code ? p->fatal.msg
 							   : strerror(-rc));
 		else if (p->cfg->verify)
-			push_start_crc(p);
+			push_start_sums(p);
 	}
 	push_maybe_finish(p);
 }

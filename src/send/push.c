@@ -111,7 +111,7 @@ on_complete_msg(struct phost *h, const struct frame *f)
 
 	if (h->st != HS_RUNNING && h->st != HS_ABORTING)
 		return -EPROTO;
-	if (p->cfg->verify && (!p->crc_ready || f->val != p->crc))
+	if (p->cfg->verify && (!p->sums_ready || f->val != p->crc))
 		log_warn("%s: landed with crc %08llx, the sources' is %08x",
 			 h->name, (unsigned long long)f->val, p->crc);
 	push_host_done(h);
@@ -125,7 +125,7 @@ want_digests(struct phost *h)
 {
 	h->wants_digests = true;
 	h->p->digests_wanted = true;
-	push_start_crc(h->p);
+	push_start_sums(h->p);
 }
 
 /* HAVE: the daemon holds the job's entries already, all identical
@@ -153,7 +153,7 @@ on_have(struct phost *h, const struct frame *f)
 	    (h->p->delta && (f->val & HAVE_WANT_DIGESTS)))
 		want_digests(h);
 	else
-		push_start_crc(h->p);
+		push_start_sums(h->p);
 	push_settle_haves(h->p);	/* at once if what it needs is known */
 	return 0;
 }
@@ -272,8 +272,6 @@ awaiting_setup(const struct phost *h)
 	return h->st == HS_OFFERED ||
 	       (h->st == HS_QUERY && h->qstep == QS_ASKED);
 }
-
-
 
 static void
 ctl_close(void *ctx, struct conn *c, int status)
@@ -695,7 +693,7 @@ push_init(struct push *p, const struct push_cfg *cfg,
 	p->t0_us = trace_now();
 	if (cfg->trace != NULL && (p->trace = trace_new(1u << 20)) == NULL)
 		return -ENOMEM;
-	p->crc_work.data = p;
+	p->sums_work.data = p;
 	p->sums = calloc(cfg->nfiles + 1, sizeof(*p->sums));
 	return p->sums != NULL ? 0 : -ENOMEM;
 }

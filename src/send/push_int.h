@@ -140,8 +140,9 @@ struct push {
 	uint64_t regroup_checked;	/* uv_now() of the last look */
 	double others_done;	/* the last copy to end of a host that
 				 * push_cfg.slow does not name */
-	uv_work_t crc_work;
-	bool crc_busy, crc_ready;
+	uv_work_t sums_work;	/* the sources' sums, and with --verify
+				 * their crc32: both known once sums_ready */
+	bool sums_busy, sums_ready;
 	uint32_t crc;		/* of the whole stream, with --verify */
 	struct proto_sum *sums;	/* of each entry's file (REPLACE) */
 	struct wbuf summsg;	/* REPLACE's body: sums, encoded */
@@ -192,7 +193,7 @@ void push_await_setup(struct phost *h);
 
 /* Start computing the sums of the sources (and with --verify their
  * crc32), if not yet (group.c). */
-void push_start_crc(struct push *p);
+void push_start_sums(struct push *p);
 
 /* ---------------------------------------------------------------------
  * fate.c
@@ -274,9 +275,9 @@ void push_wait_last(struct push *p);
  * or they would have answered), the members' control connections go
  * back to -t as given (half the lengthened one at least: three of the
  * members' keepalives, which follow the job's -t): a member frozen now
- * is found out as soon as the first one was.  The members' lease stays the job's longer -t: one cut
- * sooner than it would cut itself never had its go, or is asked
- * (QUERY). */
+ * is found out as soon as the first one was.  The members' lease stays
+ * the job's longer -t: one cut sooner than it would cut itself never
+ * had its go, or is asked (QUERY). */
 void push_settle_patience(struct push *p);
 
 /* The group cannot finish: after a grace period ask every member still

@@ -16,11 +16,10 @@
 #include "store/store_int.h"
 #include "util/bset.h"
 
-/* Block digests are XXH3-128, seeded with the job's token (random, and
- * known only to the sender and the members): 5 times the speed of the
- * SHA-256 they were (7 GB/s against 1.3 on one core here), where
- * digesting the blocks a host holds was half the set-up of a resumed
- * push; a file planted before a push cannot aim at a seed drawn for it. */
+/* Block digests are XXH3-128 (several times SHA-256's speed:
+ * docs/performance.md), seeded with the job's token, random and known
+ * only to the sender and the members: a file planted before a push
+ * cannot aim at a seed drawn for it. */
 uint64_t
 store_digest_seed(const uint8_t token[PROTO_TOKEN_LEN])
 {

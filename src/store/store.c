@@ -435,21 +435,13 @@ crc_of_file(uLong crc, const struct sfile *f)
 }
 
 uint32_t
-store_compute_crc(const struct store *st, uint32_t *each)
+store_compute_crc(const struct store *st)
 {
-	uLong crc = crc32(0, Z_NULL, 0), one;
-	const struct sfile *f;
+	uLong crc = crc32(0, Z_NULL, 0);
 	size_t i;
 
-	if (each != NULL)	/* empty files and what is no file: 0 */
-		memset(each, 0, st->n * sizeof(*each));
-	for (i = 0; i < st->nfull; i++) {
-		f = &st->f[st->full[i]];
-		one = crc_of_file(crc32(0, Z_NULL, 0), f);
-		if (each != NULL)
-			each[st->full[i]] = (uint32_t)one;
-		crc = crc32_combine(crc, one, (z_off_t)f->size);
-	}
+	for (i = 0; i < st->nfull; i++)
+		crc = crc_of_file(crc, &st->f[st->full[i]]);
 	return (uint32_t)crc;
 }
 

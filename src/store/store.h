@@ -76,11 +76,9 @@ void store_keep_holes(struct store *st);
 
 /* crc32 of the whole stream, read from the mappings: the sender's
  * sources, or a receiver's temporaries as they are, once every block is
- * in (--verify: what lands is what is checked); and unless `each` is
- * NULL, each file's own into each[i] (0 for an empty file, or an entry
- * that is none), as a daemon computes it of a file it holds.  Slow, safe
- * to run on another thread; holes are not read, so not allocated. */
-uint32_t store_compute_crc(const struct store *st, uint32_t *each);
+ * in (--verify: what lands is what is checked).  Slow, safe to run on
+ * another thread; holes are not read, so not allocated. */
+uint32_t store_compute_crc(const struct store *st);
 
 /* Modes, times, and every temporary renamed into place (dest.h). */
 int store_commit(struct store *st, struct rd_err *err);
