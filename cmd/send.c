@@ -235,6 +235,21 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	return rc;
 }
 
+/* After an attempt of `hosts` hosts: if most of them went silent at once
+ * (push_retry_mass_silence), none is a suspect in the retry. */
+static void
+forgive_mass_silence(struct sender *sd, size_t hosts)
+{
+	size_t i, silent = 0;
+
+	for (i = 0; i < sd->hl->n; i++)
+		silent += sd->suspect[i];
+	if (!push_retry_mass_silence(silent, hosts))
+		return;
+	memset(sd->suspect, 0, sd->hl->n * sizeof(*sd->suspect));
+	send_say_mass_silence(sd, silent, hosts);
+}
+
 /* Attempts until every host has an outcome.  Returns 0, or -errno after
  * a message if the sender itself failed. */
 static int
@@ -261,6 +276,8 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		sd->silence = false;
 		rc = attempt(sd, cfg, hosts, &err);
 		sd->silences += sd->silence;
+		if (rc == 0)
+			forgive_mass_silence(sd, sd->npending);
 		more = rc == 0 ? next_pending(sd) : 0;
 		if (sd->changed)	/* once it is known whether it goes again */
 			send_say_changed(sd, more);

@@ -91,6 +91,11 @@ void send_say_changed(const struct sender *sd, size_t more);
  * push_retry_wait_ms when some were busy). */
 void send_say_retry(const struct sender *sd, int round);
 
+/* Says that `silent` of an attempt's `hosts` went silent at once, taken
+ * for overload: none is cut early as a suspect in the retry. */
+void send_say_mass_silence(const struct sender *sd, size_t silent,
+			   size_t hosts);
+
 /* Every host's final outcome, once the attempts ran (ran) or the sender
  * failed: the summary (if any ran), the failed line, the host files.
  * Hosts fail only for reasons of their own: after an error of the

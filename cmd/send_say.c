@@ -242,6 +242,17 @@ send_say_retry(const struct sender *sd, int round)
 	free(list);
 }
 
+void
+send_say_mass_silence(const struct sender *sd, size_t silent, size_t hosts)
+{
+	progress_clear();
+	if (sd->o->verbose >= 0)
+		warnx_("%zu of %zu hosts went silent at once: more likely this "
+		       "machine or its network starved them than they all "
+		       "hung; the retry waits for each as long as -t allows",
+		       silent, hosts);
+}
+
 int
 send_finish(struct sender *sd, bool ran)
 {

@@ -248,6 +248,16 @@ unsigned push_retry_timeout(unsigned timeout_ms, int silences);
  * patient the next attempt must be. */
 bool push_retry_patient(const struct push_report *r);
 
+/* Did so many of an attempt's hosts go silent by themselves (`silent` of
+ * `hosts`: -t or a handshake's --connect-timeout ran out on them) that
+ * the sender's machine or network more likely starved them all than
+ * each one hung?  More than half of them, and PUSH_MASS_SILENCE_MIN at
+ * least: the retry then takes none of them for a suspect (a hung host
+ * cut early), only waits longer (push_retry_timeout()).  A few hosts
+ * hung among many are suspects still. */
+#define PUSH_MASS_SILENCE_MIN 8
+bool push_retry_mass_silence(size_t silent, size_t hosts);
+
 /* How long to wait before attempt `round` (1: the first retry) sends
  * again to a host that refused as busy (--max-jobs): PUSH_BUSY_WAIT_MS,
  * doubled for each retry, up to PUSH_BUSY_WAIT_MAX_MS.  Its transfers

@@ -47,6 +47,12 @@ push_retry_timeout(unsigned timeout_ms, int silences)
 	return t < PROTO_MAX_TIMEOUT_MS ? (unsigned)t : PROTO_MAX_TIMEOUT_MS;
 }
 
+bool
+push_retry_mass_silence(size_t silent, size_t hosts)
+{
+	return silent >= PUSH_MASS_SILENCE_MIN && silent > hosts / 2;
+}
+
 int
 push_retry_limit(int retries, bool dry_run)
 {

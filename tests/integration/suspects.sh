@@ -20,10 +20,12 @@
 . "$(dirname "$0")/../lib.sh"
 start_daemons 5
 src=$WORK/src
-make_file "$src" $((8 << 20))
+# 16 MiB at 2 MiB/s: a window of 8 s to find a block landed on the host
+# to freeze, wide enough for a machine loaded by a parallel make check
+make_file "$src" $((16 << 20))
 prepare_dirs 5 "$WORK/stage"
 
-# push_frozen V HOSTS OPTIONS...: push $src as a chain at 2 MiB/s (4 s)
+# push_frozen V HOSTS OPTIONS...: push $src as a chain at 2 MiB/s (8 s)
 # to HOSTS in the background (its PID in sender), and freeze host V's
 # daemon once a block has landed there
 push_frozen() {

@@ -154,6 +154,22 @@ START_TEST(patience_after_silence)
 }
 END_TEST
 
+/* Most of a big group silent at once is overload, not hung hosts. */
+START_TEST(mass_silence_is_overload)
+{
+	ck_assert(push_retry_mass_silence(213, 250));
+	ck_assert(push_retry_mass_silence(126, 250));
+	ck_assert(!push_retry_mass_silence(125, 250));	/* half: not most */
+	ck_assert(!push_retry_mass_silence(3, 250));	/* a few hung */
+	ck_assert(!push_retry_mass_silence(1, 1));	/* one host alone */
+	ck_assert(!push_retry_mass_silence(PUSH_MASS_SILENCE_MIN - 1,
+					   PUSH_MASS_SILENCE_MIN));
+	ck_assert(push_retry_mass_silence(PUSH_MASS_SILENCE_MIN,
+					  PUSH_MASS_SILENCE_MIN));
+	ck_assert(!push_retry_mass_silence(0, 0));
+}
+END_TEST
+
 /* Silent hosts get as long again as the others took, a quarter of the
  * wait they would cost, 250 ms at least, never more than that wait. */
 START_TEST(grace_for_silent_hosts)
@@ -197,6 +213,7 @@ main(void)
 	tcase_add_test(tc, answers);
 	tcase_add_test(tc, who_is_sent_to_again);
 	tcase_add_test(tc, patience_after_silence);
+	tcase_add_test(tc, mass_silence_is_overload);
 	tcase_add_test(tc, grace_for_silent_hosts);
 	tcase_add_test(tc, timeouts_and_attempts);
 	suite_add_tcase(s, tc);
