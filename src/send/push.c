@@ -273,18 +273,37 @@ awaiting_setup(const struct phost *h)
 	       (h->st == HS_QUERY && h->qstep == QS_ASKED);
 }
 
+/* How long h's daemon has to take the connection and prove itself:
+ * --connect-timeout; but a quarter of it (push_grace_ms(0, ...)) when it
+ * is asked whether its copy landed after it went silent (for -t, or to
+ * an ABORT): a hung daemon would hold the retry of every other host for
+ * all of it, and one that does not answer so soon fails with its copy
+ * maybe in place, which the retry, if there is one, asks again. */
+static unsigned
+handshake_ms(const struct phost *h)
+{
+	unsigned ms = h->p->cfg->connect_timeout_ms;
+
+	if (h->st == HS_QUERY && h->error == -ETIMEDOUT)
+		return push_grace_ms(0, ms);
+	return ms;
+}
+
 static void
 ctl_close(void *ctx, struct conn *c, int status)
 {
 	struct phost *h = ctx;
 	char why[300];
 	int error = status < 0 ? status : -ECONNRESET;
+	unsigned bound = handshake_ms(h);
 
 	if (status == -ETIME && !h->authed)
 		snprintf(why, sizeof(why), "the daemon at %s did not prove it "
-			 "holds the key within %u ms (--connect-timeout): not "
-			 "an rdmcp daemon, or a hung one", h->addrstr,
-			 h->p->cfg->connect_timeout_ms);
+			 "holds the key within %u ms (%s): not an rdmcp "
+			 "daemon, or a hung one", h->addrstr, bound,
+			 bound < h->p->cfg->connect_timeout_ms
+			 ? "a quarter of --connect-timeout, as it had gone "
+			   "silent" : "--connect-timeout");
 	else if (status == -ETIMEDOUT && !h->authed)
 		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
 			 "%u ms (--timeout) before it proved it holds the key: "
@@ -338,7 +357,7 @@ ctl_connect(void *ctx, struct conn *c, int status)
 						   : 4 + PROTO_MAX_TEXT);
 	conn_keepalive(c, 0, p->cfg->timeout_ms);
 	/* the handshake is bounded on its own: keepalives do not extend it */
-	conn_set_deadline(c, p->cfg->connect_timeout_ms);
+	conn_set_deadline(c, handshake_ms(h));
 	if (h->st == HS_QUERY)
 		h->qstep = QS_AUTH;
 	else
@@ -462,7 +481,7 @@ push_host_connect(struct phost *h)
 		return;
 	rc = conn_connect(&p->loop, (struct sockaddr *)&h->addr,
 			  p->has_src ? (struct sockaddr *)&p->src : NULL,
-			  p->cfg->connect_timeout_ms, &ctl_ops, h, &h->c);
+			  handshake_ms(h), &ctl_ops, h, &h->c);
 	if (rc < 0 && p->has_src && (rc == UV_EADDRNOTAVAIL ||
 				     rc == UV_EAFNOSUPPORT || rc == UV_EINVAL)) {
 		h->refused = true;	/* the same again: no retry helps */

@@ -11,7 +11,8 @@
 # landed, host 3 resumes in the retry; the report is their disks.
 # And a chain's tail frozen before it holds every block, once the others
 # have landed: a quarter of -t of silence (not -t), and its daemon is
-# asked.
+# asked, for a quarter of --connect-timeout (not all of it: silent for
+# so long, it is hung, and a retry would wait that long for its answer).
 . "$(dirname "$0")/../lib.sh"
 start_daemons 4
 src=$WORK/src
@@ -48,7 +49,8 @@ wait_listening "$(host_addr 4)" || fail "daemon 4 did not start again"
 assert_no_temporaries
 
 # host 3, the tail of a chain of 3, frozen while blocks come in: hosts 1
-# and 2 land; -t 24 alone would take longer
+# and 2 land; -t 24 alone would take longer, and so would the question
+# with all of --connect-timeout 8 on top of the quarter of -t (6 + 8 s)
 rm -f "$WORK"/h*"$WORK/stage/src"
 : >"$WORK/daemon3.log"
 "$RDMCP" -v --retries 0 -t 24 --connect-timeout 8 -a chain --bwlimit 2M \
@@ -60,11 +62,11 @@ wait_event "rank 3 of" "$WORK/daemon3.log" 10 "host 3 running the job"
 wait_blocks "$WORK/h3$WORK/stage" 10
 kill -STOP "${DAEMON_PIDS[3]}"
 wait_event "every block is out" "$WORK/err" 20 "the go"
-wait_exit "$sender" 20
+wait_exit "$sender" 12
 kill -CONT "${DAEMON_PIDS[3]}"
 [ "$RC" -eq 1 ] || fail "tail: exit $RC: $(cat "$WORK/out" "$WORK/err")"
 h3=$(host_addr 3):$PORT
-grep -q "^$h3 *FAILED .*then its daemon could not be asked whether its copy landed (the daemon at $h3 did not prove it holds the key within 8000 ms" \
+grep -q "^$h3 *FAILED .*then its daemon could not be asked whether its copy landed (the daemon at $h3 did not prove it holds the key within 2000 ms (a quarter of --connect-timeout, as it had gone silent)" \
 	"$WORK/out" || fail "host 3's report: $(cat "$WORK/out" "$WORK/err")"
 assert_ok_copies "$src" "$WORK/stage/src" 1 2
 [ ! -e "$(landed 3 "$WORK/stage/src")" ] || fail "host 3 holds the file"
