@@ -11,7 +11,9 @@
 . "$(dirname "$0")/../lib.sh"
 start_daemons 10
 src=$WORK/src
-make_file "$src" $((8 << 20))
+# 16 MiB at 2 MiB/s: 8 s to see a block land on host 3 before the freeze,
+# wide enough for a machine loaded by a parallel make check
+make_file "$src" $((16 << 20))
 prepare_dirs 10 "$WORK/stage"
 
 "$RDMCP" -v --retries 1 -t 1 --connect-timeout 3 --bwlimit 2M \
