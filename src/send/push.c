@@ -302,8 +302,8 @@ ctl_close(void *ctx, struct conn *c, int status)
 			 "holds the key within %u ms (%s): not an rdmcp "
 			 "daemon, or a hung one", h->addrstr, bound,
 			 bound < h->p->cfg->connect_timeout_ms
-			 ? "a quarter of --connect-timeout, as it had gone "
-			   "silent" : "--connect-timeout");
+			 ? "a quarter of --connect-timeout, 250 ms at least, "
+			   "as it had gone silent" : "--connect-timeout");
 	else if (status == -ETIMEDOUT && !h->authed)
 		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
 			 "%u ms (--timeout) before it proved it holds the key: "

@@ -66,7 +66,7 @@ wait_exit "$sender" 12
 kill -CONT "${DAEMON_PIDS[3]}"
 [ "$RC" -eq 1 ] || fail "tail: exit $RC: $(cat "$WORK/out" "$WORK/err")"
 h3=$(host_addr 3):$PORT
-grep -q "^$h3 *FAILED .*then its daemon could not be asked whether its copy landed (the daemon at $h3 did not prove it holds the key within 2000 ms (a quarter of --connect-timeout, as it had gone silent)" \
+grep -q "^$h3 *FAILED .*then its daemon could not be asked whether its copy landed (the daemon at $h3 did not prove it holds the key within 2000 ms (a quarter of --connect-timeout, 250 ms at least, as it had gone silent)" \
 	"$WORK/out" || fail "host 3's report: $(cat "$WORK/out" "$WORK/err")"
 assert_ok_copies "$src" "$WORK/stage/src" 1 2
 [ ! -e "$(landed 3 "$WORK/stage/src")" ] || fail "host 3 holds the file"
