@@ -169,6 +169,19 @@ may_regroup(const struct sender *sd, const struct push_cfg *cfg)
 	       (cfg->alg == SCHED_BINOMIAL || cfg->alg == SCHED_CHAIN);
 }
 
+/* May host idx's late handshake be cut short in the coming attempt?
+ * Only in a retry (a first attempt has no measure of its hosts yet),
+ * and only if the attempt after would send to it again: cut so, it
+ * fails as a hung handshake (-ETIME), a fault of its own. */
+static bool
+may_cut_short(const struct sender *sd, size_t idx)
+{
+	struct push_report hung = { .error = -ETIME };
+
+	return sd->retried && !sd->last &&
+	       sd->faults[idx] + 1 <= push_retry_bound(&hung, sd->o->retries);
+}
+
 /* One attempt to the pending hosts.  Returns push_run's status. */
 static int
 attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
@@ -178,13 +191,16 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	int *racks = NULL;
 	bool *slow = calloc(sd->npending + 1, sizeof(*slow));
 	bool *suspect = calloc(sd->npending + 1, sizeof(*suspect));
+	bool *expendable = calloc(sd->npending + 1, sizeof(*expendable));
 	size_t i;
 	int rc;
 
-	if (slow == NULL || suspect == NULL || (sd->racks.rack_of != NULL &&
-	    (racks = calloc(sd->npending + 1, sizeof(*racks))) == NULL)) {
+	if (slow == NULL || suspect == NULL || expendable == NULL ||
+	    (sd->racks.rack_of != NULL &&
+	     (racks = calloc(sd->npending + 1, sizeof(*racks))) == NULL)) {
 		free(slow);
 		free(suspect);
+		free(expendable);
 		return -ENOMEM;
 	}
 	for (i = 0; i < sd->npending; i++) {
@@ -194,6 +210,7 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 		slow[i] = sd->slow[sd->pending[i]] == SLOW_YES;
 		suspect[i] = sd->suspect[sd->pending[i]];
 		sd->suspect[sd->pending[i]] = false;
+		expendable[i] = may_cut_short(sd, sd->pending[i]);
 	}
 	cfg->hosts = hosts;
 	cfg->nhosts = sd->npending;
@@ -201,15 +218,18 @@ attempt(struct sender *sd, struct push_cfg *cfg, const char **hosts,
 	cfg->own_rack = sd->racks.own;
 	cfg->slow = slow;
 	cfg->suspect = suspect;
+	cfg->expendable = expendable;
 	cfg->regroup = may_regroup(sd, cfg);
 	sd->regrouped = false;
 	rc = push_run(cfg, &sum, err);
 	cfg->racks = NULL;
 	cfg->slow = NULL;
 	cfg->suspect = NULL;
+	cfg->expendable = NULL;
 	free(racks);
 	free(slow);
 	free(suspect);
+	free(expendable);
 	if (rc == 0 && sd->regrouped) {	/* them last, in a chain */
 		send_say_regroup(sd, sum.link_rate);
 		cfg->alg = SCHED_CHAIN;
@@ -275,6 +295,7 @@ run_attempts(struct sender *sd, struct push_cfg *cfg)
 		cfg->first_timeout_ms = sd->o->timeout_ms;
 		sd->silence = false;
 		rc = attempt(sd, cfg, hosts, &err);
+		sd->retried = true;
 		sd->silences += sd->silence;
 		if (rc == 0)
 			forgive_mass_silence(sd, sd->npending);

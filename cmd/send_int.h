@@ -48,6 +48,7 @@ struct sender {
 	int spool_fd;		/* standard input, spooled; or -1 */
 	struct outcomes *outcomes;	/* for the grouped lines */
 	bool last;		/* no attempt after this one */
+	bool retried;		/* an attempt ran before this one */
 	bool silence;		/* a host of this attempt failed by a silence
 				 * (push_retry_patient) */
 	int silences;		/* attempts so far with such a host */

@@ -32,6 +32,31 @@ in_handshake(const struct phost *h)
 	return h->st == HS_CONNECTING || h->st == HS_AUTH;
 }
 
+/* A host not suspected whose handshake or set-up is late, and that a
+ * retry would send to again were it cut short (push_cfg.expendable). */
+static bool
+is_late(const struct push *p, const struct phost *h)
+{
+	return p->cfg->expendable != NULL && p->cfg->expendable[h->idx] &&
+	       !is_suspect(p, h) && (in_handshake(h) || h->st == HS_OFFERED);
+}
+
+/* The late hosts whose daemons set the job up send a keepalive every
+ * PROTO_SETUP_NOP_MS as they work: one silent for the grace (since it
+ * was last heard) has stopped, and fails so (-ETIME, as a set-up that
+ * lapsed).  One that works on, however long, is not cut. */
+static void
+bound_late_setups(struct push *p, unsigned ms)
+{
+	size_t i;
+
+	for (i = 0; i < p->nh; i++)
+		if (is_late(p, &p->h[i]) && p->h[i].st == HS_OFFERED)
+			conn_keepalive_tune(p->h[i].c, 0,
+					    ms > PROTO_SETUP_SILENCE_MIN_MS
+					    ? ms : PROTO_SETUP_SILENCE_MIN_MS);
+}
+
 /* The grace is over: the suspects still undecided fail, and the group
  * starts without them (the last one's failure starts it).  With no other
  * host ready (p->grace_handshake) only those whose daemon has not
@@ -47,6 +72,11 @@ drop_suspects(uv_timer_t *t)
 	for (i = 0; i < p->nh && !p->started; i++) {
 		struct phost *h = &p->h[i];
 
+		if (p->grace_late && is_late(p, h) && in_handshake(h))
+			push_host_failed(h, -ETIME, PROTO_NO_PEER, "its daemon "
+					 "had not answered the handshake %u ms "
+					 "after the other hosts were ready: "
+					 "left for the next attempt", ms);
 		if (!HS_UNDECIDED(h->st) || h->st == HS_RESOLVING ||
 		    !is_suspect(p, h))
 			continue;
@@ -72,23 +102,31 @@ drop_suspects(uv_timer_t *t)
 void
 push_wait_suspects(struct push *p)
 {
-	size_t i, undecided = 0, accepted = 0, suspects = 0;
+	size_t i, undecided = 0, accepted = 0, suspects = 0, late = 0;
 	uint64_t ms = (uv_hrtime() - p->t0) / 1000000;
 
-	if (p->cfg->suspect == NULL || p->grace_on)
+	if ((p->cfg->suspect == NULL && p->cfg->expendable == NULL) ||
+	    p->grace_on)
 		return;
 	for (i = 0; i < p->nh; i++) {
 		if (is_suspect(p, &p->h[i])) {
 			suspects += HS_UNDECIDED(p->h[i].st);
 			continue;
 		}
+		late += is_late(p, &p->h[i]);
 		undecided += HS_UNDECIDED(p->h[i].st);
 		accepted += p->h[i].st == HS_ACCEPTED;
 	}
-	/* with none ready, only a suspect or two: a hundred handshakes at
-	 * once on a loaded machine take their time (bench-scale: live
-	 * daemons cut so) */
-	if (undecided > 0 || (accepted == 0 && suspects > ALONE_SUSPECTS))
+	/* one or two late handshakes among hosts all ready, not more: a
+	 * hundred handshakes at once on a loaded machine take their time
+	 * (the same with none ready and only a suspect or two; bench-scale:
+	 * live daemons cut so) */
+	p->grace_late = late > 0 && late == undecided &&
+			late <= ALONE_SUSPECTS && accepted > 0;
+	if (p->grace_late)
+		undecided = 0;
+	if (undecided > 0 || (accepted == 0 && suspects > ALONE_SUSPECTS) ||
+	    suspects + late == 0)
 		return;
 	/* none ready (the others failed, or there are none): nobody to
 	 * measure by, but a daemon that answers at all answers the
@@ -99,6 +137,8 @@ push_wait_suspects(struct push *p)
 			   p->cfg->connect_timeout_ms < p->cfg->timeout_ms
 			   ? p->cfg->connect_timeout_ms : p->cfg->timeout_ms);
 	p->grace_on = true;
+	if (p->grace_late)
+		bound_late_setups(p, (unsigned)ms);
 	/* the repeat only carries the grace to drop_suspects's message */
 	uv_timer_start(&p->grace, drop_suspects, ms, ms);
 }

@@ -311,11 +311,11 @@ ctl_close(void *ctx, struct conn *c, int status)
 			 h->p->cfg->timeout_ms);
 	else if (status == -ETIMEDOUT && awaiting_setup(h)) {
 		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
-			 "%u ms while it set the job up (--connect-timeout): a "
-			 "hung daemon, or one starved of CPU", h->addrstr,
-			 h->p->cfg->connect_timeout_ms >
-			 PROTO_SETUP_SILENCE_MIN_MS ? h->p->cfg->connect_timeout_ms
-			 : PROTO_SETUP_SILENCE_MIN_MS);
+			 "%u ms while it set the job up (%s): a hung daemon, or "
+			 "one starved of CPU", h->addrstr,
+			 conn_keepalive_timeout(c), h->p->grace_late ? "the "
+			 "other hosts were ready; left for the next attempt"
+			 : "--connect-timeout");
 		error = -ETIME;	/* --connect-timeout's, not -t's */
 	} else if (status == -ETIMEDOUT)
 		snprintf(why, sizeof(why), "the daemon at %s said nothing for "

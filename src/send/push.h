@@ -118,6 +118,12 @@ struct push_cfg {
 					 * waits for them push_grace_ms(), then
 					 * starts without those still silent
 					 * (-ETIME) */
+	const bool *expendable;		/* hosts a retry would send to again
+					 * were they cut short (NULL: none): in
+					 * the same grace, one or two of them
+					 * whose daemons have not answered the
+					 * handshake fail so (-ETIME), and the
+					 * others start without them */
 	bool verify;
 	bool force;
 	bool sparse;			/* copies keep holes (JOB_SPARSE) */

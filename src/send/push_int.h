@@ -107,6 +107,8 @@ struct push {
 	bool grace_on;
 	bool grace_handshake;	/* ... for suspects' handshakes alone:
 				 * no other host was ready */
+	bool grace_late;	/* ... and for one or two late handshakes
+				 * of cfg.expendable's */
 	bool last_watched;	/* push_wait_last() tightened the last
 				 * members' timeout */
 	uint64_t abort_sent;	/* uv_hrtime() of the ABORTs, or 0 */
