@@ -6,7 +6,9 @@
  * daemon has not answered the handshake), and a member that has not
  * answered its ABORT when the rest of a broken group has, are waited
  * for push_grace_ms(), then failed, so that a stopped or hung daemon
- * costs the push one -t, not a wait in every attempt after.
+ * costs the push one -t, not a wait in every attempt after.  In a
+ * retry, one or two late handshakes or silent set-ups of hosts a later
+ * attempt would send to again (push_cfg.expendable) get the same grace.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -52,9 +54,7 @@ bound_late_setups(struct push *p, unsigned ms)
 
 	for (i = 0; i < p->nh; i++)
 		if (is_late(p, &p->h[i]) && p->h[i].st == HS_OFFERED)
-			conn_keepalive_tune(p->h[i].c, 0,
-					    ms > PROTO_SETUP_SILENCE_MIN_MS
-					    ? ms : PROTO_SETUP_SILENCE_MIN_MS);
+			push_bound_setup(&p->h[i], ms);
 }
 
 /* The grace is over: the suspects still undecided fail, and the group

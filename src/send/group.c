@@ -584,6 +584,7 @@ push_maybe_start(struct push *p)
 	}
 	uv_timer_stop(&p->grace);
 	p->grace_on = false;	/* free for the stragglers of an abort */
+	p->grace_late = false;	/* a set-up that lapses now is no late one */
 	p->started = true;
 	rc = rank_members(p);
 	if (rc == 0)

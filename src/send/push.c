@@ -30,13 +30,16 @@ push_elapsed(const struct push *p)
 }
 
 void
-push_await_setup(struct phost *h)
+push_bound_setup(struct phost *h, unsigned ms)
 {
-	const struct push_cfg *cfg = h->p->cfg;
-	unsigned ms = cfg->connect_timeout_ms;
-
 	conn_keepalive_tune(h->c, 0, ms > PROTO_SETUP_SILENCE_MIN_MS
 					     ? ms : PROTO_SETUP_SILENCE_MIN_MS);
+}
+
+void
+push_await_setup(struct phost *h)
+{
+	push_bound_setup(h, h->p->cfg->connect_timeout_ms);
 }
 
 /* h's daemon answered: from now on a silence is bounded by -t again. */
@@ -313,7 +316,8 @@ ctl_close(void *ctx, struct conn *c, int status)
 		snprintf(why, sizeof(why), "the daemon at %s said nothing for "
 			 "%u ms while it set the job up (%s): a hung daemon, or "
 			 "one starved of CPU", h->addrstr,
-			 conn_keepalive_timeout(c), h->p->grace_late ? "the "
+			 conn_keepalive_timeout(c),
+			 h->st == HS_OFFERED && h->p->grace_late ? "the "
 			 "other hosts were ready; left for the next attempt"
 			 : "--connect-timeout");
 		error = -ETIME;	/* --connect-timeout's, not -t's */

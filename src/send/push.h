@@ -122,8 +122,10 @@ struct push_cfg {
 					 * were they cut short (NULL: none): in
 					 * the same grace, one or two of them
 					 * whose daemons have not answered the
-					 * handshake fail so (-ETIME), and the
-					 * others start without them */
+					 * handshake fail so (-ETIME), and
+					 * those setting the job up do if
+					 * silent for the grace; the others
+					 * start without them */
 	bool verify;
 	bool force;
 	bool sparse;			/* copies keep holes (JOB_SPARSE) */

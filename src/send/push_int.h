@@ -193,6 +193,11 @@ void push_host_connect(struct phost *h);
  * wait for, costs them that long. */
 void push_await_setup(struct phost *h);
 
+/* Bound h's silence while its daemon sets a job up by `ms`
+ * (PROTO_SETUP_SILENCE_MIN_MS at least): push_await_setup's bound, or
+ * the suspects' grace for a late set-up (grace.c). */
+void push_bound_setup(struct phost *h, unsigned ms);
+
 /* Start computing the sums of the sources (and with --verify their
  * crc32), if not yet (group.c). */
 void push_start_sums(struct push *p);
@@ -249,8 +254,11 @@ enum push_fate push_fate_of_answer(enum hstate st, bool suspect,
  * after push_grace_ms() those still silent fail (-ETIME) and the group
  * starts without them.  If no other host accepted and one or two
  * suspects are left, only a suspect whose daemon has not answered the
- * handshake fails so, after push_grace_ms(0, ...).  Called while hosts
- * are undecided. */
+ * handshake fails so, after push_grace_ms(0, ...).  When the hosts
+ * still undecided are one or two of push_cfg.expendable, none a suspect,
+ * and some other host accepted, they get the same grace (grace_late):
+ * a handshake not answered by then fails (-ETIME), a set-up's silence is
+ * bounded by it (push_bound_setup).  Called while hosts are undecided. */
 void push_wait_suspects(struct push *p);
 
 /* A broken group's members asked to stop (abort_now) that have not
