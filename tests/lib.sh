@@ -237,6 +237,16 @@ assert_ok_copies() {
 	done
 }
 
+# assert_not_landed DEST I...: hosts I hold nothing at DEST (a path as
+# the push named it).
+assert_not_landed() {
+	local dest=$1 i
+	shift
+	for i in "$@"; do
+		[ ! -e "$(landed "$i" "$dest")" ] || fail "host $i holds $dest"
+	done
+}
+
 assert_copies() {
 	local i dst
 	for i in $(seq 1 "$1"); do
@@ -349,6 +359,13 @@ wait_exit() {
 wait_event() {
 	wait_grep "$1" "$2" "$3" && return 0
 	fail "$4 did not happen within $3 s (no '$1' in $(basename "$2")): $(tail -n 5 "$2" 2>/dev/null)"
+}
+
+# wait_job_ended I [SECS]: host I's daemon log says its job ended
+# (failed, its sender gone, or ended by it) within SECS (20).
+wait_job_ended() {
+	wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
+		"$WORK/daemon$1.log" "${2:-20}" "host $1 ending its job"
 }
 
 # wait_blocks DIR SECS: until a temporary below DIR holds data (a block

@@ -40,10 +40,9 @@ grep -q "^rdmcp: $h2 failed (the daemon at $h2 said nothing for [0-9]* ms after 
 grep -q "^$h2 *FAILED .*its copy may" "$WORK/out" ||
 	fail "host 2's report: $(cat "$WORK/out")"
 assert_ok_copies "$src" "$WORK/stage/src" 1 3
-[ ! -e "$(landed 2 "$WORK/stage/src")" ] || fail "host 2 holds the file"
+assert_not_landed "$WORK/stage/src" 2
 note "$(grep "^$h2 *FAILED" "$WORK/out" | cut -c1-200)"
-wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
-	"$WORK/daemon2.log" 20 "host 2 ending its job once let go"
+wait_job_ended 2
 start_daemon 4
 wait_listening "$(host_addr 4)" || fail "daemon 4 did not start again"
 assert_no_temporaries
@@ -69,8 +68,7 @@ h3=$(host_addr 3):$PORT
 grep -q "^$h3 *FAILED .*then its daemon could not be asked whether its copy landed (the daemon at $h3 did not prove it holds the key within 2000 ms (a quarter of --connect-timeout, 250 ms at least, as it had gone silent)" \
 	"$WORK/out" || fail "host 3's report: $(cat "$WORK/out" "$WORK/err")"
 assert_ok_copies "$src" "$WORK/stage/src" 1 2
-[ ! -e "$(landed 3 "$WORK/stage/src")" ] || fail "host 3 holds the file"
+assert_not_landed "$WORK/stage/src" 3
 note "$(grep "^$h3 *FAILED" "$WORK/out" | cut -c1-200)"
-wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
-	"$WORK/daemon3.log" 30 "host 3 ending its job once let go"
+wait_job_ended 3 30
 assert_no_temporaries

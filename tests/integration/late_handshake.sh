@@ -45,19 +45,16 @@ grep -q "^rdmcp: $h3 failed (its daemon had not answered the handshake [0-9]* ms
 grep -q "^$h3 *FAILED .*still silent" "$WORK/out" ||
 	fail "host 3's report: $(cat "$WORK/out")"
 assert_ok_copies "$src" "$WORK/stage/src" 1
-for i in 2 3; do
-	[ ! -e "$(landed "$i" "$WORK/stage/src")" ] || fail "host $i holds the file"
-done
+assert_not_landed "$WORK/stage/src" 2 3
 # host 4, busy in some attempts: its report is its disk
 if grep -q "^$(host_addr 4):$PORT *ok" "$WORK/out"; then
 	cmp -s "$src" "$(landed 4 "$WORK/stage/src")" || fail "host 4 ok, its copy differs"
 else
-	[ ! -e "$(landed 4 "$WORK/stage/src")" ] || fail "host 4 failed, holds the file"
+	assert_not_landed "$WORK/stage/src" 4
 fi
 note "$(grep "^rdmcp: $h3 failed (its daemon" "$WORK/err" | cut -c1-160)"
 wait "$pidA" || fail "the long transfer failed: $(cat "$WORK/outA")"
-wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
-	"$WORK/daemon3.log" 20 "host 3 ending its job once let go"
+wait_job_ended 3
 start_daemon 2
 wait_listening "$(host_addr 2)" || fail "daemon 2 did not start again"
 assert_no_temporaries

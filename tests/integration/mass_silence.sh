@@ -49,8 +49,5 @@ note "$(grep "^$(host_addr 3):$PORT *FAILED" "$WORK/out" | cut -c1-160)"
 for i in $(seq 3 10); do
 	kill -CONT "${DAEMON_PIDS[$i]}"
 done
-for i in $(seq 3 10); do
-	wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
-		"$WORK/daemon$i.log" 20 "host $i ending its job once let go"
-done
+for i in $(seq 3 10); do wait_job_ended "$i"; done
 assert_no_temporaries

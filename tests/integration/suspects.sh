@@ -63,10 +63,9 @@ for i in 1 3 4; do
 	cmp -s "$src" "$(landed "$i" "$WORK/stage/src")" ||
 		fail "host $i reported ok, its copy differs"
 done
-[ ! -e "$(landed 2 "$WORK/stage/src")" ] || fail "host 2 holds the file"
+assert_not_landed "$WORK/stage/src" 2
 note "$(grep "^$h2 *FAILED" "$WORK/out" | cut -c1-160)"
-wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
-	"$WORK/daemon2.log" 20 "host 2 ending its job once let go"
+wait_job_ended 2
 assert_no_temporaries
 
 # a chain of 5 at -t 30: host 4 frozen, then host 2's daemon killed; the
@@ -86,12 +85,9 @@ grep -q "^rdmcp: $h4 failed (the daemon at $h4 said nothing for [0-9]* ms after 
 grep -q "^$h4 *FAILED .* still silent" "$WORK/out" ||
 	fail "host 4's report: $(cat "$WORK/out")"
 assert_ok_copies "$src" "$WORK/stage/src" 1 3 5
-for i in 2 4; do
-	[ ! -e "$(landed "$i" "$WORK/stage/src")" ] || fail "host $i holds the file"
-done
+assert_not_landed "$WORK/stage/src" 2 4
 note "$(grep "^$h4 *FAILED" "$WORK/out" | cut -c1-160)"
-wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
-	"$WORK/daemon4.log" 20 "host 4 ending its job once let go"
+wait_job_ended 4
 # the killed daemon's temporary goes when it starts again
 start_daemon 2
 wait_listening "$(host_addr 2)" || fail "daemon 2 did not start again"
@@ -116,7 +112,7 @@ grep -q "^$h3 *FAILED .* still silent: its daemon had not answered the handshake
 	"$WORK/out" || fail "host 3's report: $(cat "$WORK/out" "$WORK/err")"
 [ "$(grep -c "retrying" "$WORK/err")" -eq 1 ] ||
 	fail "not one retry: $(grep retrying "$WORK/err")"
-[ ! -e "$(landed 3 "$WORK/stage/src")" ] || fail "host 3 holds the file"
+assert_not_landed "$WORK/stage/src" 3
 note "$(grep "^$h3 *FAILED" "$WORK/out" | cut -c1-160)"
 assert_no_temporaries
 
@@ -142,12 +138,7 @@ kill -CONT "${DAEMON_PIDS[2]}" "${DAEMON_PIDS[3]}"
 grep -q "^rdmcp: $h3 failed (the daemon at $h3 said nothing for 1000 ms (--timeout)" \
 	"$WORK/err" || fail "host 3 not found out after -t 1 in the retry: $(cat "$WORK/err")"
 assert_ok_copies "$src" "$WORK/stage/src" 1 4
-for i in 2 3; do
-	[ ! -e "$(landed "$i" "$WORK/stage/src")" ] || fail "host $i holds the file"
-done
+assert_not_landed "$WORK/stage/src" 2 3
 note "$(grep "^rdmcp: $h3 failed (the daemon" "$WORK/err" | cut -c1-120)"
-for i in 2 3; do
-	wait_event "job [0-9a-f]*: \(failed\|the sender went away\|ended by\)" \
-		"$WORK/daemon$i.log" 20 "host $i ending its job once let go"
-done
+for i in 2 3; do wait_job_ended "$i"; done
 assert_no_temporaries
