@@ -40,7 +40,8 @@
 #   make bench-delta hosts that hold some of the file (root, netns + tc): a
 #                   delta of 1 % and of a grown file, a resumed push, each
 #                   against a full push: time and bytes sent
-#                   (bench/delta.sh; BENCH_DELTA_SCENARIOS, BENCH_RUNS)
+#                   (bench/delta.sh; BENCH_DELTA_SCENARIOS, BENCH_RUNS,
+#                   BENCH_DELTA_FS=xfs: the hosts on xfs with reflinks)
 #   make bench-resume a member killed mid-push, its retry with and without
 #                   kept copies: wall time and bytes sent (no root;
 #                   bench/resume.sh; BENCH_RUNS)

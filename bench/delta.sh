@@ -15,6 +15,10 @@
 #   same      nothing changed: "already identical"
 #   resume    copies removed, a push interrupted (SIGINT) at half the time
 #             of `full`, then the same command: the second run's time
+# Before delta, whole, grown and same the hosts' copies are written back
+# (sync, not timed), as they would be when a new version is staged long
+# after the last: on xfs a reflink of a file with dirty pages writes them
+# back first.  Not before the resumed push: its first run has just ended.
 # Prints medians: seconds to the last replica, and the bytes the sender
 # sent over the file's size; and each one's time over `full`.  Every copy
 # is compared with the source after every push; a mismatch stops the
@@ -22,16 +26,52 @@
 #
 # Settings (environment): BENCH_DELTA_SCENARIOS ("16:200mbit:256"; the
 # hosts keep an old copy and a new one at once, in /dev/shm: 2 x N x MIB),
-# BENCH_RUNS (3), BENCH_OPTS (extra options of every push), BENCH_PORT.
+# BENCH_RUNS (3), BENCH_OPTS (extra options of every push), BENCH_PORT,
+# BENCH_DELTA_FS: where the hosts' files are, tmpfs (the default: every
+# copy of an old file into a new temporary copies its pages) or xfs (an
+# image on /dev/shm, looped and formatted with reflinks: the copies share
+# extents, as on a host whose disk is xfs or btrfs; needs xfsprogs).
 set -euo pipefail
 
 SCENARIOS=${BENCH_DELTA_SCENARIOS:-16:200mbit:256}
 RUNS=${BENCH_RUNS:-3}
 OPTS=${BENCH_OPTS:-}
+FS=${BENCH_DELTA_FS:-tmpfs}
 DATA=/dev/shm/rdmcp-bench-delta.$$
 export RDMCP_NS=rdmcpdelta
+
+# xfs_up: DATA on an xfs with reflinks, room for the largest scenario
+# (the source, grown, and each host's old and new copies, with margin)
+xfs_up() {
+	local s n rate mib size=1024
+	command -v mkfs.xfs >/dev/null || {
+		echo "$(basename "$0"): BENCH_DELTA_FS=xfs needs mkfs.xfs (apt-get install xfsprogs)" >&2
+		exit 2
+	}
+	for s in $SCENARIOS; do
+		IFS=: read -r n rate mib <<<"$s"
+		[ $((3 * (n + 2) * mib + 1024)) -le "$size" ] || size=$((3 * (n + 2) * mib + 1024))
+	done
+	mkdir -p "$DATA"
+	truncate -s "${size}M" "$DATA.xfs"
+	mkfs.xfs -q -m reflink=1 "$DATA.xfs"
+	mount -o loop "$DATA.xfs" "$DATA"
+}
+
+case $FS in
+tmpfs) ;;
+xfs) [ "$(id -u)" -ne 0 ] || xfs_up ;;	# lib.bash says why without root
+*) echo "$(basename "$0"): BENCH_DELTA_FS: tmpfs or xfs, not '$FS'" >&2; exit 2 ;;
+esac
 # shellcheck source-path=SCRIPTDIR source=lib.bash
 . "$(dirname "$0")/lib.bash"
+# the cluster down (its daemons hold files there) before the file system
+xfs_down() {
+	"$CLUSTER" down || true
+	umount "$DATA" || true
+	rm -rf "$DATA" "$DATA.xfs"
+}
+[ "$FS" != xfs ] || trap xfs_down EXIT
 
 # push LIST [OPTIONS]: "SECONDS SENT" of a push of $DATA/file to /stage/
 # on the hosts of LIST (NA NA unless every host ended ok)
@@ -88,7 +128,7 @@ med() {
 
 for s in $SCENARIOS; do
 	IFS=: read -r n rate mib <<<"$s"
-	echo "== $n hosts at $rate, $mib MiB, $RUNS runs"
+	echo "== $n hosts at $rate, $mib MiB, $RUNS runs, files on $FS"
 	"$CLUSTER" up "$n" "$rate" >/dev/null
 	start_daemons "$n"
 	list=$(hostlist "$n")
@@ -99,14 +139,18 @@ for s in $SCENARIOS; do
 		read -r tt bb < <(push "$list"); check "$n"
 		t[full]+="$tt " b[full]+="$bb "
 		change_blocks "$mib"
+		sync
 		read -r tt bb < <(push "$list" --force); check "$n"
 		t[delta]+="$tt " b[delta]+="$bb "
 		change_blocks "$mib"
+		sync
 		read -r tt bb < <(push "$list" --force -W); check "$n"
 		t[whole]+="$tt " b[whole]+="$bb "
 		head -c $(((mib << 20) / 10)) /dev/urandom >>"$DATA/file"
+		sync
 		read -r tt bb < <(push "$list" --force); check "$n"
 		t[grown]+="$tt " b[grown]+="$bb "
+		sync
 		read -r tt bb < <(push "$list"); check "$n"
 		t[same]+="$tt " b[same]+="$bb "
 		truncate -s $((mib << 20)) "$DATA/file"

@@ -19,7 +19,8 @@
 #           scripts), systemd (systemd-analyze verifies the unit),
 #           valgrind (make check-valgrind), gnuplot-nox (the plots of
 #           make bench: bench/plot.sh), xxhash (xxhsum, for
-#           make bench-delta-host),
+#           make bench-delta-host), xfsprogs (mkfs.xfs: make
+#           bench-delta BENCH_DELTA_FS=xfs),
 #           openssh-server and openssh-client (tests/cluster/rsh.sh runs sshd
 #           on the emulated hosts for --rsh), slurmctld, slurmd,
 #           slurm-client and munge (scripts/slurm-cluster.sh: make
@@ -67,6 +68,8 @@ PACKAGES=(
 	gnuplot-nox
 	# xxhsum: the digest time make bench-delta-host measures beside rdmcp
 	xxhash
+	# mkfs.xfs: make bench-delta's hosts on xfs with reflinks (BENCH_DELTA_FS)
+	xfsprogs
 	# --rsh over real ssh (tests/cluster/rsh.sh)
 	openssh-server
 	openssh-client
