@@ -2,7 +2,9 @@
 # --send-libs: an ELF executable travels with the shared libraries it
 # needs, in DEST_libs/ next to it, where the loader finds them with
 # LD_LIBRARY_PATH; the C library's own parts stay behind (they must match
-# the nodes' loader); other files bring nothing.
+# the nodes' loader); other files bring nothing.  The tool changed in one
+# byte and staged again with --force: one block travels, the libraries
+# the hosts hold already none (issue 37, item 5).
 . "$(dirname "$0")/../lib.sh"
 start_daemons 2
 src=$WORK/src
@@ -29,4 +31,21 @@ done
 LD_LIBRARY_PATH=$WORK/h1/opt/app/tool_libs "$WORK/h1/opt/app/tool" --version |
 	grep -q "^rdmcp " || fail "the copied tool does not run"
 note "$(ls "$WORK/h1/opt/app/tool_libs" | wc -l) libraries sent with the tool"
+assert_no_temporaries
+
+# a new build of the tool, one byte changed: its block alone (a chain:
+# the sender sends each block once)
+b=$(od -An -tu1 -j 100000 -N1 "$src/tool" | tr -d ' ')
+printf "\\$(printf %03o $(((b + 1) % 256)))" |
+	dd of="$src/tool" bs=1 seek=100000 conv=notrunc status=none
+expect_status 0 "$RDMCP" --send-libs --force --json -a chain -b 64K -d /opt/app/ \
+	"$src/tool" "$src/script" "$(hosts 2)"
+sent=$(sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out")
+[ "$sent" = 65536 ] || fail "the new build sent ${sent:-no summary} bytes, want its one changed block: $(cat "$WORK/out")"
+for i in 1 2; do
+	cmp -s "$src/tool" "$WORK/h$i/opt/app/tool" || fail "host $i: tool after the new build"
+	grep -q "\"host\":\"$(host_addr "$i"):$PORT\",[^}]*\"ok\":true" "$WORK/out" ||
+		fail "host $i not reported ok after the new build: $(cat "$WORK/out")"
+done
+note "new build, one byte changed: sent $sent bytes"
 assert_no_temporaries

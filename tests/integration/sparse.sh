@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 # A sparse source: the sender never allocates its holes (not even to take
 # its crc32 for --verify, where the source lives on tmpfs), and with -S the
-# copies keep them; without -S the copies are whole.
+# copies keep them; changed in a data block and in a hole, pushed again
+# with -S --force, only those two blocks travel and the copies still keep
+# their holes (issue 37, item 5); without -S the copies are whole.
 . "$(dirname "$0")/../lib.sh"
 start_daemons 3
 src=$WORK/src
@@ -34,6 +36,29 @@ for i in 1 2 3; do
 		fail "host $i's copy takes $(kib "$dst") KiB, the source $src_kib KiB"
 done
 note "-S --verify: 3 copies of 48 MiB taking $(kib "$(landed 1 "$src/sparse")") KiB each (source $src_kib KiB)"
+
+# a delta of a sparse file: block 20 changed in its data, block 30 was a
+# hole and holds data now; the hosts build their copies from the old
+# ones, which keep their holes (a chain: the sender sends each block
+# once; the binomial pipeline sends the last one log2 N - 1 times more)
+printf 'rdmcp-delta' | dd of="$sparse" bs=1 seek=$((20 * 1048576 + 1334)) \
+	conv=notrunc status=none
+head -c 4096 /dev/urandom | dd of="$sparse" bs=1 seek=$((30 * 1048576)) \
+	conv=notrunc status=none
+src_kib=$(kib "$sparse")
+expect_status 0 "$RDMCP" -S --force --json -a chain -b 1M -d "$src/" "$sparse" "$(hosts 3)"
+sent=$(sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out")
+[ "$sent" = $((2 << 20)) ] || fail "the delta sent ${sent:-no summary} bytes, want the 2 blocks changed: $(cat "$WORK/out")"
+for i in 1 2 3; do
+	dst=$(landed "$i" "$src/sparse")
+	cmp -s "$sparse" "$dst" || fail "host $i holds other bytes after the delta"
+	grep -q "\"host\":\"$(host_addr "$i"):$PORT\",[^}]*\"ok\":true" "$WORK/out" ||
+		fail "host $i not reported ok after the delta: $(cat "$WORK/out")"
+	[ "$(kib "$dst")" -le $((src_kib + 64)) ] ||
+		fail "host $i's copy takes $(kib "$dst") KiB after the delta, the source $src_kib KiB"
+done
+assert_no_temporaries
+note "-S delta: sent $sent bytes; copies of $(kib "$(landed 1 "$src/sparse")") KiB (source $src_kib KiB)"
 
 # without -S the copies are whole (so the check above can fail)
 expect_status 0 "$RDMCP" -d "$src/whole/" "$sparse" "$(hosts 3)"
