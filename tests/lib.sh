@@ -368,6 +368,21 @@ wait_job_ended() {
 		"$WORK/daemon$1.log" "${2:-20}" "host $1 ending its job"
 }
 
+# wait_receiving I DIR: host I's daemon runs a job and a block has landed
+# in a temporary below DIR (a path as the push named it): the moment to
+# inject a fault there.
+wait_receiving() {
+	wait_event "rank [0-9]* of" "$WORK/daemon$1.log" 10 "host $1 running the job"
+	wait_blocks "$WORK/h$1$2" 10
+}
+
+# freeze_daemon I: stop host I's daemon (SIGSTOP: its kernel still takes
+# connections); it gets SIGCONT when the test ends, however it ends.
+freeze_daemon() {
+	on_exit "kill -CONT ${DAEMON_PIDS[$1]}"
+	kill -STOP "${DAEMON_PIDS[$1]}"
+}
+
 # wait_blocks DIR SECS: until a temporary below DIR holds data (a block
 # has landed in it: the transfer is under way there); fails after SECS.
 wait_blocks() {

@@ -23,10 +23,8 @@ prepare_dirs 4 "$WORK/stage"
 	-d "$WORK/stage" "$src" "$(hosts 4)" >"$WORK/out" 2>"$WORK/err" &
 sender=$!
 on_exit "kill -KILL $sender"
-on_exit "kill -CONT ${DAEMON_PIDS[2]}"
-wait_event "rank 2 of" "$WORK/daemon2.log" 10 "host 2 running the job"
-wait_blocks "$WORK/h2$WORK/stage" 10
-kill -STOP "${DAEMON_PIDS[2]}"
+wait_receiving 2 "$WORK/stage"
+freeze_daemon 2
 wait_event "every block is out" "$WORK/err" 20 "the go"
 kill_daemon 4
 # -t 24 alone would take longer than this
@@ -56,10 +54,8 @@ rm -f "$WORK"/h*"$WORK/stage/src"
 	-d "$WORK/stage" "$src" "$(hosts 3)" >"$WORK/out" 2>"$WORK/err" &
 sender=$!
 on_exit "kill -KILL $sender"
-on_exit "kill -CONT ${DAEMON_PIDS[3]}"
-wait_event "rank 3 of" "$WORK/daemon3.log" 10 "host 3 running the job"
-wait_blocks "$WORK/h3$WORK/stage" 10
-kill -STOP "${DAEMON_PIDS[3]}"
+wait_receiving 3 "$WORK/stage"
+freeze_daemon 3
 wait_event "every block is out" "$WORK/err" 20 "the go"
 wait_exit "$sender" 12
 kill -CONT "${DAEMON_PIDS[3]}"

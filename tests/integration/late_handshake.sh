@@ -28,12 +28,10 @@ wait_event "rank 1 of 2" "$WORK/daemon4.log" 10 "the long transfer's start on ho
 	-d "$WORK/stage" "$src" "$(hosts 4)" >"$WORK/out" 2>"$WORK/err" &
 sender=$!
 on_exit "kill -KILL $sender"
-on_exit "kill -CONT ${DAEMON_PIDS[3]}"
-wait_event "rank 3 of" "$WORK/daemon3.log" 10 "host 3 running the job"
-wait_blocks "$WORK/h3$WORK/stage" 10
+wait_receiving 3 "$WORK/stage"
 kill_daemon 2
 wait_event "retrying .*in 1 s: 1 was busy" "$WORK/err" 20 "the first retry, a second off"
-kill -STOP "${DAEMON_PIDS[3]}"
+freeze_daemon 3
 # --connect-timeout 60 alone would take longer (the attempts after the
 # stop take some 20 s: host 1 and host 4 each get what they lack at 2 MiB/s)
 wait_exit "$sender" 45

@@ -20,14 +20,8 @@ prepare_dirs 10 "$WORK/stage"
 	-d "$WORK/stage" "$src" "$(hosts 10)" >"$WORK/out" 2>"$WORK/err" &
 sender=$!
 on_exit "kill -KILL $sender"
-for i in $(seq 3 10); do
-	on_exit "kill -CONT ${DAEMON_PIDS[$i]}"
-done
-wait_event "rank [0-9]* of" "$WORK/daemon3.log" 10 "host 3 running the job"
-wait_blocks "$WORK/h3$WORK/stage" 10
-for i in $(seq 3 10); do
-	kill -STOP "${DAEMON_PIDS[$i]}"
-done
+wait_receiving 3 "$WORK/stage"
+for i in $(seq 3 10); do freeze_daemon "$i"; done
 wait_exit "$sender" 40
 [ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
 grep -q "^rdmcp: 8 of 10 hosts went silent at once" "$WORK/err" ||

@@ -35,10 +35,8 @@ push_frozen() {
 		"$src" "$list" >"$WORK/out" 2>"$WORK/err" &
 	sender=$!
 	on_exit "kill -KILL $sender"
-	on_exit "kill -CONT ${DAEMON_PIDS[$v]}"
-	wait_event "rank [0-9]* of" "$WORK/daemon$v.log" 10 "host $v running the job"
-	wait_blocks "$WORK/h$v$WORK/stage" 10
-	kill -STOP "${DAEMON_PIDS[$v]}"
+	wait_receiving "$v" "$WORK/stage"
+	freeze_daemon "$v"
 }
 
 # host 2, second in line, frozen
@@ -98,8 +96,7 @@ assert_no_temporaries
 # other host to wait for, its silent handshake is given a quarter of
 # that (2 s), not 8 s again, and no third attempt
 rm -f "$WORK"/h*"$WORK/stage/src"
-kill -STOP "${DAEMON_PIDS[3]}"
-on_exit "kill -CONT ${DAEMON_PIDS[3]}"
+freeze_daemon 3
 "$RDMCP" -v --retries 2 -t 30 --connect-timeout 8 -d "$WORK/stage" "$src" \
 	"$(host_addr 3):$PORT" >"$WORK/out" 2>"$WORK/err" &
 sender=$!
@@ -130,8 +127,7 @@ for t in $(seq 1 200); do
 done
 [ "$(grep -c "rank [0-9]* of" "$WORK/daemon3.log")" -ge 2 ] ||
 	fail "host 3 never ran the retry: $(tail -n 5 "$WORK/daemon3.log")"
-kill -STOP "${DAEMON_PIDS[3]}"
-on_exit "kill -CONT ${DAEMON_PIDS[3]}"
+freeze_daemon 3
 wait_exit "$sender" 30
 kill -CONT "${DAEMON_PIDS[2]}" "${DAEMON_PIDS[3]}"
 [ "$RC" -eq 1 ] || fail "exit $RC: $(cat "$WORK/out" "$WORK/err")"
