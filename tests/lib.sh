@@ -237,6 +237,23 @@ assert_ok_copies() {
 	done
 }
 
+# json_sent: the block bytes the last push sent, from its --json summary
+# in $WORK/out (empty without one).
+json_sent() {
+	sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out"
+}
+
+# assert_json_ok WHAT I...: the --json report in $WORK/out says hosts I
+# ok (WHAT: the push, for the message).
+assert_json_ok() {
+	local what=$1 i
+	shift
+	for i in "$@"; do
+		grep -q "\"host\":\"$(host_addr "$i"):$PORT\",[^}]*\"ok\":true" "$WORK/out" ||
+			fail "host $i not reported ok ($what): $(cat "$WORK/out")"
+	done
+}
+
 # assert_not_landed DEST I...: hosts I hold nothing at DEST (a path as
 # the push named it).
 assert_not_landed() {

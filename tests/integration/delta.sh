@@ -32,17 +32,12 @@ push() {
 	expect_status "$1" "$RDMCP" --json -a chain -b "$bs" "${@:2}" -d "$stage/" \
 		"$src/data" "$(hosts 3)"
 }
-# sent: the block bytes the last push sent, from its JSON summary
-sent() {
-	sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out"
-}
 # all_same: every host holds the source's bytes, and said ok
 all_same() {
 	local i
 	for i in 1 2 3; do
 		cmp -s "$src/data" "$(on "$i")" || fail "host $i: not the source's bytes ($1)"
-		grep -q "\"host\":\"$(host_addr "$i"):$PORT\",[^}]*\"ok\":true" "$WORK/out" ||
-			fail "host $i not reported ok ($1): $(cat "$WORK/out")"
+		assert_json_ok "$1" "$i"
 	done
 	assert_no_temporaries
 }
@@ -61,7 +56,7 @@ flip() {
 }
 expect_sent() {
 	local got
-	got=$(sent)
+	got=$(json_sent)
 	[ -n "$got" ] || fail "no summary: $(cat "$WORK/out")"
 	[ "$got" -eq "$1" ] || fail "$2: sent $got bytes, want $1"
 	note "$2: sent $got bytes"

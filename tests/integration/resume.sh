@@ -23,9 +23,6 @@ dest=$stage/	# where the pushes land
 on() {
 	echo "$WORK/h$1$dest/data"
 }
-sent() {
-	sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out"
-}
 # summary FIELD: the summary's FIELD
 summary() {
 	jq -r "select(.event == \"summary\") | .$1" "$WORK/out"
@@ -34,8 +31,7 @@ all_same() {
 	local i
 	for i in "$@"; do
 		cmp -s "$src/data" "$(on "$i")" || fail "host $i: not the source's bytes"
-		grep -q "\"host\":\"$(host_addr "$i"):$PORT\",[^}]*\"ok\":true" "$WORK/out" ||
-			fail "host $i not reported ok: $(cat "$WORK/out")"
+		assert_json_ok "resume" "$i"
 	done
 }
 # mid_landed I: host I's unfinished copy holds data at half the file (a
@@ -87,8 +83,8 @@ push() {
 interrupt INT
 push 0
 all_same 1 2 3
-[ "$(sent)" -le $((size * 55 / 100)) ] || fail "after SIGINT: sent $(sent) of $size"
-note "after SIGINT: sent $(sent) of $size bytes, $(summary resumed) resumed over the hosts"
+[ "$(json_sent)" -le $((size * 55 / 100)) ] || fail "after SIGINT: sent $(json_sent) of $size"
+note "after SIGINT: sent $(json_sent) of $size bytes, $(summary resumed) resumed over the hosts"
 # what the hosts held came from their kept copies, and is said so
 [ "$(summary resumed)" -gt 0 ] && [ "$(summary reused)" -eq 0 ] ||
 	fail "after SIGINT: resumed $(summary resumed), reused $(summary reused)"
@@ -108,8 +104,8 @@ for i in 1 2 3; do
 done
 push 0
 all_same 1 2 3
-[ "$(sent)" -le $((size * 55 / 100)) ] || fail "to missing parents: sent $(sent) of $size"
-note "to missing parents: sent $(sent) of $size bytes"
+[ "$(json_sent)" -le $((size * 55 / 100)) ] || fail "to missing parents: sent $(json_sent) of $size"
+note "to missing parents: sent $(json_sent) of $size bytes"
 assert_no_temporaries
 for i in 1 2 3; do rm -rf "$WORK/h$i$stage/new"; done
 dest=$stage/
@@ -118,8 +114,8 @@ rm -f "$(on 1)" "$(on 2)" "$(on 3)"
 interrupt KILL
 push 0
 all_same 1 2 3
-[ "$(sent)" -le $((size * 55 / 100)) ] || fail "after SIGKILL: sent $(sent) of $size"
-note "after SIGKILL: sent $(sent) of $size bytes"
+[ "$(json_sent)" -le $((size * 55 / 100)) ] || fail "after SIGKILL: sent $(json_sent) of $size"
+note "after SIGKILL: sent $(json_sent) of $size bytes"
 assert_no_temporaries
 
 # another source (its time changed): nothing kept is its
@@ -128,7 +124,7 @@ interrupt INT
 touch -d '2001-01-01' "$src/data"
 push 0
 all_same 1 2 3
-[ "$(sent)" -eq "$size" ] || fail "a changed source: sent $(sent) of $size"
+[ "$(json_sent)" -eq "$size" ] || fail "a changed source: sent $(json_sent) of $size"
 [ "$(summary resumed)" -eq 0 ] || fail "a changed source: resumed $(summary resumed)"
 assert_no_temporaries
 
@@ -152,8 +148,8 @@ all_same 1 3
 [ ! -e "$(on 2)" ] || fail "host 2, killed, holds a copy"
 grep -q "\"host\":\"$(host_addr 2):$PORT\",[^}]*\"ok\":false" "$WORK/out" ||
 	fail "host 2 not reported failed: $(cat "$WORK/out")"
-[ "$(sent)" -le $((size * 16 / 10)) ] || fail "a member killed: sent $(sent) of $size"
-note "a member killed: sent $(sent) of $size bytes over the attempts"
+[ "$(json_sent)" -le $((size * 16 / 10)) ] || fail "a member killed: sent $(json_sent) of $size"
+note "a member killed: sent $(json_sent) of $size bytes over the attempts"
 
 # no room for a new copy beside the kept one: the kept one is given up,
 # and the push that would fit without it lands (resuming saves bytes,

@@ -40,12 +40,11 @@ printf "\\$(printf %03o $(((b + 1) % 256)))" |
 	dd of="$src/tool" bs=1 seek=100000 conv=notrunc status=none
 expect_status 0 "$RDMCP" --send-libs --force --json -a chain -b 64K -d /opt/app/ \
 	"$src/tool" "$src/script" "$(hosts 2)"
-sent=$(sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out")
+sent=$(json_sent)
 [ "$sent" = 65536 ] || fail "the new build sent ${sent:-no summary} bytes, want its one changed block: $(cat "$WORK/out")"
 for i in 1 2; do
 	cmp -s "$src/tool" "$WORK/h$i/opt/app/tool" || fail "host $i: tool after the new build"
-	grep -q "\"host\":\"$(host_addr "$i"):$PORT\",[^}]*\"ok\":true" "$WORK/out" ||
-		fail "host $i not reported ok after the new build: $(cat "$WORK/out")"
+	assert_json_ok "after the new build" "$i"
 done
 note "new build, one byte changed: sent $sent bytes"
 assert_no_temporaries

@@ -47,13 +47,12 @@ head -c 4096 /dev/urandom | dd of="$sparse" bs=1 seek=$((30 * 1048576)) \
 	conv=notrunc status=none
 src_kib=$(kib "$sparse")
 expect_status 0 "$RDMCP" -S --force --json -a chain -b 1M -d "$src/" "$sparse" "$(hosts 3)"
-sent=$(sed -n 's/.*"event":"summary".*"sent":\([0-9]*\).*/\1/p' "$WORK/out")
+sent=$(json_sent)
 [ "$sent" = $((2 << 20)) ] || fail "the delta sent ${sent:-no summary} bytes, want the 2 blocks changed: $(cat "$WORK/out")"
 for i in 1 2 3; do
 	dst=$(landed "$i" "$src/sparse")
 	cmp -s "$sparse" "$dst" || fail "host $i holds other bytes after the delta"
-	grep -q "\"host\":\"$(host_addr "$i"):$PORT\",[^}]*\"ok\":true" "$WORK/out" ||
-		fail "host $i not reported ok after the delta: $(cat "$WORK/out")"
+	assert_json_ok "after the delta" "$i"
 	[ "$(kib "$dst")" -le $((src_kib + 64)) ] ||
 		fail "host $i's copy takes $(kib "$dst") KiB after the delta, the source $src_kib KiB"
 done
