@@ -349,6 +349,7 @@ start_engine(struct transfer *j, struct rd_err *err)
 		.rank = j->ro->rank, .blocks = store_blocks(j->st),
 		.racks = j->ro->racks, .nracks = j->ro->nracks,
 		.window = j->job->window, .rate = j->job->bwlimit,
+		.link_window = (j->job->flags & JOB_LINK_WINDOW) != 0,
 		.io = { blocks_iov, blocks_arrived, j },
 		.complete = on_complete, .done = on_done, .ctx = j,
 		.trace = j->trace,

@@ -151,11 +151,10 @@ post_one_receive(struct eng *e, struct epeer *p)
 static int
 post_receives(struct eng *e)
 {
-	unsigned window = e->cfg.window ? e->cfg.window : ENG_DEFAULT_WINDOW;
 	struct epeer *p;
 	int rc;
 
-	while (e->posted < window && !e->recvs_over) {
+	while (e->posted < e->window && !e->recvs_over) {
 		if (!e->has_recv && !eng_next_recv(e, e->recv_from,
 						   &e->recv_step, &e->recv)) {
 			e->recvs_over = true;
@@ -574,6 +573,8 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 	    (e->recv_at = calloc(e->k ? e->k : 1, sizeof(*e->recv_at))) == NULL)
 		goto fail;
 	e->pend_cap = cfg->window ? cfg->window : ENG_DEFAULT_WINDOW;
+	e->window = cfg->link_window ? eng_window_for(cfg->window, 0)
+		    : cfg->window ? cfg->window : ENG_DEFAULT_WINDOW;
 	if (cfg->admit_one &&
 	    ((e->pend = calloc(e->pend_cap, sizeof(*e->pend))) == NULL ||
 	     (e->offered = calloc(e->k / 8 + 1, 1)) == NULL))
@@ -665,6 +666,19 @@ eng_block_time_us(const struct eng *e)
 	memcpy(t, e->bt_us, n * sizeof(*t));
 	qsort(t, n, sizeof(*t), cmp_u64);
 	return t[n / 2] > 0 ? t[n / 2] : 1;
+}
+
+unsigned
+eng_window_for(unsigned window, uint64_t block_us)
+{
+	uint64_t ahead;
+
+	if (window == 0)
+		window = ENG_DEFAULT_WINDOW;
+	ahead = block_us > 0 ? (ENG_AHEAD_US + block_us - 1) / block_us : 0;
+	if (ahead < ENG_MIN_WINDOW)
+		ahead = ENG_MIN_WINDOW;
+	return ahead < window ? (unsigned)ahead : window;
 }
 
 uint64_t

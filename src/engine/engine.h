@@ -52,6 +52,9 @@ struct eng_cfg {
 	const uint32_t *racks;	/* racks' sizes, rank by rank (schedule.h) */
 	size_t nracks;		/* 0: no racks */
 	unsigned window;	/* receives posted ahead; 0: default */
+	bool link_window;	/* ... fewer on a slow link, once its
+				 * blocks' wire times are known
+				 * (eng_window_for) */
 	/* One block at a time on each of the member's links, as the papers'
 	 * schedule has it: at most `max_sends` sends in flight (0: no
 	 * limit), and with admit_one a ready-for-block goes out only once
@@ -100,6 +103,15 @@ struct eng_cfg {
 #define ENG_DEFAULT_WINDOW 16
 #define ENG_NO_PEER UINT32_MAX
 
+/* With link_window a member posts ahead what its link passes in
+ * ENG_AHEAD_US, ENG_MIN_WINDOW at least, and that many until its blocks'
+ * wire times are known: each receive posted lets its sender queue a
+ * block, which an attempt that breaks wastes (on a 5 Mbit/s link 16
+ * blocks of 64 KiB are 1.7 s of it; docs/performance.md, "The receive
+ * window"). */
+#define ENG_AHEAD_US 250000u
+#define ENG_MIN_WINDOW 4u
+
 /* done() status when a peer closed its connection in order while the
  * schedule still needed it (e.g. it was killed with nothing in flight). */
 #define ENG_CLOSED_EARLY (-ENOTCONN)
@@ -134,6 +146,12 @@ uint64_t eng_received(const struct eng *e);
  * member's senders into it allow), or 0 until 8 are measured or if the
  * transport cannot tell when a block begins (verbs). */
 uint64_t eng_block_time_us(const struct eng *e);
+
+/* The receives to post ahead under a configured `window` (0: the
+ * default) when blocks take block_us each on the wire: the window, or
+ * fewer on a slow link (see ENG_AHEAD_US); not known yet (0),
+ * ENG_MIN_WINDOW, so that an attempt broken early wastes little.  Pure. */
+unsigned eng_window_for(unsigned window, uint64_t block_us);
 
 /* Bytes of blocks this member has handed to its transport to send. */
 uint64_t eng_bytes_sent(const struct eng *e);

@@ -157,6 +157,8 @@ struct eng {
 
 	uint64_t bt_us[ENG_BT_RING];	/* wire times of recent blocks */
 	uint32_t bt_count;		/* measured so far */
+	unsigned window;		/* receives to post ahead now
+					 * (eng_window_for) */
 
 	/* tracing (cfg.trace) */
 	uint64_t *recv_at;	/* when the receive of each block was posted */

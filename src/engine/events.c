@@ -136,6 +136,9 @@ note_wire_time(struct eng *e, struct epeer *p, uint64_t cookie)
 	e->bt_us[e->bt_count++ % ENG_BT_RING] =
 		(uv_hrtime() - p->rx_begin) / 1000;
 	p->rx_begin = 0;
+	if (e->cfg.link_window)
+		e->window = eng_window_for(e->cfg.window,
+					   eng_block_time_us(e));
 }
 
 static void

@@ -88,12 +88,13 @@
 #include "util/bset.h"
 #include "util/wire.h"
 
-#define PROTO_VERSION 11	/* 8: JF_PLACE; HAVE and REPLACE file by file;
+#define PROTO_VERSION 12	/* 8: JF_PLACE; HAVE and REPLACE file by file;
 			 * 9: DIGESTS, ACCEPT's blocks lacked, START's
 			 * blocks carried; 10: START's blocks each
 			 * member lacks; 11: DIGESTS are XXH3-128 seeded
 			 * by the token, REPLACE carries XXH3-128
-			 * sums of whole files, not crc32s */
+			 * sums of whole files, not crc32s; 12:
+			 * JOB_LINK_WINDOW */
 #define PROTO_FRAME_LEN 24
 #define PROTO_TOKEN_LEN 16
 #define PROTO_DEFAULT_PORT 7471
@@ -233,9 +234,12 @@ const char *proto_transport_name(enum proto_transport t);
 				 * too, as mkdir -p (dest_add_parents) */
 #define JOB_DELTA 0x100u	/* the sender sends DIGESTS before REPLACE:
 				 * what a host holds is not sent again */
+#define JOB_LINK_WINDOW 0x200u	/* members post fewer receives ahead on
+				 * slow links (eng_window_for): a chain
+				 * over a network (push.c's link_window) */
 #define JOB_FLAGS_KNOWN (JOB_VERIFY | JOB_FORCE | JOB_TIMES | JOB_OWNERS | \
 			 JOB_TRACE | JOB_SPARSE | JOB_DRY_RUN | JOB_PARENTS | \
-			 JOB_DELTA)
+			 JOB_DELTA | JOB_LINK_WINDOW)
 
 /* What a manifest entry is.  Entries come in tree order: a directory
  * before anything inside it. */

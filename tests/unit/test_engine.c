@@ -294,6 +294,7 @@ start_member(struct cluster *cl, uint32_t r)
 		.connect_wait_ms = cl->timeout_ms,
 		.admit_one = cl->paced, .max_sends = cl->paced ? 1 : 0,
 		.cut_through = cl->paced,
+		.link_window = cl->paced && cl->alg == SCHED_CHAIN,
 		.rate = (int)r == cl->slow_rank ? cl->slow_rate : 0,
 		.io = { blocks_iov, blocks_arrived, m },
 		.complete = on_complete, .done = on_done, .ctx = m,
@@ -479,6 +480,29 @@ START_TEST(all_algorithms_paced)
 	for (i = 0; i < sizeof(sizes_n) / sizeof(sizes_n[0]); i++)
 		for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++)
 			push_as(true, alg, sizes_n[i], sizes[j], B);
+}
+END_TEST
+
+/* The receives a member posts ahead: ENG_MIN_WINDOW until its blocks'
+ * wire times are known, then what its link passes in ENG_AHEAD_US, never
+ * fewer than ENG_MIN_WINDOW, never more than the window. */
+START_TEST(window_follows_the_link)
+{
+	ck_assert_uint_eq(eng_window_for(0, 0), ENG_MIN_WINDOW);
+	ck_assert_uint_eq(eng_window_for(32, 0), ENG_MIN_WINDOW);
+	ck_assert_uint_eq(eng_window_for(1, 0), 1);
+	ck_assert_uint_eq(eng_window_for(32, 1000), 32);
+	ck_assert_uint_eq(eng_window_for(0, 1000), ENG_DEFAULT_WINDOW);
+	ck_assert_uint_eq(eng_window_for(0, 15625), ENG_DEFAULT_WINDOW);
+	/* 1 MiB at 200 Mbit/s: 42 ms a block, 6 in 250 ms */
+	ck_assert_uint_eq(eng_window_for(0, 42000), 6);
+	/* 64 KiB at 5 Mbit/s, 105 ms: no fewer than ENG_MIN_WINDOW */
+	ck_assert_uint_eq(eng_window_for(0, 105000), ENG_MIN_WINDOW);
+	ck_assert_uint_eq(eng_window_for(0, 10000000), ENG_MIN_WINDOW);
+	/* a window asked smaller stays as asked */
+	ck_assert_uint_eq(eng_window_for(1, 105000), 1);
+	ck_assert_uint_eq(eng_window_for(2, 1000), 2);
+	ck_assert_uint_eq(eng_window_for(8, 42000), 6);
 }
 END_TEST
 
@@ -938,6 +962,9 @@ engine_suite(void)
 	tc = tcase_create("hostile");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, block_before_grant);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("window");
+	tcase_add_test(tc, window_follows_the_link);
 	suite_add_tcase(s, tc);
 	/* a third of one of the old schedule's scans; ten times what ASan
 	 * takes to set up the bitmaps */
