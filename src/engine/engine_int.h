@@ -248,7 +248,9 @@ void eng_rate_charge(struct eng *e, uint64_t bytes);
  * -errno. */
 int eng_grant_next(struct eng *e);
 
-/* Offer each send that could go now to its target: 0 or -errno. */
+/* Offer the first send that could go now to its target, while no offer
+ * is out, or our earliest send while only later ones' are: 0 or
+ * -errno. */
 int eng_make_offers(struct eng *e);
 
 /* Do we send to `peer` alone, with a run of ours to it not nearly in yet?

@@ -4,10 +4,12 @@
  * admit_one; state in engine_int.h).
  *
  * A sender whose link is free OFFERs the first block it holds that the
- * schedule has it send (one offer out at a time, and without waiting to
- * hear that the receive is posted: the grant says that); the receiver
- * GRANTs one offer at a time, once the receive is posted (rank 0's first:
- * its link is everyone's source), and says NEARLY when the block has all
+ * schedule has it send (one offer out at a time, or two when the first
+ * went out of schedule order and its earliest send's block has come
+ * since: eng_make_offers; and without waiting to hear that the receive
+ * is posted: the grant says that); the receiver GRANTs one offer at a
+ * time, once the receive is posted (rank 0's first: its link is
+ * everyone's source), and says NEARLY when the block has all
  * but its last bytes in, which frees the sender's link and lets the
  * receiver grant its next.  A sender whose link was taken between its
  * offer and the grant DECLINEs, and the receiver grants another.  So each
@@ -274,22 +276,44 @@ offer_out(const struct eng *e, const struct esend *es)
 	       !(es->granted && eng_runs_trickle(e));
 }
 
+/* How many sends from the head of the queue eng_make_offers may offer
+ * now: all while no offer is out, none while the head's is, and the head
+ * alone while a later send's is. */
+static uint32_t
+offerable(struct eng *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->sq_count; i++)
+		if (offer_out(e, eng_sendq_at(e, i)))
+			return i == 0 ? 0 : 1;
+	return e->sq_count;
+}
+
 /* admit_one: offer the first send that could go, one offer at a time:
  * with offers out to several receivers, the first to grant took our link
  * and the others' grants were declined, each leaving a receiver idle for
  * a round trip and costing three signals (docs/performance.md, its
- * constants). */
+ * constants).  But an offer out of schedule order (a later send's, whose
+ * block came before the head's) does not hold back the head's, our
+ * earliest send not issued.  A receiver grants only receives it has
+ * posted, in schedule order and a window ahead: the later offer may wait
+ * for the receiver's earlier blocks, they for senders whose one offer
+ * waits the same way, and so on round a cycle (members that held blocks
+ * from the start, or whose windows differ: test_engine's
+ * holders_with_link_window).  The group's earliest transfer not done is
+ * the head of its sender's queue, its block is there and its receiver
+ * has it posted, every transfer before it being done: offered at once,
+ * it is granted and sent, and the group moves on.  Two grants that meet
+ * cost a DECLINE. */
 int
 eng_make_offers(struct eng *e)
 {
 	struct esend *es;
-	uint32_t i, j, n;
+	uint32_t i, j, n, m = offerable(e);
 	int rc;
 
-	for (i = 0; i < e->sq_count; i++)
-		if (offer_out(e, eng_sendq_at(e, i)))
-			return 0;	/* one is out */
-	for (i = 0; i < e->sq_count; i++) {
+	for (i = 0; i < m; i++) {
 		es = eng_sendq_at(e, i);
 		if (es->offered || eng_sendable(e, i, true) == NULL)
 			continue;

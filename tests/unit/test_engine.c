@@ -60,6 +60,9 @@ struct cluster {
 	unsigned timeout_ms;	/* keepalive and connection wait */
 	bool paced;		/* admit_one, one send at a time (as daemons) */
 	bool holds;		/* members hold some blocks from the start */
+	unsigned window;	/* receives posted ahead; 0: the default */
+	bool link_window;	/* paced: windows follow the links, whatever
+				 * the algorithm (a chain's always do) */
 	uint64_t sent0;		/* bytes rank 0 sent, when it was done */
 	bool timed_out;
 };
@@ -294,7 +297,9 @@ start_member(struct cluster *cl, uint32_t r)
 		.connect_wait_ms = cl->timeout_ms,
 		.admit_one = cl->paced, .max_sends = cl->paced ? 1 : 0,
 		.cut_through = cl->paced,
-		.link_window = cl->paced && cl->alg == SCHED_CHAIN,
+		.window = cl->window,
+		.link_window = cl->paced &&
+			       (cl->alg == SCHED_CHAIN || cl->link_window),
 		.rate = (int)r == cl->slow_rank ? cl->slow_rate : 0,
 		.io = { blocks_iov, blocks_arrived, m },
 		.complete = on_complete, .done = on_done, .ctx = m,
@@ -662,19 +667,22 @@ END_TEST
  * they arrive); in a chain rank 0 sends only what rank 1 lacks (nothing
  * here, unless rank 1 is the last, which holds none), and rank 1 feeds
  * the others from its copy. */
-START_TEST(members_hold_blocks)
+static void
+push_to_holders(bool paced, enum sched_alg alg, unsigned window,
+		bool link_window)
 {
 	static const uint32_t sizes_n[] = { 2, 3, 6, 13 };
 	const uint64_t B = 4096, size = 37 * B + 5, k = 38;
-	enum sched_alg alg = (enum sched_alg)(_i / 2);
 	struct cluster *cl;
 	uint64_t lacked, b;
 	size_t i;
 	uint32_t r;
 
 	for (i = 0; i < sizeof(sizes_n) / sizeof(sizes_n[0]); i++) {
-		cl = new_cluster(_i % 2, alg, sizes_n[i], B, size);
+		cl = new_cluster(paced, alg, sizes_n[i], B, size);
 		cl->holds = true;
+		cl->window = window;
+		cl->link_window = link_window;
 		run_cluster(cl);
 		ck_all_copies(cl);
 		for (r = 1; r < cl->n; r++) {
@@ -690,6 +698,31 @@ START_TEST(members_hold_blocks)
 		teardown_cluster(cl);
 		free(cl);
 	}
+}
+
+START_TEST(members_hold_blocks)
+{
+	push_to_holders(_i % 2, (enum sched_alg)(_i / 2), 0, false);
+}
+END_TEST
+
+/* The same, paced, with windows that follow the links in every algorithm
+ * (ENG_MIN_WINDOW, then up to 16 once a member has timed 8 blocks, which
+ * members that lack few blocks never do), and with fixed windows of 1
+ * and 2.  A member that holds a later send's block before the earlier
+ * sends' offers it first; its receiver may not post that receive for a
+ * long while (its window ends before it), and the offer must not hold
+ * back the member's earlier sends: in the binomial pipeline at n=13 their
+ * receivers waited on it in a cycle, and the group stalled. */
+START_TEST(holders_with_link_window)
+{
+	push_to_holders(true, (enum sched_alg)_i, 0, true);
+}
+END_TEST
+
+START_TEST(holders_with_small_windows)
+{
+	push_to_holders(true, (enum sched_alg)(_i / 2), 1 + _i % 2, false);
 }
 END_TEST
 
@@ -964,7 +997,10 @@ engine_suite(void)
 	tcase_add_test(tc, block_before_grant);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("window");
+	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, window_follows_the_link);
+	tcase_add_loop_test(tc, holders_with_link_window, 0, SCHED_NALG);
+	tcase_add_loop_test(tc, holders_with_small_windows, 0, 2 * SCHED_NALG);
 	suite_add_tcase(s, tc);
 	/* a third of one of the old schedule's scans; ten times what ASan
 	 * takes to set up the bitmaps */
