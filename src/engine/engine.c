@@ -605,6 +605,12 @@ eng_pump_after(struct eng *e, uint64_t ms)
 	uv_timer_start(&e->kick, on_kick, ms, 0);
 }
 
+void
+eng_offers_after(struct eng *e, uint64_t ms)
+{
+	uv_timer_start(&e->offer_wait, on_kick, ms, 0);
+}
+
 int
 eng_start(struct eng *e)
 {
@@ -623,7 +629,8 @@ eng_start(struct eng *e)
 	e->loop = e->cfg.loop;
 	uv_timer_init(e->loop, &e->kick);
 	uv_timer_init(e->loop, &e->connect_deadline);
-	e->kick.data = e->connect_deadline.data = e;
+	uv_timer_init(e->loop, &e->offer_wait);
+	e->kick.data = e->connect_deadline.data = e->offer_wait.data = e;
 	uv_timer_start(&e->kick, on_kick, 0, 0);
 	if (e->cfg.connect_wait_ms > 0)
 		uv_timer_start(&e->connect_deadline, on_connect_deadline,
@@ -732,9 +739,10 @@ eng_free(struct eng *e)
 	e->cfg.xp = NULL;
 	e->failed = true;
 	if (e->loop != NULL) {
-		e->open_timers = 2;
+		e->open_timers = 3;
 		uv_close((uv_handle_t *)&e->kick, on_timer_closed);
 		uv_close((uv_handle_t *)&e->connect_deadline, on_timer_closed);
+		uv_close((uv_handle_t *)&e->offer_wait, on_timer_closed);
 	} else
 		eng_release(e);
 }

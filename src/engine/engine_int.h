@@ -74,6 +74,7 @@ struct esend {
 	bool offered, granted;	/* admit_one */
 	bool follows;		/* granted in a run, not its first */
 	bool issued;
+	uint64_t offered_ms;	/* uv_now() when offered */
 };
 
 struct epeer {
@@ -100,12 +101,19 @@ struct epeer {
 
 /* Wire times of the last blocks received, for eng_block_time_us(). */
 #define ENG_BT_RING 16u
+/* How long an offer out of schedule order holds back the offer of the
+ * earliest send (pace.c, offer_patience_ms): while the blocks' wire
+ * times are not known, and at least. */
+#define ENG_OFFER_PATIENCE_MS 100u
+#define ENG_OFFER_PATIENCE_MIN_MS 20u
 
 struct eng {
 	struct eng_cfg cfg;
 	uv_loop_t *loop;
 	uv_timer_t kick;	/* first pump, off the caller's stack */
 	uv_timer_t connect_deadline;
+	uv_timer_t offer_wait;	/* an offer out of order has waited long
+				 * enough (eng_make_offers) */
 	int open_timers;
 	struct sched *s;
 	uint64_t k;
@@ -203,6 +211,10 @@ struct epeer *eng_sendable(struct eng *e, uint32_t i, bool offer);
 /* Pump again in `ms` milliseconds (engine.c). */
 void eng_pump_after(struct eng *e, uint64_t ms);
 
+/* Pump again in ms, for eng_make_offers (a timer of its own: the rate's
+ * wake-up on eng_pump_after must not be moved). */
+void eng_offers_after(struct eng *e, uint64_t ms);
+
 /* Post what receives the window allows, issue the sends that may go, and
  * finish when all is done; eng_fail()s on an error of the transport. */
 void eng_pump(struct eng *e);
@@ -249,8 +261,8 @@ void eng_rate_charge(struct eng *e, uint64_t bytes);
 int eng_grant_next(struct eng *e);
 
 /* Offer the first send that could go now to its target, while no offer
- * is out, or our earliest send while only later ones' are: 0 or
- * -errno. */
+ * is out, or our earliest send once a later one's has been out a while
+ * (pace.c, offer_patience_ms): 0 or -errno. */
 int eng_make_offers(struct eng *e);
 
 /* Do we send to `peer` alone, with a run of ours to it not nearly in yet?

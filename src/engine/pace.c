@@ -5,11 +5,11 @@
  *
  * A sender whose link is free OFFERs the first block it holds that the
  * schedule has it send (one offer out at a time, or two when the first
- * went out of schedule order and its earliest send's block has come
- * since: eng_make_offers; and without waiting to hear that the receive
- * is posted: the grant says that); the receiver GRANTs one offer at a
- * time, once the receive is posted (rank 0's first: its link is
- * everyone's source), and says NEARLY when the block has all
+ * went out of schedule order and has waited a while, its earliest
+ * send's block there: eng_make_offers; and without waiting to hear that
+ * the receive is posted: the grant says that); the receiver GRANTs one
+ * offer at a time, once the receive is posted (rank 0's first: its link
+ * is everyone's source), and says NEARLY when the block has all
  * but its last bytes in, which frees the sender's link and lets the
  * receiver grant its next.  A sender whose link was taken between its
  * offer and the grant DECLINEs, and the receiver grants another.  So each
@@ -276,17 +276,45 @@ offer_out(const struct eng *e, const struct esend *es)
 	       !(es->granted && eng_runs_trickle(e));
 }
 
+/* How long an offer out of schedule order may hold back the head's: 8
+ * of our blocks' wire times, ENG_OFFER_PATIENCE_MIN_MS at least, and
+ * ENG_OFFER_PATIENCE_MS while they are not known.  Its receiver grants
+ * it within a block or two where nothing waits in a cycle. */
+static uint64_t
+offer_patience_ms(const struct eng *e)
+{
+	uint64_t bt = eng_block_time_us(e), ms = 8 * bt / 1000;
+
+	if (bt == 0)
+		return ENG_OFFER_PATIENCE_MS;
+	return ms > ENG_OFFER_PATIENCE_MIN_MS ? ms : ENG_OFFER_PATIENCE_MIN_MS;
+}
+
 /* How many sends from the head of the queue eng_make_offers may offer
  * now: all while no offer is out, none while the head's is, and the head
- * alone while a later send's is. */
+ * alone once a later send's has been out offer_patience_ms; until then
+ * none, with *wake_ms set to the time left. */
 static uint32_t
-offerable(struct eng *e)
+offerable(struct eng *e, uint64_t *wake_ms)
 {
+	uint64_t age, patience;
+	struct esend *es;
 	uint32_t i;
 
-	for (i = 0; i < e->sq_count; i++)
-		if (offer_out(e, eng_sendq_at(e, i)))
-			return i == 0 ? 0 : 1;
+	*wake_ms = 0;
+	for (i = 0; i < e->sq_count; i++) {
+		es = eng_sendq_at(e, i);
+		if (!offer_out(e, es))
+			continue;
+		if (i == 0)
+			return 0;
+		age = uv_now(e->loop) - es->offered_ms;
+		patience = offer_patience_ms(e);
+		if (age >= patience)
+			return 1;
+		*wake_ms = patience - age;
+		return 0;
+	}
 	return e->sq_count;
 }
 
@@ -303,16 +331,22 @@ offerable(struct eng *e)
  * from the start, or whose windows differ: test_engine's
  * holders_with_link_window).  The group's earliest transfer not done is
  * the head of its sender's queue, its block is there and its receiver
- * has it posted, every transfer before it being done: offered at once,
- * it is granted and sent, and the group moves on.  Two grants that meet
- * cost a DECLINE. */
+ * has it posted, every transfer before it being done: offered, it is
+ * granted and sent, and the group moves on.  The head's offer waits
+ * offer_patience_ms for the later one's grant, which comes within a
+ * block or two where nothing waits in a cycle: offered at once, the two
+ * grants met in a DECLINE often enough to cost the binomial pipeline
+ * about 3 % (docs/performance.md, "The receive window"). */
 int
 eng_make_offers(struct eng *e)
 {
 	struct esend *es;
-	uint32_t i, j, n, m = offerable(e);
+	uint64_t wake_ms;
+	uint32_t i, j, n, m = offerable(e, &wake_ms);
 	int rc;
 
+	if (wake_ms > 0)
+		eng_offers_after(e, wake_ms);
 	for (i = 0; i < m; i++) {
 		es = eng_sendq_at(e, i);
 		if (es->offered || eng_sendable(e, i, true) == NULL)
@@ -327,8 +361,10 @@ eng_make_offers(struct eng *e)
 			       es->x.block);
 		if (rc < 0)
 			return rc;
-		for (j = 0; j < n; j++)
+		for (j = 0; j < n; j++) {
 			eng_sendq_at(e, i + j)->offered = true;
+			eng_sendq_at(e, i + j)->offered_ms = uv_now(e->loop);
+		}
 		return 0;
 	}
 	return 0;
