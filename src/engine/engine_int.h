@@ -261,8 +261,9 @@ void eng_rate_charge(struct eng *e, uint64_t bytes);
 int eng_grant_next(struct eng *e);
 
 /* Offer the first send that could go now to its target, while no offer
- * is out, or our earliest send once a later one's has been out a while
- * (pace.c, offer_patience_ms): 0 or -errno. */
+ * is out, or, where members hold blocks, our earliest send once a later
+ * one's has been out a while (pace.c, offer_patience_ms): 0 or
+ * -errno. */
 int eng_make_offers(struct eng *e);
 
 /* Do we send to `peer` alone, with a run of ours to it not nearly in yet?

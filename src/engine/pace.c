@@ -290,10 +290,20 @@ offer_patience_ms(const struct eng *e)
 	return ms > ENG_OFFER_PATIENCE_MIN_MS ? ms : ENG_OFFER_PATIENCE_MIN_MS;
 }
 
+/* May members of this group hold blocks from the start (a delta, a
+ * resume: cfg.had, cfg.lacks)?  Only then has an offer out of schedule
+ * order been seen to wait in a cycle. */
+static bool
+group_holds(const struct eng *e)
+{
+	return e->cfg.had != NULL || e->cfg.lacks != NULL;
+}
+
 /* How many sends from the head of the queue eng_make_offers may offer
- * now: all while no offer is out, none while the head's is, and the head
- * alone once a later send's has been out offer_patience_ms; until then
- * none, with *wake_ms set to the time left. */
+ * now: all while no offer is out, none while the head's is, and, in a
+ * group whose members hold blocks, the head alone once a later send's
+ * has been out offer_patience_ms; until then none, with *wake_ms set to
+ * the time left. */
 static uint32_t
 offerable(struct eng *e, uint64_t *wake_ms)
 {
@@ -306,7 +316,7 @@ offerable(struct eng *e, uint64_t *wake_ms)
 		es = eng_sendq_at(e, i);
 		if (!offer_out(e, es))
 			continue;
-		if (i == 0)
+		if (i == 0 || !group_holds(e))
 			return 0;
 		age = uv_now(e->loop) - es->offered_ms;
 		patience = offer_patience_ms(e);
@@ -334,9 +344,11 @@ offerable(struct eng *e, uint64_t *wake_ms)
  * has it posted, every transfer before it being done: offered, it is
  * granted and sent, and the group moves on.  The head's offer waits
  * offer_patience_ms for the later one's grant, which comes within a
- * block or two where nothing waits in a cycle: offered at once, the two
- * grants met in a DECLINE often enough to cost the binomial pipeline
- * about 3 % (docs/performance.md, "The receive window"). */
+ * block or two where nothing waits in a cycle, and only where members
+ * hold blocks: over a network, blocks from different neighbours land out
+ * of order without that too, and the two offers' grants met in a DECLINE
+ * often enough to cost the binomial pipeline 2 to 3 %
+ * (docs/performance.md, "The receive window"). */
 int
 eng_make_offers(struct eng *e)
 {
