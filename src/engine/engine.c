@@ -574,7 +574,7 @@ eng_new(const struct eng_cfg *cfg, struct eng **out)
 		goto fail;
 	e->pend_cap = cfg->window ? cfg->window : ENG_DEFAULT_WINDOW;
 	e->window = cfg->link_window ? eng_window_for(cfg->window, 0)
-		    : cfg->window ? cfg->window : ENG_DEFAULT_WINDOW;
+				     : e->pend_cap;
 	if (cfg->admit_one &&
 	    ((e->pend = calloc(e->pend_cap, sizeof(*e->pend))) == NULL ||
 	     (e->offered = calloc(e->k / 8 + 1, 1)) == NULL))

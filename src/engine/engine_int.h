@@ -103,7 +103,8 @@ struct epeer {
 #define ENG_BT_RING 16u
 /* How long an offer out of schedule order holds back the offer of the
  * earliest send (pace.c, offer_patience_ms): while the blocks' wire
- * times are not known, and at least. */
+ * times are not known, and at least (docs/performance.md, "The earliest
+ * send's offer"). */
 #define ENG_OFFER_PATIENCE_MS 100u
 #define ENG_OFFER_PATIENCE_MIN_MS 20u
 

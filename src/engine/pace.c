@@ -4,9 +4,9 @@
  * admit_one; state in engine_int.h).
  *
  * A sender whose link is free OFFERs the first block it holds that the
- * schedule has it send (one offer out at a time, or two when the first
- * went out of schedule order and has waited a while, its earliest
- * send's block there: eng_make_offers; and without waiting to hear that
+ * schedule has it send (one offer out at a time, or, where members hold
+ * blocks from the start, two when the first went out of schedule order
+ * and has waited a while: eng_make_offers; and without waiting to hear that
  * the receive is posted: the grant says that); the receiver GRANTs one
  * offer at a time, once the receive is posted (rank 0's first: its link
  * is everyone's source), and says NEARLY when the block has all
@@ -332,23 +332,22 @@ offerable(struct eng *e, uint64_t *wake_ms)
  * with offers out to several receivers, the first to grant took our link
  * and the others' grants were declined, each leaving a receiver idle for
  * a round trip and costing three signals (docs/performance.md, its
- * constants).  But an offer out of schedule order (a later send's, whose
- * block came before the head's) does not hold back the head's, our
- * earliest send not issued.  A receiver grants only receives it has
+ * constants).  But where members hold blocks from the start, an offer
+ * out of schedule order (a later send's, whose block came before the
+ * head's) holds back the head's, our earliest send not issued, for
+ * offer_patience_ms only.  A receiver grants only receives it has
  * posted, in schedule order and a window ahead: the later offer may wait
  * for the receiver's earlier blocks, they for senders whose one offer
- * waits the same way, and so on round a cycle (members that held blocks
- * from the start, or whose windows differ: test_engine's
- * holders_with_link_window).  The group's earliest transfer not done is
- * the head of its sender's queue, its block is there and its receiver
+ * waits the same way, and so on round a cycle (test_engine's
+ * holders_with_small_windows).  The group's earliest transfer not done
+ * is the head of its sender's queue, its block is there and its receiver
  * has it posted, every transfer before it being done: offered, it is
- * granted and sent, and the group moves on.  The head's offer waits
- * offer_patience_ms for the later one's grant, which comes within a
- * block or two where nothing waits in a cycle, and only where members
- * hold blocks: over a network, blocks from different neighbours land out
- * of order without that too, and the two offers' grants met in a DECLINE
- * often enough to cost the binomial pipeline 2 to 3 %
- * (docs/performance.md, "The receive window"). */
+ * granted and sent, and the group moves on.  Without held blocks no
+ * cycle was seen, and blocks from different neighbours landing out of
+ * order over a network make out-of-order offers common: there a second
+ * offer's grant met the first's in a DECLINE often enough to slow the
+ * binomial pipeline (docs/performance.md, "The earliest send's offer"),
+ * so the rule stays one offer out. */
 int
 eng_make_offers(struct eng *e)
 {

@@ -606,9 +606,9 @@ host_begin(struct phost *h)
  * (JOB_LINK_WINDOW)?  In a chain over a network: there it costs nothing
  * and a broken attempt wastes a few blocks, not the 16 of the window.
  * Not in the binomial pipeline, whose members take blocks from every
- * neighbour in turn and lost 4 % of their speed to it (16 hosts at 200
- * Mbit/s), nor between processes of one machine, where a block's wire
- * time is the CPU's (docs/performance.md, "The receive window"). */
+ * neighbour in turn and lost speed to it, nor between processes of one
+ * machine, where a block's wire time is the CPU's (docs/performance.md,
+ * "The receive window that follows the link"). */
 static bool
 link_window(const struct push_cfg *cfg)
 {
